@@ -1,0 +1,855 @@
+//! Command graphs: dispatches, fills and copies recorded as data, each declaring the buffers it
+//! reads and writes. [`Graph::compile`] infers the dependencies from those declarations, groups
+//! independent nodes into levels with one memory barrier between levels (none between
+//! independent nodes), and records a reusable command buffer with per-node timestamps, debug
+//! labels and optional crash markers. A compiled graph is submitted many times and rebuilt only
+//! when its topology changes.
+
+use super::buffer::{BufferUsage, GpuBuffer, RawBuffer};
+use super::context::{Context, Ticket};
+use super::error::{VkCheck, VkError, VkResult};
+use super::kernel::{KernelId, PUSH_CONSTANT_BYTES};
+use ash::vk;
+use bitflags::bitflags;
+use bytemuck::Pod;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+
+bitflags! {
+    /// How a node uses a buffer binding.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub struct Access: u8 {
+        /// Read by the node.
+        const READ = 1;
+        /// Written by the node.
+        const WRITE = 2;
+        /// Read as indirect dispatch arguments.
+        const INDIRECT = 4;
+    }
+}
+
+/// A byte range of a buffer, as bound by a node.
+#[derive(Clone)]
+pub struct BufferSlice {
+    pub(crate) raw: Arc<RawBuffer>,
+    pub(crate) offset: u64,
+    pub(crate) size: u64,
+}
+
+impl BufferSlice {
+    fn end(&self) -> u64 {
+        self.offset + self.size
+    }
+    fn overlaps(&self, o: &BufferSlice) -> bool {
+        self.raw.id == o.raw.id && self.offset < o.end() && o.offset < self.end()
+    }
+}
+
+impl<T: Pod> From<&GpuBuffer<T>> for BufferSlice {
+    fn from(b: &GpuBuffer<T>) -> Self {
+        let size = b.raw.size;
+        BufferSlice { raw: Arc::clone(&b.raw), offset: 0, size }
+    }
+}
+
+impl<T: Pod> GpuBuffer<T> {
+    /// Elements `range` of this buffer as a binding (offset must meet the device's
+    /// minStorageBufferOffsetAlignment; checked at compile time).
+    pub fn slice(&self, range: std::ops::Range<usize>) -> BufferSlice {
+        let e = std::mem::size_of::<T>() as u64;
+        BufferSlice { raw: Arc::clone(&self.raw), offset: range.start as u64 * e, size: (range.len() as u64 * e).max(4) }
+    }
+}
+
+/// How many workgroups a dispatch launches.
+#[derive(Clone)]
+pub enum Groups {
+    /// A fixed count.
+    Direct([u32; 3]),
+    /// Read from a buffer (`VkDispatchIndirectCommand`, three u32) written by an earlier node.
+    Indirect(BufferSlice),
+}
+
+/// A compute dispatch: kernel, launch size, specialization, bindings and push constants.
+#[derive(Clone)]
+pub struct Dispatch {
+    name: String,
+    kernel: KernelId,
+    groups: Groups,
+    workgroup_size: u32,
+    spec: Vec<u32>,
+    bindings: Vec<(BufferSlice, Access)>,
+    push: Vec<u8>,
+}
+
+impl Dispatch {
+    /// A dispatch of `groups` workgroups of `kernel` (workgroup size 64 unless set).
+    pub fn new(name: impl Into<String>, kernel: KernelId, groups: [u32; 3]) -> Self {
+        Dispatch {
+            name: name.into(),
+            kernel,
+            groups: Groups::Direct(groups),
+            workgroup_size: 64,
+            spec: Vec::new(),
+            bindings: Vec::new(),
+            push: Vec::new(),
+        }
+    }
+
+    /// An indirect dispatch whose workgroup counts are read from `args` at execution time.
+    pub fn indirect(name: impl Into<String>, kernel: KernelId, args: impl Into<BufferSlice>) -> Self {
+        let mut d = Dispatch::new(name, kernel, [0, 0, 0]);
+        d.groups = Groups::Indirect(args.into());
+        d
+    }
+
+    /// Sets the workgroup size (specialization constant 0).
+    pub fn workgroup_size(mut self, n: u32) -> Self {
+        self.workgroup_size = n;
+        self
+    }
+
+    /// Sets specialization constants 1.. (after the workgroup size).
+    pub fn spec(mut self, values: &[u32]) -> Self {
+        self.spec = values.to_vec();
+        self
+    }
+
+    /// Binds the next binding slot, read-only.
+    pub fn read(self, b: impl Into<BufferSlice>) -> Self {
+        self.bind(b, Access::READ)
+    }
+
+    /// Binds the next binding slot, write-only.
+    pub fn write(self, b: impl Into<BufferSlice>) -> Self {
+        self.bind(b, Access::WRITE)
+    }
+
+    /// Binds the next binding slot, read and written.
+    pub fn read_write(self, b: impl Into<BufferSlice>) -> Self {
+        self.bind(b, Access::READ | Access::WRITE)
+    }
+
+    /// Binds the next binding slot with explicit access.
+    pub fn bind(mut self, b: impl Into<BufferSlice>, access: Access) -> Self {
+        self.bindings.push((b.into(), access));
+        self
+    }
+
+    /// Sets the push constants (at most 128 bytes).
+    pub fn push<T: Pod>(mut self, value: &T) -> Self {
+        self.push = bytemuck::bytes_of(value).to_vec();
+        self
+    }
+}
+
+/// What a node does.
+#[derive(Clone)]
+pub enum NodeKind {
+    /// A compute dispatch.
+    Dispatch(Dispatch),
+    /// Fills a range with a repeated u32 (clearing persistent workspaces each step).
+    Fill {
+        /// Destination range.
+        dst: BufferSlice,
+        /// The value written to every u32.
+        value: u32,
+    },
+    /// Copies `src` into the start of `dst` (`min` of both sizes).
+    Copy {
+        /// Source range.
+        src: BufferSlice,
+        /// Destination range.
+        dst: BufferSlice,
+    },
+}
+
+/// One recorded command.
+#[derive(Clone)]
+pub struct Node {
+    /// Name shown in text/DOT dumps, profiles and debug labels.
+    pub name: String,
+    /// The command.
+    pub kind: NodeKind,
+}
+
+#[derive(Clone, Copy)]
+struct Use {
+    stage: vk::PipelineStageFlags2,
+    access: vk::AccessFlags2,
+    write: bool,
+}
+
+impl Node {
+    fn uses(&self) -> Vec<(&BufferSlice, Use)> {
+        let cs = vk::PipelineStageFlags2::COMPUTE_SHADER;
+        let tr = vk::PipelineStageFlags2::ALL_TRANSFER;
+        match &self.kind {
+            NodeKind::Dispatch(d) => {
+                let mut v: Vec<_> = d
+                    .bindings
+                    .iter()
+                    .flat_map(|(b, a)| {
+                        let mut u = Vec::new();
+                        if a.contains(Access::READ) {
+                            u.push((b, Use { stage: cs, access: vk::AccessFlags2::SHADER_STORAGE_READ, write: false }));
+                        }
+                        if a.contains(Access::WRITE) {
+                            u.push((b, Use { stage: cs, access: vk::AccessFlags2::SHADER_STORAGE_WRITE, write: true }));
+                        }
+                        if a.contains(Access::INDIRECT) {
+                            u.push((
+                                b,
+                                Use {
+                                    stage: vk::PipelineStageFlags2::DRAW_INDIRECT,
+                                    access: vk::AccessFlags2::INDIRECT_COMMAND_READ,
+                                    write: false,
+                                },
+                            ));
+                        }
+                        u
+                    })
+                    .collect();
+                if let Groups::Indirect(args) = &d.groups {
+                    v.push((
+                        args,
+                        Use {
+                            stage: vk::PipelineStageFlags2::DRAW_INDIRECT,
+                            access: vk::AccessFlags2::INDIRECT_COMMAND_READ,
+                            write: false,
+                        },
+                    ));
+                }
+                v
+            }
+            NodeKind::Fill { dst, .. } => {
+                vec![(dst, Use { stage: tr, access: vk::AccessFlags2::TRANSFER_WRITE, write: true })]
+            }
+            NodeKind::Copy { src, dst } => vec![
+                (src, Use { stage: tr, access: vk::AccessFlags2::TRANSFER_READ, write: false }),
+                (dst, Use { stage: tr, access: vk::AccessFlags2::TRANSFER_WRITE, write: true }),
+            ],
+        }
+    }
+
+    fn kind_label(&self) -> String {
+        match &self.kind {
+            NodeKind::Dispatch(d) => match &d.groups {
+                Groups::Direct(g) => format!("dispatch {} {:?} x{}", d.kernel.name(), g, d.workgroup_size),
+                Groups::Indirect(a) => format!("dispatch-indirect {} (args '{}') x{}", d.kernel.name(), a.raw.name, d.workgroup_size),
+            },
+            NodeKind::Fill { value, .. } => format!("fill 0x{value:08x}"),
+            NodeKind::Copy { .. } => "copy".to_string(),
+        }
+    }
+}
+
+/// A sequence of nodes to be compiled into a reusable command buffer.
+#[derive(Clone)]
+pub struct Graph {
+    name: String,
+    nodes: Vec<Node>,
+}
+
+/// Options for [`Graph::compile`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompileOptions {
+    /// Write a GPU timestamp before and after every node (needed for [`CompiledGraph::profile`]).
+    pub timestamps: bool,
+    /// Serialise nodes and write a crash marker after each so a hang or device loss names the
+    /// last node that completed (debugging aid; slower).
+    pub crash_markers: bool,
+}
+
+impl CompileOptions {
+    /// Timestamps on; crash markers when `SUPPLE_CRASH_MARKERS=1`.
+    pub fn profiled() -> Self {
+        CompileOptions {
+            timestamps: true,
+            crash_markers: std::env::var("SUPPLE_CRASH_MARKERS").is_ok_and(|v| v == "1"),
+        }
+    }
+}
+
+impl Graph {
+    /// An empty graph.
+    pub fn new(name: impl Into<String>) -> Self {
+        Graph { name: name.into(), nodes: Vec::new() }
+    }
+
+    /// The graph's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The recorded nodes, in recording order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// Appends a dispatch; returns its node index.
+    pub fn dispatch(&mut self, d: Dispatch) -> usize {
+        let name = d.name.clone();
+        self.nodes.push(Node { name, kind: NodeKind::Dispatch(d) });
+        self.nodes.len() - 1
+    }
+
+    /// Appends a fill of `dst` with `value`; returns its node index.
+    pub fn fill(&mut self, name: impl Into<String>, dst: impl Into<BufferSlice>, value: u32) -> usize {
+        self.nodes.push(Node { name: name.into(), kind: NodeKind::Fill { dst: dst.into(), value } });
+        self.nodes.len() - 1
+    }
+
+    /// Appends a copy from `src` to `dst`; returns its node index.
+    pub fn copy(&mut self, name: impl Into<String>, src: impl Into<BufferSlice>, dst: impl Into<BufferSlice>) -> usize {
+        self.nodes.push(Node { name: name.into(), kind: NodeKind::Copy { src: src.into(), dst: dst.into() } });
+        self.nodes.len() - 1
+    }
+
+    /// Appends every node of `other` (graphs of sub-steps are concatenated this way).
+    pub fn append(&mut self, other: Graph) {
+        self.nodes.extend(other.nodes);
+    }
+
+    fn err(&self, message: String) -> VkError {
+        VkError::Graph { graph: self.name.clone(), message }
+    }
+
+    /// Infers dependencies and levels: `(deps[i], level[i])`.
+    fn analyse(&self) -> (Vec<Vec<usize>>, Vec<usize>) {
+        let uses: Vec<_> = self.nodes.iter().map(Node::uses).collect();
+        let mut deps = vec![Vec::new(); self.nodes.len()];
+        let mut level = vec![0usize; self.nodes.len()];
+        // Per buffer id: the earlier nodes that touched it.
+        let mut by_buffer: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
+        for i in 0..self.nodes.len() {
+            let mut candidates: Vec<usize> = uses[i]
+                .iter()
+                .flat_map(|(b, _)| by_buffer.get(&b.raw.id).into_iter().flatten().copied())
+                .collect();
+            candidates.sort_unstable();
+            candidates.dedup();
+            for j in candidates {
+                let hazard = uses[i]
+                    .iter()
+                    .any(|(a, ua)| uses[j].iter().any(|(b, ub)| a.overlaps(b) && (ua.write || ub.write)));
+                if hazard {
+                    deps[i].push(j);
+                    level[i] = level[i].max(level[j] + 1);
+                }
+            }
+            for (b, _) in &uses[i] {
+                let e = by_buffer.entry(b.raw.id).or_default();
+                if e.last() != Some(&i) {
+                    e.push(i);
+                }
+            }
+        }
+        (deps, level)
+    }
+
+    /// Compiles the graph into a reusable command buffer on `ctx`.
+    pub fn compile(&self, ctx: &Context, options: CompileOptions) -> VkResult<CompiledGraph> {
+        let s = &ctx.shared;
+        let align = s.caps.min_storage_offset_alignment.max(1);
+        for n in &self.nodes {
+            if let NodeKind::Dispatch(d) = &n.kind {
+                if d.push.len() > PUSH_CONSTANT_BYTES as usize {
+                    return Err(self.err(format!("node '{}': {} push-constant bytes > {PUSH_CONSTANT_BYTES}", n.name, d.push.len())));
+                }
+                for (b, _) in &d.bindings {
+                    if b.offset % align != 0 {
+                        return Err(self.err(format!(
+                            "node '{}': binding of '{}' at offset {} is not a multiple of minStorageBufferOffsetAlignment {align}",
+                            n.name, b.raw.name, b.offset
+                        )));
+                    }
+                    if b.end() > b.raw.size {
+                        return Err(self.err(format!("node '{}': binding of '{}' exceeds the buffer", n.name, b.raw.name)));
+                    }
+                }
+            }
+            for (b, _) in n.uses() {
+                if !Arc::ptr_eq(&b.raw.shared, s) {
+                    return Err(self.err(format!("node '{}': buffer '{}' belongs to another device", n.name, b.raw.name)));
+                }
+            }
+        }
+        let (deps, level) = self.analyse();
+        let uses: Vec<_> = self.nodes.iter().map(Node::uses).collect();
+        let levels = level.iter().copied().max().map_or(0, |m| m + 1);
+        let mut schedule = Vec::with_capacity(self.nodes.len() + levels);
+        for l in 0..levels {
+            let members: Vec<usize> = (0..self.nodes.len()).filter(|&i| level[i] == l).collect();
+            if l > 0 {
+                let mut b = BarrierInfo::default();
+                for &i in &members {
+                    for &j in &deps[i] {
+                        for (ua_b, ua) in &uses[i] {
+                            for (ub_b, ub) in &uses[j] {
+                                if ua_b.overlaps(ub_b) && (ua.write || ub.write) {
+                                    b.src_stage |= ub.stage;
+                                    b.dst_stage |= ua.stage;
+                                    if ub.write {
+                                        b.src_access |= ub.access;
+                                        b.dst_access |= ua.access;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                schedule.push(Step::Barrier(b));
+            }
+            schedule.extend(members.into_iter().map(Step::Node));
+        }
+        CompiledGraph::record(ctx, self, schedule, deps, options)
+    }
+}
+
+/// A memory barrier inserted between two levels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BarrierInfo {
+    /// Stages that must complete first.
+    pub src_stage: vk::PipelineStageFlags2,
+    /// Writes made available.
+    pub src_access: vk::AccessFlags2,
+    /// Stages that wait.
+    pub dst_stage: vk::PipelineStageFlags2,
+    /// Accesses the writes are made visible to.
+    pub dst_access: vk::AccessFlags2,
+}
+
+/// One step of a compiled schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// A barrier between levels.
+    Barrier(BarrierInfo),
+    /// Node `i` (index in recording order).
+    Node(usize),
+}
+
+/// GPU time of one node in the last completed run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct NodeTiming {
+    /// Node name.
+    pub name: String,
+    /// Kernel name for dispatches, `fill`/`copy` otherwise.
+    pub kernel: String,
+    /// GPU milliseconds between the timestamps around the node.
+    pub gpu_ms: f64,
+}
+
+/// Per-node GPU timings of one graph run.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct GraphProfile {
+    /// Graph name.
+    pub graph: String,
+    /// Nodes in recording order.
+    pub nodes: Vec<NodeTiming>,
+    /// GPU milliseconds from the first node's start to the last node's end.
+    pub total_ms: f64,
+}
+
+struct NodeInfo {
+    name: String,
+    label: String,
+    kernel: String,
+}
+
+/// A graph recorded into a reusable command buffer.
+pub struct CompiledGraph {
+    ctx: Context,
+    name: String,
+    nodes: Vec<NodeInfo>,
+    schedule: Vec<Step>,
+    deps: Vec<Vec<usize>>,
+    cmd: vk::CommandBuffer,
+    descriptor_pool: vk::DescriptorPool,
+    query_pool: vk::QueryPool,
+    marker: Option<GpuBuffer<u32>>,
+    _keep_alive: Vec<Arc<RawBuffer>>,
+    last: Mutex<Option<Ticket>>,
+}
+
+// SAFETY: Vulkan handles are plain integers; the command buffer is only submitted under the
+// context's queue mutex and never re-recorded after construction.
+unsafe impl Send for CompiledGraph {}
+// SAFETY: see above; `last` is behind a Mutex.
+unsafe impl Sync for CompiledGraph {}
+
+impl CompiledGraph {
+    fn record(
+        ctx: &Context,
+        graph: &Graph,
+        schedule: Vec<Step>,
+        deps: Vec<Vec<usize>>,
+        options: CompileOptions,
+    ) -> VkResult<CompiledGraph> {
+        let s = &ctx.shared;
+        let d = &s.device;
+        let n = graph.nodes.len();
+        let dispatches: Vec<&Dispatch> = graph
+            .nodes
+            .iter()
+            .filter_map(|n| if let NodeKind::Dispatch(d) = &n.kind { Some(d) } else { None })
+            .collect();
+        let total_bindings: u32 = dispatches.iter().map(|d| d.bindings.len() as u32).sum();
+        let mut keep: Vec<Arc<RawBuffer>> = graph.nodes.iter().flat_map(|n| n.uses().into_iter().map(|(b, _)| Arc::clone(&b.raw))).collect();
+        keep.sort_by_key(|r| r.id);
+        keep.dedup_by_key(|r| r.id);
+        let marker = if options.crash_markers {
+            let m: GpuBuffer<u32> = ctx.create_buffer(&format!("{}-crash-marker", graph.name), 1, BufferUsage::HOST_READ)?;
+            m.write(&[0])?;
+            Some(m)
+        } else {
+            None
+        };
+        let timestamps = options.timestamps && s.caps.timestamps && n > 0;
+        let mut out = CompiledGraph {
+            ctx: ctx.clone(),
+            name: graph.name.clone(),
+            nodes: graph
+                .nodes
+                .iter()
+                .map(|n| NodeInfo {
+                    name: n.name.clone(),
+                    label: n.kind_label(),
+                    kernel: match &n.kind {
+                        NodeKind::Dispatch(d) => d.kernel.name().to_string(),
+                        NodeKind::Fill { .. } => "fill".into(),
+                        NodeKind::Copy { .. } => "copy".into(),
+                    },
+                })
+                .collect(),
+            schedule,
+            deps,
+            cmd: vk::CommandBuffer::null(),
+            descriptor_pool: vk::DescriptorPool::null(),
+            query_pool: vk::QueryPool::null(),
+            marker,
+            _keep_alive: keep,
+            last: Mutex::new(None),
+        };
+        // SAFETY: all objects are created on this device and destroyed in Drop; recorded buffers
+        // are kept alive by `_keep_alive`.
+        unsafe {
+            if !dispatches.is_empty() {
+                let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: total_bindings.max(1) }];
+                out.descriptor_pool = d
+                    .create_descriptor_pool(
+                        &vk::DescriptorPoolCreateInfo::default().max_sets(dispatches.len() as u32).pool_sizes(&sizes),
+                        None,
+                    )
+                    .vk("vkCreateDescriptorPool")?;
+            }
+            if timestamps {
+                out.query_pool = d
+                    .create_query_pool(
+                        &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * n as u32),
+                        None,
+                    )
+                    .vk("vkCreateQueryPool")?;
+            }
+            // Pipelines and descriptor sets, per dispatch node.
+            let mut prepared: Vec<Option<(super::kernel::Pipeline, vk::DescriptorSet)>> = vec![None; n];
+            {
+                let mut store = s.pipelines.lock().unwrap_or_else(|p| p.into_inner());
+                for (i, node) in graph.nodes.iter().enumerate() {
+                    let NodeKind::Dispatch(disp) = &node.kind else { continue };
+                    let p = store.get(
+                        d,
+                        disp.kernel,
+                        disp.workgroup_size,
+                        &disp.spec,
+                        disp.bindings.len() as u32,
+                        s.options.kernel_source_dir.as_deref(),
+                    )?;
+                    let layouts = [p.set_layout];
+                    let set = d
+                        .allocate_descriptor_sets(
+                            &vk::DescriptorSetAllocateInfo::default().descriptor_pool(out.descriptor_pool).set_layouts(&layouts),
+                        )
+                        .vk("vkAllocateDescriptorSets")?[0];
+                    let infos: Vec<[vk::DescriptorBufferInfo; 1]> = disp
+                        .bindings
+                        .iter()
+                        .map(|(b, _)| [vk::DescriptorBufferInfo { buffer: b.raw.handle, offset: b.offset, range: b.size }])
+                        .collect();
+                    let writes: Vec<_> = infos
+                        .iter()
+                        .enumerate()
+                        .map(|(k, info)| {
+                            vk::WriteDescriptorSet::default()
+                                .dst_set(set)
+                                .dst_binding(k as u32)
+                                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                                .buffer_info(info)
+                        })
+                        .collect();
+                    d.update_descriptor_sets(&writes, &[]);
+                    prepared[i] = Some((p, set));
+                }
+            }
+            out.cmd = ctx.allocate_command_buffer()?;
+            ctx.set_name(out.cmd, &graph.name);
+            d.begin_command_buffer(out.cmd, &vk::CommandBufferBeginInfo::default()).vk("vkBeginCommandBuffer")?;
+            out.record_commands(graph, &prepared, timestamps);
+            d.end_command_buffer(out.cmd).vk("vkEndCommandBuffer")?;
+        }
+        Ok(out)
+    }
+
+    /// Records the schedule into `self.cmd`.
+    ///
+    /// # Safety
+    /// `self.cmd` is in the recording state; `prepared` holds a pipeline and set per dispatch.
+    unsafe fn record_commands(
+        &self,
+        graph: &Graph,
+        prepared: &[Option<(super::kernel::Pipeline, vk::DescriptorSet)>],
+        timestamps: bool,
+    ) {
+        let d = &self.ctx.shared.device;
+        let cmd = self.cmd;
+        let labels = self.ctx.shared.debug_utils_device.as_ref();
+        if timestamps {
+            d.cmd_reset_query_pool(cmd, self.query_pool, 0, 2 * graph.nodes.len() as u32);
+        }
+        let mut any_write = false;
+        for step in &self.schedule {
+            match *step {
+                Step::Barrier(b) => {
+                    let mb = [vk::MemoryBarrier2::default()
+                        .src_stage_mask(b.src_stage)
+                        .src_access_mask(b.src_access)
+                        .dst_stage_mask(b.dst_stage)
+                        .dst_access_mask(b.dst_access)];
+                    d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&mb));
+                }
+                Step::Node(i) => {
+                    let node = &graph.nodes[i];
+                    any_write |= node.uses().iter().any(|(_, u)| u.write);
+                    let cname = std::ffi::CString::new(node.name.as_str()).unwrap_or_default();
+                    if let Some(l) = labels {
+                        l.cmd_begin_debug_utils_label(cmd, &vk::DebugUtilsLabelEXT::default().label_name(&cname));
+                    }
+                    if timestamps {
+                        d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::ALL_COMMANDS, self.query_pool, 2 * i as u32);
+                    }
+                    match &node.kind {
+                        NodeKind::Dispatch(disp) => {
+                            let (p, set) = prepared[i].expect("dispatch nodes are prepared");
+                            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.pipeline);
+                            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &[set], &[]);
+                            if !disp.push.is_empty() {
+                                let mut bytes = disp.push.clone();
+                                bytes.resize(bytes.len().div_ceil(4) * 4, 0);
+                                d.cmd_push_constants(cmd, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes);
+                            }
+                            match &disp.groups {
+                                Groups::Direct(g) => d.cmd_dispatch(cmd, g[0], g[1], g[2]),
+                                Groups::Indirect(a) => d.cmd_dispatch_indirect(cmd, a.raw.handle, a.offset),
+                            }
+                        }
+                        NodeKind::Fill { dst, value } => {
+                            d.cmd_fill_buffer(cmd, dst.raw.handle, dst.offset, dst.size / 4 * 4, *value);
+                        }
+                        NodeKind::Copy { src, dst } => {
+                            let region = [vk::BufferCopy { src_offset: src.offset, dst_offset: dst.offset, size: src.size.min(dst.size) }];
+                            d.cmd_copy_buffer(cmd, src.raw.handle, dst.raw.handle, &region);
+                        }
+                    }
+                    if timestamps {
+                        d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::ALL_COMMANDS, self.query_pool, 2 * i as u32 + 1);
+                    }
+                    if let Some(l) = labels {
+                        l.cmd_end_debug_utils_label(cmd);
+                    }
+                    if let Some(m) = &self.marker {
+                        let full = [vk::MemoryBarrier2::default()
+                            .src_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
+                            .src_access_mask(vk::AccessFlags2::MEMORY_WRITE)
+                            .dst_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
+                            .dst_access_mask(vk::AccessFlags2::MEMORY_READ | vk::AccessFlags2::MEMORY_WRITE)];
+                        d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&full));
+                        d.cmd_fill_buffer(cmd, m.raw.handle, 0, 4, i as u32 + 1);
+                        d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&full));
+                    }
+                }
+            }
+        }
+        if any_write {
+            // Make every write visible to host reads after the timeline signal.
+            let mb = [vk::MemoryBarrier2::default()
+                .src_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
+                .src_access_mask(vk::AccessFlags2::MEMORY_WRITE)
+                .dst_stage_mask(vk::PipelineStageFlags2::HOST)
+                .dst_access_mask(vk::AccessFlags2::HOST_READ)];
+            d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&mb));
+        }
+    }
+
+    /// The graph's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The compiled schedule (nodes grouped by level, barriers between levels).
+    pub fn schedule(&self) -> &[Step] {
+        &self.schedule
+    }
+
+    /// Number of barriers in the schedule.
+    pub fn barrier_count(&self) -> usize {
+        self.schedule.iter().filter(|s| matches!(s, Step::Barrier(_))).count()
+    }
+
+    /// For each node, the earlier nodes it depends on (hazards on declared buffers).
+    pub fn dependencies(&self) -> &[Vec<usize>] {
+        &self.deps
+    }
+
+    /// Submits the command buffer; waits (bounded) for this graph's previous run first.
+    pub fn submit(&self) -> VkResult<Ticket> {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = *last {
+            self.wait(t)?;
+        }
+        if let Some(m) = &self.marker {
+            m.write(&[0])?;
+        }
+        let t = self.ctx.submit_raw(self.cmd)?;
+        *last = Some(t);
+        Ok(t)
+    }
+
+    /// Waits (bounded by the context's timeout) for a run of this graph.
+    pub fn wait(&self, t: Ticket) -> VkResult<()> {
+        self.wait_timeout(t, self.ctx.shared.options.wait_timeout)
+    }
+
+    /// Waits at most `timeout`; a timeout or device loss names the last completed node when
+    /// crash markers are on.
+    pub fn wait_timeout(&self, t: Ticket, timeout: std::time::Duration) -> VkResult<()> {
+        match self.ctx.wait_for(t, &self.name, timeout) {
+            Ok(()) => Ok(()),
+            Err(VkError::Timeout { what, timeout_ms, .. }) => {
+                Err(VkError::Timeout { what, timeout_ms, last_node: self.last_completed_node() })
+            }
+            Err(VkError::DeviceLost { what, .. }) => Err(VkError::DeviceLost { what, last_node: self.last_completed_node() }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Submits and waits.
+    pub fn run(&self) -> VkResult<()> {
+        let t = self.submit()?;
+        self.wait(t)
+    }
+
+    /// With crash markers on: the name of the last node that completed in the current run.
+    pub fn last_completed_node(&self) -> Option<String> {
+        let m = self.marker.as_ref()?;
+        let v = *m.mapped()?.first()?;
+        Some(match v {
+            0 => "none (the first node did not complete)".to_string(),
+            i => {
+                let idx = i as usize - 1;
+                format!("#{idx} '{}'", self.nodes.get(idx).map_or("?", |n| n.name.as_str()))
+            }
+        })
+    }
+
+    /// Per-node GPU timings of the last completed run (compile with timestamps).
+    pub fn profile(&self) -> VkResult<Option<GraphProfile>> {
+        if self.query_pool == vk::QueryPool::null() {
+            return Ok(None);
+        }
+        if let Some(t) = *self.last.lock().unwrap_or_else(|p| p.into_inner()) {
+            self.wait(t)?;
+        } else {
+            return Ok(None);
+        }
+        let mut raw = vec![0u64; 2 * self.nodes.len()];
+        // SAFETY: the pool holds 2n queries, all written by the completed run.
+        unsafe {
+            self.ctx
+                .shared
+                .device
+                .get_query_pool_results(self.query_pool, 0, &mut raw, vk::QueryResultFlags::TYPE_64)
+                .vk("vkGetQueryPoolResults")?;
+        }
+        let period = self.ctx.shared.caps.timestamp_period_ns as f64 * 1e-6;
+        let nodes = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| NodeTiming {
+                name: n.name.clone(),
+                kernel: n.kernel.clone(),
+                gpu_ms: raw[2 * i + 1].saturating_sub(raw[2 * i]) as f64 * period,
+            })
+            .collect();
+        let first = raw.iter().step_by(2).copied().min().unwrap_or(0);
+        let last = raw.iter().skip(1).step_by(2).copied().max().unwrap_or(0);
+        Ok(Some(GraphProfile { graph: self.name.clone(), nodes, total_ms: last.saturating_sub(first) as f64 * period }))
+    }
+
+    /// A text dump: one line per node and barrier, in execution order.
+    pub fn to_text(&self) -> String {
+        let mut s = format!("graph '{}': {} nodes, {} barriers\n", self.name, self.nodes.len(), self.barrier_count());
+        for step in &self.schedule {
+            match step {
+                Step::Barrier(b) => {
+                    let _ = writeln!(s, "  -- barrier {:?} ({:?}) -> {:?} ({:?})", b.src_stage, b.src_access, b.dst_stage, b.dst_access);
+                }
+                Step::Node(i) => {
+                    let n = &self.nodes[*i];
+                    let deps: Vec<String> = self.deps[*i].iter().map(|d| format!("#{d}")).collect();
+                    let _ = writeln!(s, "  #{i} {}: {} after [{}]", n.name, n.label, deps.join(", "));
+                }
+            }
+        }
+        s
+    }
+
+    /// A Graphviz DOT dump of nodes and their dependencies.
+    pub fn to_dot(&self) -> String {
+        let mut s = format!("digraph \"{}\" {{\n  rankdir=TB;\n", self.name.replace('"', "'"));
+        for (i, n) in self.nodes.iter().enumerate() {
+            let _ = writeln!(s, "  n{i} [shape=box,label=\"#{i} {}\\n{}\"];", n.name.replace('"', "'"), n.label.replace('"', "'"));
+        }
+        for (i, ds) in self.deps.iter().enumerate() {
+            for d in ds {
+                let _ = writeln!(s, "  n{d} -> n{i};");
+            }
+        }
+        s.push_str("}\n");
+        s
+    }
+}
+
+impl Drop for CompiledGraph {
+    fn drop(&mut self) {
+        if let Some(t) = *self.last.get_mut().unwrap_or_else(|p| p.into_inner()) {
+            if self.ctx.wait(t, &self.name).is_err() {
+                // The GPU is hung or lost: leaking is the only safe option.
+                return;
+            }
+        }
+        let d = &self.ctx.shared.device;
+        // SAFETY: the last submission completed; these objects belong to this graph.
+        unsafe {
+            if self.cmd != vk::CommandBuffer::null() {
+                self.ctx.free_command_buffer(self.cmd);
+            }
+            if self.descriptor_pool != vk::DescriptorPool::null() {
+                d.destroy_descriptor_pool(self.descriptor_pool, None);
+            }
+            if self.query_pool != vk::QueryPool::null() {
+                d.destroy_query_pool(self.query_pool, None);
+            }
+        }
+    }
+}

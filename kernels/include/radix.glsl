@@ -1,0 +1,11 @@
+// Shared by the radix-sort kernels. Keys are KEY_WORDS uints each (1: u32, 2: u64 as lo, hi);
+// a tile is WG * ITEMS consecutive keys; digit = 8 bits at `shift`.
+layout(constant_id = 1) const uint ITEMS = 256;
+layout(constant_id = 2) const uint KEY_WORDS = 1;
+layout(push_constant) uniform P { uint n; uint shift; uint num_tiles; } p;
+#define RADIX 256u
+
+uint digit_of(uint lo, uint hi) {
+    uint word = p.shift < 32u ? lo : hi;
+    return (word >> (p.shift & 31u)) & (RADIX - 1u);
+}

@@ -1,0 +1,37 @@
+// Workgroup-wide exclusive add of one uint per invocation (subgroup scan + shared-memory carry
+// across subgroups). Must be called in uniform control flow by the whole workgroup.
+shared uint wgscan_subgroup_totals[MAX_SUBGROUPS];
+
+uint workgroup_exclusive_add(uint value, out uint total) {
+    uint ex = subgroupExclusiveAdd(value);
+    uint sg_total = subgroupAdd(value);
+    if (gl_NumSubgroups == 1u) {
+        total = sg_total;
+        return ex;
+    }
+    if (subgroupElect()) wgscan_subgroup_totals[gl_SubgroupID] = sg_total;
+    barrier();
+    uint offset = 0u;
+    uint all = 0u;
+    for (uint s = 0u; s < gl_NumSubgroups; ++s) {
+        uint t = wgscan_subgroup_totals[s];
+        offset += (s < gl_SubgroupID) ? t : 0u;
+        all += t;
+    }
+    barrier();
+    total = all;
+    return offset + ex;
+}
+
+// Sum of one uint per invocation over the workgroup, valid in every invocation.
+uint workgroup_add(uint value) {
+    uint total;
+    workgroup_exclusive_add(value, total);
+    return total;
+}
+
+// Zeroes the components of v (uvec4 number i) that lie at or beyond element n.
+uvec4 mask_tail(uvec4 v, uint i, uint n) {
+    uint first = 4u * i;
+    return uvec4(first + 0u < n ? v.x : 0u, first + 1u < n ? v.y : 0u, first + 2u < n ? v.z : 0u, first + 3u < n ? v.w : 0u);
+}

@@ -1,0 +1,33 @@
+#version 460
+// Compaction pass 3: writes values[j] for every j with flags[j] != 0, in order, starting at the
+// tile's offset from pass 2. Host: engine/src/primitives/compact.rs. Reference: cpu_reference/compact.rs.
+#include "common.glsl"
+#include "workgroup_scan.glsl"
+layout(constant_id = 1) const uint ITEMS = 16;
+layout(std430, binding = 0) readonly buffer Flags { uvec4 flags[]; };
+layout(std430, binding = 1) readonly buffer Offsets { uint tile_offsets[]; };
+layout(std430, binding = 2) readonly buffer Values { uvec4 values[]; };
+layout(std430, binding = 3) writeonly buffer Out { uint outv[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() {
+    uint n4 = (p.n + 3u) / 4u;
+    uint tile = gl_WorkGroupID.x * WG * ITEMS;
+    uint carry = tile_offsets[gl_WorkGroupID.x];
+    for (uint k = 0u; k < ITEMS; ++k) {
+        if (tile + k * WG >= n4) break; // uniform
+        uint i = tile + k * WG + gl_LocalInvocationID.x;
+        uvec4 f = i < n4 ? mask_tail(uvec4(notEqual(flags[i], uvec4(0u))), i, p.n) : uvec4(0u);
+        uint cnt = f.x + f.y + f.z + f.w;
+        uint round_total;
+        uint ex = workgroup_exclusive_add(cnt, round_total);
+        if (cnt != 0u) {
+            uvec4 v = values[i];
+            uint o = carry + ex;
+            if (f.x != 0u) outv[o++] = v.x;
+            if (f.y != 0u) outv[o++] = v.y;
+            if (f.z != 0u) outv[o++] = v.z;
+            if (f.w != 0u) outv[o++] = v.w;
+        }
+        carry += round_total;
+    }
+}

@@ -1,0 +1,26 @@
+#version 460
+// Radix sort pass 1: per-tile digit counts, stored digit-major: hist[digit * num_tiles + tile],
+// so one exclusive scan of hist gives every (digit, tile) its first output slot.
+// Host: engine/src/primitives/radix_sort.rs. Reference: cpu_reference/radix_sort.rs.
+#include "common.glsl"
+#include "radix.glsl"
+layout(std430, binding = 0) readonly buffer Keys { uint keys[]; };
+layout(std430, binding = 1) writeonly buffer Hist { uint hist[]; };
+shared uint counts[RADIX];
+void main() {
+    uint lid = gl_LocalInvocationID.x;
+    for (uint d = lid; d < RADIX; d += WG) counts[d] = 0u;
+    barrier();
+    uint tile = gl_WorkGroupID.x * WG * ITEMS;
+    for (uint k = 0u; k < ITEMS; ++k) {
+        if (tile + k * WG >= p.n) break; // uniform
+        uint idx = tile + k * WG + lid;
+        if (idx < p.n) {
+            uint lo = keys[idx * KEY_WORDS];
+            uint hi = KEY_WORDS == 2u ? keys[idx * KEY_WORDS + 1u] : 0u;
+            atomicAdd(counts[digit_of(lo, hi)], 1u);
+        }
+    }
+    barrier();
+    for (uint d = lid; d < RADIX; d += WG) hist[d * p.num_tiles + gl_WorkGroupID.x] = counts[d];
+}

@@ -1,0 +1,26 @@
+#version 460
+// Reduction pass 1: one Partial per tile of WG*ITEMS vec4s (fixed order: deterministic).
+// Host: engine/src/primitives/reduce.rs. Reference: cpu_reference/reduce.rs.
+#include "common.glsl"
+#include "reduce.glsl"
+layout(std430, binding = 0) readonly buffer Src { vec4 src[]; };
+layout(std430, binding = 1) writeonly buffer Parts { Partial parts[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() {
+    uint n4 = (p.n + 3u) / 4u;
+    uint base = gl_WorkGroupID.x * WG * ITEMS + gl_LocalInvocationID.x;
+    float id = reduce_identity();
+    Partial acc = Partial(id, 0xffffffffu);
+    for (uint k = 0u; k < ITEMS; ++k) {
+        uint i = base + k * WG;
+        if (i < n4) {
+            vec4 v = src[i];
+            for (uint c = 0u; c < 4u; ++c) {
+                uint j = 4u * i + c;
+                if (j < p.n) acc = combine(acc, Partial(sanitize(v[c]), j));
+            }
+        }
+    }
+    Partial r = workgroup_reduce(acc);
+    if (gl_LocalInvocationID.x == 0u) parts[gl_WorkGroupID.x] = r;
+}

@@ -1,0 +1,26 @@
+#version 460
+// Scan / compaction pass 1: the sum (MODE 0) or the count of non-zero entries (MODE 1) of each
+// tile of WG*ITEMS uvec4s. Host: engine/src/primitives/scan.rs. Reference: cpu_reference/scan.rs.
+#include "common.glsl"
+#include "workgroup_scan.glsl"
+layout(constant_id = 1) const uint ITEMS = 16;
+layout(constant_id = 2) const uint MODE = 0;
+layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; };
+layout(std430, binding = 1) writeonly buffer Sums { uint tile_sums[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() {
+    uint n4 = (p.n + 3u) / 4u;
+    uint base = gl_WorkGroupID.x * WG * ITEMS + gl_LocalInvocationID.x;
+    uint acc = 0u;
+    for (uint k = 0u; k < ITEMS; ++k) {
+        uint i = base + k * WG;
+        if (i < n4) {
+            uvec4 v = src[i];
+            if (MODE == 1u) v = uvec4(notEqual(v, uvec4(0u)));
+            v = mask_tail(v, i, p.n);
+            acc += v.x + v.y + v.z + v.w;
+        }
+    }
+    uint total = workgroup_add(acc);
+    if (gl_LocalInvocationID.x == 0u) tile_sums[gl_WorkGroupID.x] = total;
+}

@@ -1,0 +1,27 @@
+#version 460
+// Scan pass 3: scans each tile with its offset from pass 2. INCLUSIVE = 1 gives the inclusive
+// scan. Host: engine/src/primitives/scan.rs. Reference: cpu_reference/scan.rs.
+#include "common.glsl"
+#include "workgroup_scan.glsl"
+layout(constant_id = 1) const uint ITEMS = 16;
+layout(constant_id = 2) const uint INCLUSIVE = 0;
+layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; };
+layout(std430, binding = 1) readonly buffer Offsets { uint tile_offsets[]; };
+layout(std430, binding = 2) writeonly buffer Dst { uvec4 dst[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() {
+    uint n4 = (p.n + 3u) / 4u;
+    uint tile = gl_WorkGroupID.x * WG * ITEMS;
+    uint carry = tile_offsets[gl_WorkGroupID.x];
+    for (uint k = 0u; k < ITEMS; ++k) {
+        if (tile + k * WG >= n4) break; // uniform
+        uint i = tile + k * WG + gl_LocalInvocationID.x;
+        uvec4 v = i < n4 ? mask_tail(src[i], i, p.n) : uvec4(0u);
+        uvec4 inc = uvec4(v.x, v.x + v.y, v.x + v.y + v.z, v.x + v.y + v.z + v.w);
+        uint round_total;
+        uint ex = workgroup_exclusive_add(inc.w, round_total);
+        uvec4 r = uvec4(carry + ex) + (INCLUSIVE == 1u ? inc : inc - v);
+        if (i < n4) dst[i] = r;
+        carry += round_total;
+    }
+}
