@@ -1,0 +1,175 @@
+//! Every GPU primitive against its plain-Rust reference on sizes 0, 1, 7, 257, 2^20+3 and
+//! random data.
+use rand::Rng;
+use supple::cpu_reference as reference;
+use supple::primitives::{Compact, RadixSort, Reduce, ReduceOp, ReduceResult, Scan, ScanKind, SortKeys};
+use supple::vk::{BufferUsage, CompileOptions, Context, Graph};
+use supple_gpu_tests::{assert_no_validation_errors, context, rng};
+
+const SIZES: [usize; 5] = [0, 1, 7, 257, (1 << 20) + 3];
+
+fn run(ctx: &Context, g: Graph) {
+    g.compile(ctx, CompileOptions::default()).unwrap().run().unwrap();
+}
+
+#[test]
+fn scan_matches_reference() {
+    let ctx = context(false);
+    let mut r = rng(1);
+    for &n in &SIZES {
+        let data: Vec<u32> = (0..n).map(|_| r.random_range(0..1000)).collect();
+        let input = ctx.upload_buffer("in", &data, BufferUsage::STORAGE).unwrap();
+        let out = ctx.create_buffer::<u32>("out", n, BufferUsage::STORAGE).unwrap();
+        let scan = Scan::new(&ctx, n).unwrap();
+        for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
+            let mut g = Graph::new("scan");
+            scan.record(&mut g, &input, &out, n, kind);
+            run(&ctx, g);
+            let want = match kind {
+                ScanKind::Exclusive => reference::scan::exclusive_scan(&data),
+                ScanKind::Inclusive => reference::scan::inclusive_scan(&data),
+            };
+            assert_eq!(out.read().unwrap()[..n], want[..], "n = {n}, {kind:?}");
+        }
+    }
+    // Wrapping arithmetic, as the reference.
+    let data = vec![u32::MAX / 2; 1000];
+    let input = ctx.upload_buffer("in", &data, BufferUsage::STORAGE).unwrap();
+    let scan = Scan::new(&ctx, 1000).unwrap();
+    let mut g = Graph::new("scan-inplace");
+    scan.record(&mut g, &input, &input, 1000, ScanKind::Inclusive);
+    run(&ctx, g);
+    assert_eq!(input.read().unwrap(), reference::scan::inclusive_scan(&data));
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
+fn compaction_matches_reference_and_counts_on_device() {
+    let ctx = context(true);
+    let mut r = rng(2);
+    for &n in &SIZES {
+        for density in [0.0, 0.3, 1.0] {
+            let flags: Vec<u32> = (0..n).map(|_| if r.random_bool(density) { r.random_range(1..5) } else { 0 }).collect();
+            let values: Vec<u32> = (0..n as u32).map(|i| i * 3 + 1).collect();
+            let f = ctx.upload_buffer("flags", &flags, BufferUsage::STORAGE).unwrap();
+            let v = ctx.upload_buffer("values", &values, BufferUsage::STORAGE).unwrap();
+            let out = ctx.create_buffer::<u32>("out", n, BufferUsage::STORAGE).unwrap();
+            let count = ctx.create_buffer::<u32>("count", 1, BufferUsage::STORAGE).unwrap();
+            let args = ctx.create_buffer::<u32>("args", 3, BufferUsage::INDIRECT).unwrap();
+            let c = Compact::new(&ctx, n).unwrap();
+            let mut g = Graph::new("compact");
+            c.record(&mut g, &f, &v, &out, n);
+            c.record_count_copy(&mut g, n, &count);
+            c.record_indirect_args(&mut g, n, 64, &args);
+            run(&ctx, g);
+            let want = reference::compact::compact(&flags, &values);
+            assert_eq!(c.read_count(n).unwrap() as usize, want.len());
+            assert_eq!(count.read().unwrap()[0] as usize, want.len());
+            assert_eq!(args.read().unwrap(), vec![want.len().div_ceil(64) as u32, 1, 1]);
+            assert_eq!(out.read().unwrap()[..want.len()], want[..], "n = {n}, density {density}");
+        }
+    }
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
+fn radix_sort_u32_is_stable_and_matches_reference() {
+    let ctx = context(false);
+    let mut r = rng(3);
+    for &n in &SIZES {
+        // Few distinct keys make stability visible.
+        for key_range in [16u32, u32::MAX] {
+            let keys: Vec<u32> = (0..n).map(|_| r.random_range(0..key_range)).collect();
+            let vals: Vec<u32> = (0..n as u32).collect();
+            let k = ctx.upload_buffer("keys", &keys, BufferUsage::STORAGE).unwrap();
+            let v = ctx.upload_buffer("vals", &vals, BufferUsage::STORAGE).unwrap();
+            let sort = RadixSort::new(&ctx, n, SortKeys::U32).unwrap();
+            let mut g = Graph::new("sort");
+            sort.record(&mut g, &k, &v, n, 32);
+            run(&ctx, g);
+            let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, 32);
+            let mut std_sorted: Vec<(u32, u32)> = keys.iter().copied().zip(vals.iter().copied()).collect();
+            std_sorted.sort_by_key(|p| p.0);
+            assert_eq!(wk, std_sorted.iter().map(|p| p.0).collect::<Vec<_>>(), "reference is a stable sort");
+            assert_eq!(k.read().unwrap()[..n], wk[..], "keys, n = {n}");
+            assert_eq!(v.read().unwrap()[..n], wv[..], "values (stability), n = {n}");
+        }
+    }
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
+fn radix_sort_u64_and_partial_key_bits() {
+    let ctx = context(true);
+    let mut r = rng(4);
+    for &n in &SIZES {
+        let keys: Vec<u64> = (0..n).map(|_| r.random::<u64>() >> r.random_range(0..40)).collect();
+        let vals: Vec<u32> = (0..n as u32).collect();
+        let k = ctx.upload_buffer("keys64", &keys, BufferUsage::STORAGE).unwrap();
+        let v = ctx.upload_buffer("vals", &vals, BufferUsage::STORAGE).unwrap();
+        let sort = RadixSort::new(&ctx, n, SortKeys::U64).unwrap();
+        let mut g = Graph::new("sort64");
+        sort.record(&mut g, &k, &v, n, 64);
+        run(&ctx, g);
+        let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, 64);
+        assert_eq!(k.read().unwrap()[..n], wk[..], "u64 keys, n = {n}");
+        assert_eq!(v.read().unwrap()[..n], wv[..], "u64 values, n = {n}");
+    }
+    // 24-bit keys sorted with 24 bits: 3 passes (odd: ends with the copy back).
+    let n = 10_000;
+    let keys: Vec<u32> = (0..n).map(|_| r.random_range(0..1 << 24)).collect();
+    let vals: Vec<u32> = (0..n as u32).collect();
+    let k = ctx.upload_buffer("keys", &keys, BufferUsage::STORAGE).unwrap();
+    let v = ctx.upload_buffer("vals", &vals, BufferUsage::STORAGE).unwrap();
+    let sort = RadixSort::new(&ctx, n, SortKeys::U32).unwrap();
+    let mut g = Graph::new("sort24");
+    sort.record(&mut g, &k, &v, n, 24);
+    run(&ctx, g);
+    let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, 24);
+    assert_eq!(k.read().unwrap(), wk);
+    assert_eq!(v.read().unwrap(), wv);
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
+fn reductions_match_reference() {
+    let ctx = context(false);
+    let mut r = rng(5);
+    for &n in &SIZES {
+        let mut data: Vec<f32> = (0..n).map(|_| r.random_range(-1000.0f32..1000.0)).collect();
+        if n > 10 {
+            data[n / 3] = f32::NAN; // ignored by min/max/argmin
+            let m = reference::reduce::min(&data);
+            data[n - 2] = m; // a tie: argmin must report the lower index
+        }
+        let input = ctx.upload_buffer("in", &data, BufferUsage::STORAGE).unwrap();
+        let out = ctx.create_buffer::<ReduceResult>("out", 4, BufferUsage::STORAGE).unwrap();
+        let red = Reduce::new(&ctx, n).unwrap();
+        let mut g = Graph::new("reduce");
+        for (slot, op) in [ReduceOp::Min, ReduceOp::Max, ReduceOp::ArgMin].into_iter().enumerate() {
+            red.record(&mut g, &input, n, op, &out, slot);
+        }
+        run(&ctx, g);
+        let got = out.read().unwrap();
+        assert_eq!(got[0].value, reference::reduce::min(&data), "min n={n}");
+        assert_eq!(got[1].value, reference::reduce::max(&data), "max n={n}");
+        let (v, i) = reference::reduce::argmin(&data);
+        assert_eq!((got[2].value, got[2].index), (v, i), "argmin n={n}");
+
+        let clean: Vec<f32> = data.iter().map(|x| if x.is_nan() { 0.5 } else { *x }).collect();
+        input.write(&clean).unwrap();
+        let mut g = Graph::new("sum");
+        red.record(&mut g, &input, n, ReduceOp::Sum, &out, 3);
+        run(&ctx, g);
+        let want = reference::reduce::sum(&clean);
+        let scale: f64 = clean.iter().map(|x| x.abs() as f64).sum::<f64>().max(1.0);
+        let got = out.read().unwrap()[3].value as f64;
+        assert!((got - want).abs() <= 1e-5 * scale, "sum n={n}: {got} vs {want}");
+        // Deterministic: the same input gives the same bits.
+        let mut g = Graph::new("sum-again");
+        red.record(&mut g, &input, n, ReduceOp::Sum, &out, 0);
+        run(&ctx, g);
+        assert_eq!(out.read().unwrap()[0].value.to_bits(), (got as f32).to_bits());
+    }
+    assert_no_validation_errors(&ctx);
+}
