@@ -2,6 +2,10 @@
 // a tile is WG * ITEMS consecutive keys; digit = 8 bits at `shift`.
 layout(constant_id = 1) const uint ITEMS = 256;
 layout(constant_id = 2) const uint KEY_WORDS = 1;
+// 1: each invocation owns ITEMS consecutive keys of the tile and ranks them serially with
+// per-invocation digit counters in shared memory (CPU devices: no subgroup ops per key).
+// 0: rounds of WG consecutive keys ranked with subgroup ballots (GPUs: coalesced access).
+layout(constant_id = 3) const uint LANE_SERIAL = 0;
 layout(push_constant) uniform P { uint n; uint shift; uint num_tiles; } p;
 #define RADIX 256u
 

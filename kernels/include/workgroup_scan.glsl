@@ -35,3 +35,8 @@ uvec4 mask_tail(uvec4 v, uint i, uint n) {
     uint first = 4u * i;
     return uvec4(first + 0u < n ? v.x : 0u, first + 1u < n ? v.y : 0u, first + 2u < n ? v.z : 0u, first + 3u < n ? v.w : 0u);
 }
+
+// Tile layouts of the streaming kernels. LANE_SERIAL = 0: in round k the workgroup reads WG
+// consecutive uvec4s (coalesced; GPUs). LANE_SERIAL = 1: invocation `lid` owns ITEMS
+// consecutive uvec4s and scans them serially, one subgroup scan per tile (CPU devices, where
+// subgroup operations are expensive and caches are large).

@@ -4,6 +4,7 @@
 #include "common.glsl"
 #include "workgroup_scan.glsl"
 layout(constant_id = 1) const uint ITEMS = 16;
+layout(constant_id = 2) const uint LANE_SERIAL = 0;
 layout(std430, binding = 0) readonly buffer Flags { uvec4 flags[]; };
 layout(std430, binding = 1) readonly buffer Offsets { uint tile_offsets[]; };
 layout(std430, binding = 2) readonly buffer Values { uvec4 values[]; };
@@ -13,6 +14,27 @@ void main() {
     uint n4 = (p.n + 3u) / 4u;
     uint tile = gl_WorkGroupID.x * WG * ITEMS;
     uint carry = tile_offsets[gl_WorkGroupID.x];
+    if (LANE_SERIAL == 1u) {
+        uint first = tile + gl_LocalInvocationID.x * ITEMS;
+        uint last = min(first + ITEMS, n4);
+        uint cnt = 0u;
+        for (uint i = first; i < last; ++i) {
+            uvec4 f = mask_tail(uvec4(notEqual(flags[i], uvec4(0u))), i, p.n);
+            cnt += f.x + f.y + f.z + f.w;
+        }
+        uint total;
+        uint o = carry + workgroup_exclusive_add(cnt, total);
+        for (uint i = first; i < last; ++i) {
+            uvec4 f = mask_tail(uvec4(notEqual(flags[i], uvec4(0u))), i, p.n);
+            if (f.x + f.y + f.z + f.w == 0u) continue;
+            uvec4 v = values[i];
+            if (f.x != 0u) outv[o++] = v.x;
+            if (f.y != 0u) outv[o++] = v.y;
+            if (f.z != 0u) outv[o++] = v.z;
+            if (f.w != 0u) outv[o++] = v.w;
+        }
+        return;
+    }
     for (uint k = 0u; k < ITEMS; ++k) {
         if (tile + k * WG >= n4) break; // uniform
         uint i = tile + k * WG + gl_LocalInvocationID.x;

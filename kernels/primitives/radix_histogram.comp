@@ -7,8 +7,27 @@
 layout(std430, binding = 0) readonly buffer Keys { uint keys[]; };
 layout(std430, binding = 1) writeonly buffer Hist { uint hist[]; };
 shared uint counts[RADIX];
+shared uint lane_counts[LANE_SERIAL == 1u ? WG * RADIX : 1u];
 void main() {
     uint lid = gl_LocalInvocationID.x;
+    if (LANE_SERIAL == 1u) {
+        // Private counters per invocation (no atomics), summed per digit afterwards.
+        for (uint d = 0u; d < RADIX; ++d) lane_counts[lid * RADIX + d] = 0u;
+        uint first = gl_WorkGroupID.x * WG * ITEMS + lid * ITEMS;
+        uint last = min(first + ITEMS, p.n);
+        for (uint idx = first; idx < last; ++idx) {
+            uint lo = keys[idx * KEY_WORDS];
+            uint hi = KEY_WORDS == 2u ? keys[idx * KEY_WORDS + 1u] : 0u;
+            lane_counts[lid * RADIX + digit_of(lo, hi)] += 1u;
+        }
+        barrier();
+        for (uint d = lid; d < RADIX; d += WG) {
+            uint c = 0u;
+            for (uint l = 0u; l < WG; ++l) c += lane_counts[l * RADIX + d];
+            hist[d * p.num_tiles + gl_WorkGroupID.x] = c;
+        }
+        return;
+    }
     for (uint d = lid; d < RADIX; d += WG) counts[d] = 0u;
     barrier();
     uint tile = gl_WorkGroupID.x * WG * ITEMS;

@@ -5,6 +5,7 @@
 #include "workgroup_scan.glsl"
 layout(constant_id = 1) const uint ITEMS = 16;
 layout(constant_id = 2) const uint INCLUSIVE = 0;
+layout(constant_id = 3) const uint LANE_SERIAL = 0;
 layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; };
 layout(std430, binding = 1) readonly buffer Offsets { uint tile_offsets[]; };
 layout(std430, binding = 2) writeonly buffer Dst { uvec4 dst[]; };
@@ -13,6 +14,24 @@ void main() {
     uint n4 = (p.n + 3u) / 4u;
     uint tile = gl_WorkGroupID.x * WG * ITEMS;
     uint carry = tile_offsets[gl_WorkGroupID.x];
+    if (LANE_SERIAL == 1u) {
+        uint first = tile + gl_LocalInvocationID.x * ITEMS;
+        uint last = min(first + ITEMS, n4);
+        uint sum = 0u;
+        for (uint i = first; i < last; ++i) {
+            uvec4 v = mask_tail(src[i], i, p.n);
+            sum += v.x + v.y + v.z + v.w;
+        }
+        uint total;
+        uint run = carry + workgroup_exclusive_add(sum, total);
+        for (uint i = first; i < last; ++i) {
+            uvec4 v = mask_tail(src[i], i, p.n);
+            uvec4 inc = uvec4(v.x, v.x + v.y, v.x + v.y + v.z, v.x + v.y + v.z + v.w);
+            dst[i] = uvec4(run) + (INCLUSIVE == 1u ? inc : inc - v);
+            run += inc.w;
+        }
+        return;
+    }
     for (uint k = 0u; k < ITEMS; ++k) {
         if (tile + k * WG >= n4) break; // uniform
         uint i = tile + k * WG + gl_LocalInvocationID.x;

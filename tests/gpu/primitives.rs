@@ -2,11 +2,17 @@
 //! random data.
 use rand::Rng;
 use supple::cpu_reference as reference;
-use supple::primitives::{Compact, RadixSort, Reduce, ReduceOp, ReduceResult, Scan, ScanKind, SortKeys};
+use supple::primitives::{Compact, RadixSort, Reduce, ReduceOp, ReduceResult, Scan, ScanKind, SortKeys, Tuning};
 use supple::vk::{BufferUsage, CompileOptions, Context, Graph};
 use supple_gpu_tests::{assert_no_validation_errors, context, rng};
 
 const SIZES: [usize; 5] = [0, 1, 7, 257, (1 << 20) + 3];
+
+/// Both launch shapes: the device's default and the GPU-style coalesced one (on lavapipe the
+/// default is the lane-serial CPU shape, so both kernel paths are checked).
+fn tunings(ctx: &Context) -> [Tuning; 2] {
+    [Tuning::from_env(ctx.caps()), Tuning::gpu_style(ctx.caps())]
+}
 
 fn run(ctx: &Context, g: Graph) {
     g.compile(ctx, CompileOptions::default()).unwrap().run().unwrap();
@@ -20,8 +26,8 @@ fn scan_matches_reference() {
         let data: Vec<u32> = (0..n).map(|_| r.random_range(0..1000)).collect();
         let input = ctx.upload_buffer("in", &data, BufferUsage::STORAGE).unwrap();
         let out = ctx.create_buffer::<u32>("out", n, BufferUsage::STORAGE).unwrap();
-        let scan = Scan::new(&ctx, n).unwrap();
-        for kind in [ScanKind::Exclusive, ScanKind::Inclusive] {
+        for (tuning, kind) in tunings(&ctx).into_iter().flat_map(|t| [(t, ScanKind::Exclusive), (t, ScanKind::Inclusive)]) {
+            let scan = Scan::with_tuning(&ctx, n, tuning).unwrap();
             let mut g = Graph::new("scan");
             scan.record(&mut g, &input, &out, n, kind);
             run(&ctx, g);
@@ -29,7 +35,7 @@ fn scan_matches_reference() {
                 ScanKind::Exclusive => reference::scan::exclusive_scan(&data),
                 ScanKind::Inclusive => reference::scan::inclusive_scan(&data),
             };
-            assert_eq!(out.read().unwrap()[..n], want[..], "n = {n}, {kind:?}");
+            assert_eq!(out.read().unwrap()[..n], want[..], "n = {n}, {kind:?}, {tuning:?}");
         }
     }
     // Wrapping arithmetic, as the reference.
@@ -48,7 +54,7 @@ fn compaction_matches_reference_and_counts_on_device() {
     let ctx = context(true);
     let mut r = rng(2);
     for &n in &SIZES {
-        for density in [0.0, 0.3, 1.0] {
+        for (tuning, density) in tunings(&ctx).into_iter().flat_map(|t| [(t, 0.0), (t, 0.3), (t, 1.0)]) {
             let flags: Vec<u32> = (0..n).map(|_| if r.random_bool(density) { r.random_range(1..5) } else { 0 }).collect();
             let values: Vec<u32> = (0..n as u32).map(|i| i * 3 + 1).collect();
             let f = ctx.upload_buffer("flags", &flags, BufferUsage::STORAGE).unwrap();
@@ -56,7 +62,7 @@ fn compaction_matches_reference_and_counts_on_device() {
             let out = ctx.create_buffer::<u32>("out", n, BufferUsage::STORAGE).unwrap();
             let count = ctx.create_buffer::<u32>("count", 1, BufferUsage::STORAGE).unwrap();
             let args = ctx.create_buffer::<u32>("args", 3, BufferUsage::INDIRECT).unwrap();
-            let c = Compact::new(&ctx, n).unwrap();
+            let c = Compact::with_tuning(&ctx, n, tuning).unwrap();
             let mut g = Graph::new("compact");
             c.record(&mut g, &f, &v, &out, n);
             c.record_count_copy(&mut g, n, &count);
@@ -78,12 +84,12 @@ fn radix_sort_u32_is_stable_and_matches_reference() {
     let mut r = rng(3);
     for &n in &SIZES {
         // Few distinct keys make stability visible.
-        for key_range in [16u32, u32::MAX] {
+        for (tuning, key_range) in tunings(&ctx).into_iter().flat_map(|t| [(t, 16u32), (t, u32::MAX)]) {
             let keys: Vec<u32> = (0..n).map(|_| r.random_range(0..key_range)).collect();
             let vals: Vec<u32> = (0..n as u32).collect();
             let k = ctx.upload_buffer("keys", &keys, BufferUsage::STORAGE).unwrap();
             let v = ctx.upload_buffer("vals", &vals, BufferUsage::STORAGE).unwrap();
-            let sort = RadixSort::new(&ctx, n, SortKeys::U32).unwrap();
+            let sort = RadixSort::with_tuning(&ctx, n, SortKeys::U32, tuning).unwrap();
             let mut g = Graph::new("sort");
             sort.record(&mut g, &k, &v, n, 32);
             run(&ctx, g);
@@ -102,12 +108,12 @@ fn radix_sort_u32_is_stable_and_matches_reference() {
 fn radix_sort_u64_and_partial_key_bits() {
     let ctx = context(true);
     let mut r = rng(4);
-    for &n in &SIZES {
+    for (tuning, &n) in tunings(&ctx).into_iter().flat_map(|t| SIZES.iter().map(move |n| (t, n))) {
         let keys: Vec<u64> = (0..n).map(|_| r.random::<u64>() >> r.random_range(0..40)).collect();
         let vals: Vec<u32> = (0..n as u32).collect();
         let k = ctx.upload_buffer("keys64", &keys, BufferUsage::STORAGE).unwrap();
         let v = ctx.upload_buffer("vals", &vals, BufferUsage::STORAGE).unwrap();
-        let sort = RadixSort::new(&ctx, n, SortKeys::U64).unwrap();
+        let sort = RadixSort::with_tuning(&ctx, n, SortKeys::U64, tuning).unwrap();
         let mut g = Graph::new("sort64");
         sort.record(&mut g, &k, &v, n, 64);
         run(&ctx, g);
@@ -135,7 +141,7 @@ fn radix_sort_u64_and_partial_key_bits() {
 fn reductions_match_reference() {
     let ctx = context(false);
     let mut r = rng(5);
-    for &n in &SIZES {
+    for (tuning, &n) in tunings(&ctx).into_iter().flat_map(|t| SIZES.iter().map(move |n| (t, n))) {
         let mut data: Vec<f32> = (0..n).map(|_| r.random_range(-1000.0f32..1000.0)).collect();
         if n > 10 {
             data[n / 3] = f32::NAN; // ignored by min/max/argmin
@@ -144,7 +150,7 @@ fn reductions_match_reference() {
         }
         let input = ctx.upload_buffer("in", &data, BufferUsage::STORAGE).unwrap();
         let out = ctx.create_buffer::<ReduceResult>("out", 4, BufferUsage::STORAGE).unwrap();
-        let red = Reduce::new(&ctx, n).unwrap();
+        let red = Reduce::with_tuning(&ctx, n, tuning).unwrap();
         let mut g = Graph::new("reduce");
         for (slot, op) in [ReduceOp::Min, ReduceOp::Max, ReduceOp::ArgMin].into_iter().enumerate() {
             red.record(&mut g, &input, n, op, &out, slot);

@@ -17,7 +17,7 @@ fn thousand_dependent_dispatches_give_the_exact_result() {
         let (s, d) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
         g.dispatch(increment(format!("inc{i}"), s, d, n));
     }
-    let c = g.compile(&ctx, CompileOptions { timestamps: true, crash_markers: false }).unwrap();
+    let c = g.compile(&ctx, CompileOptions { timestamps: true, ..Default::default() }).unwrap();
     assert_eq!(c.barrier_count(), 999, "every step depends on the previous one");
     c.run().unwrap();
     assert!(a.read().unwrap().iter().all(|&v| v == 1000));
@@ -102,7 +102,7 @@ fn a_hung_kernel_times_out_and_names_the_last_completed_node() {
     // beyond the 100 ms bound below (llvmpipe caps loops at 65535 iterations, so the work is
     // spread over workgroups).
     g.dispatch(Dispatch::new("spin", ids::TEST_SPIN, [20_000, 1, 1]).workgroup_size(8).read_write(&v).push(&1u32));
-    let c = g.compile(&ctx, CompileOptions { timestamps: false, crash_markers: true }).unwrap();
+    let c = g.compile(&ctx, CompileOptions { crash_markers: true, ..Default::default() }).unwrap();
     let t = c.submit().unwrap();
     match c.wait_timeout(t, std::time::Duration::from_millis(100)) {
         Err(VkError::Timeout { last_node, .. }) => {

@@ -17,7 +17,11 @@ pub struct Compact {
 impl Compact {
     /// Allocates the workspace for compactions of at most `capacity` elements.
     pub fn new(ctx: &Context, capacity: usize) -> VkResult<Compact> {
-        let tuning = Tuning::from_env(ctx.caps());
+        Self::with_tuning(ctx, capacity, Tuning::from_env(ctx.caps()))
+    }
+
+    /// Like [`Compact::new`] with an explicit launch shape.
+    pub fn with_tuning(ctx: &Context, capacity: usize, tuning: Tuning) -> VkResult<Compact> {
         let tile_sums =
             ctx.create_buffer("compact.tile_sums", tiles(capacity, tuning.tile_elements()) as usize + 1, BufferUsage::STORAGE)?;
         Ok(Compact { capacity, tuning, tile_sums })
@@ -31,7 +35,7 @@ impl Compact {
         g.dispatch(
             Dispatch::new("compact.scatter", ids::PRIMITIVES_COMPACT_TILES, [tiles(n, t.tile_elements()), 1, 1])
                 .workgroup_size(t.workgroup)
-                .spec(&[t.items])
+                .spec(&[t.items, t.lane_serial as u32])
                 .read(flags)
                 .read(&self.tile_sums)
                 .read(values)

@@ -48,7 +48,11 @@ struct Push {
 impl RadixSort {
     /// Allocates the workspace for sorts of at most `capacity` pairs.
     pub fn new(ctx: &Context, capacity: usize, keys: SortKeys) -> VkResult<RadixSort> {
-        let tuning = Tuning::from_env(ctx.caps());
+        Self::with_tuning(ctx, capacity, keys, Tuning::from_env(ctx.caps()))
+    }
+
+    /// Like [`RadixSort::new`] with an explicit launch shape.
+    pub fn with_tuning(ctx: &Context, capacity: usize, keys: SortKeys, tuning: Tuning) -> VkResult<RadixSort> {
         let num_tiles = capacity.div_ceil(tuning.radix_tile()).max(1);
         let hist_len = num_tiles * 256;
         Ok(RadixSort {
@@ -59,7 +63,7 @@ impl RadixSort {
             vals_tmp: ctx.create_buffer("radix.vals_tmp", capacity, BufferUsage::STORAGE)?,
             hist: ctx.create_buffer("radix.hist", hist_len, BufferUsage::STORAGE)?,
             offsets: ctx.create_buffer("radix.offsets", hist_len, BufferUsage::STORAGE)?,
-            scan: Scan::new(ctx, hist_len)?,
+            scan: Scan::with_tuning(ctx, hist_len, tuning)?,
         })
     }
 
@@ -89,7 +93,7 @@ impl RadixSort {
             g.dispatch(
                 Dispatch::new(format!("radix.histogram[{pass}]"), ids::PRIMITIVES_RADIX_HISTOGRAM, [num_tiles, 1, 1])
                     .workgroup_size(t.radix_workgroup)
-                    .spec(&[t.radix_items, words as u32])
+                    .spec(&[t.radix_items, words as u32, t.lane_serial as u32])
                     .read(src_k.clone())
                     .write(&self.hist)
                     .push(&push),
@@ -98,7 +102,7 @@ impl RadixSort {
             g.dispatch(
                 Dispatch::new(format!("radix.scatter[{pass}]"), ids::PRIMITIVES_RADIX_SCATTER, [num_tiles, 1, 1])
                     .workgroup_size(t.radix_workgroup)
-                    .spec(&[t.radix_items, words as u32])
+                    .spec(&[t.radix_items, words as u32, t.lane_serial as u32])
                     .read(src_k.clone())
                     .read(src_v.clone())
                     .read(&self.offsets)

@@ -40,7 +40,11 @@ pub struct Reduce {
 impl Reduce {
     /// Allocates the workspace for reductions of at most `capacity` elements.
     pub fn new(ctx: &Context, capacity: usize) -> VkResult<Reduce> {
-        let tuning = Tuning::from_env(ctx.caps());
+        Self::with_tuning(ctx, capacity, Tuning::from_env(ctx.caps()))
+    }
+
+    /// Like [`Reduce::new`] with an explicit launch shape.
+    pub fn with_tuning(ctx: &Context, capacity: usize, tuning: Tuning) -> VkResult<Reduce> {
         let partials = ctx.create_buffer("reduce.partials", tiles(capacity, tuning.tile_elements()) as usize, BufferUsage::STORAGE)?;
         Ok(Reduce { capacity, tuning, partials })
     }

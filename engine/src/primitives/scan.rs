@@ -29,7 +29,11 @@ pub(crate) fn tiles(n: usize, tile: usize) -> u32 {
 impl Scan {
     /// Allocates the workspace for scans of at most `capacity` elements.
     pub fn new(ctx: &Context, capacity: usize) -> VkResult<Scan> {
-        let tuning = Tuning::from_env(ctx.caps());
+        Self::with_tuning(ctx, capacity, Tuning::from_env(ctx.caps()))
+    }
+
+    /// Like [`Scan::new`] with an explicit launch shape.
+    pub fn with_tuning(ctx: &Context, capacity: usize, tuning: Tuning) -> VkResult<Scan> {
         let tile_sums = ctx.create_buffer("scan.tile_sums", tiles(capacity, tuning.tile_elements()) as usize + 1, BufferUsage::STORAGE)?;
         Ok(Scan { capacity, tuning, tile_sums })
     }
@@ -48,7 +52,7 @@ impl Scan {
         g.dispatch(
             Dispatch::new("scan.tiles", ids::PRIMITIVES_SCAN_TILES, [m, 1, 1])
                 .workgroup_size(t.workgroup)
-                .spec(&[t.items, (kind == ScanKind::Inclusive) as u32])
+                .spec(&[t.items, (kind == ScanKind::Inclusive) as u32, t.lane_serial as u32])
                 .read(input)
                 .read(&self.tile_sums)
                 .write(output)

@@ -13,6 +13,9 @@ pub struct Tuning {
     pub radix_workgroup: u32,
     /// Keys per invocation per tile in the radix-sort kernels.
     pub radix_items: u32,
+    /// Invocations own contiguous ranges and work through them serially (CPU devices), instead
+    /// of coalesced rounds with subgroup operations per element (GPUs).
+    pub lane_serial: bool,
 }
 
 impl Tuning {
@@ -21,20 +24,27 @@ impl Tuning {
     pub fn for_device(caps: &Capabilities) -> Tuning {
         let sg = caps.subgroup_size.max(1);
         if caps.device_type == "cpu" {
-            Tuning { workgroup: sg, items: 64, radix_workgroup: sg, radix_items: 256 }
+            Tuning { workgroup: sg, items: 64, radix_workgroup: sg, radix_items: 256, lane_serial: true }
         } else {
-            Tuning { workgroup: 256, items: 4, radix_workgroup: 256.max(sg), radix_items: 16 }
+            Tuning { workgroup: 256, items: 4, radix_workgroup: 256.max(sg), radix_items: 16, lane_serial: false }
         }
     }
 
-    /// [`Tuning::for_device`] overridden by `SUPPLE_TUNE="workgroup=64,items=8,radix_workgroup=32,radix_items=64"`.
+    /// The coalesced GPU-style shape (subgroup operations per round), valid on every device;
+    /// tests use it to exercise both code paths on lavapipe.
+    pub fn gpu_style(caps: &Capabilities) -> Tuning {
+        let sg = caps.subgroup_size.max(1);
+        Tuning { workgroup: 8 * sg, items: 4, radix_workgroup: 4 * sg, radix_items: 16, lane_serial: false }
+    }
+
+    /// [`Tuning::for_device`] overridden by `SUPPLE_TUNE="workgroup=64,items=8,radix_workgroup=32,radix_items=64,lane_serial=0"`.
     pub fn from_env(caps: &Capabilities) -> Tuning {
         let mut t = Tuning::for_device(caps);
         if let Ok(s) = std::env::var("SUPPLE_TUNE") {
             for kv in s.split(',') {
                 let mut it = kv.splitn(2, '=');
                 let (Some(k), Some(v)) = (it.next(), it.next().and_then(|v| v.trim().parse::<u32>().ok())) else { continue };
-                if v == 0 {
+                if v == 0 && k.trim() != "lane_serial" {
                     continue;
                 }
                 match k.trim() {
@@ -42,6 +52,7 @@ impl Tuning {
                     "items" => t.items = v,
                     "radix_workgroup" => t.radix_workgroup = v,
                     "radix_items" => t.radix_items = v,
+                    "lane_serial" => t.lane_serial = v != 0,
                     _ => {}
                 }
             }
@@ -51,6 +62,11 @@ impl Tuning {
         let fix = |w: u32| (w.max(sg) / sg * sg).min(64 * sg).min(caps.max_workgroup_invocations.max(sg));
         t.workgroup = fix(t.workgroup);
         t.radix_workgroup = fix(t.radix_workgroup);
+        if t.lane_serial {
+            // Per-invocation digit counters must fit in shared memory (256 u32 per invocation).
+            let max_lanes = (caps.max_shared_memory_bytes / 1024).max(sg);
+            t.radix_workgroup = t.radix_workgroup.min(max_lanes / sg * sg).max(sg);
+        }
         t
     }
 

@@ -595,6 +595,11 @@ impl Context {
         self.shared.options.force_staging || !self.shared.caps.unified_memory
     }
 
+    /// The physical device in use.
+    pub fn physical_device(&self) -> vk::PhysicalDevice {
+        self.shared.physical_device
+    }
+
     /// The raw device (for hosts that interoperate with Supple's buffers).
     pub fn raw_device(&self) -> &ash::Device {
         &self.shared.device

@@ -254,8 +254,10 @@ pub struct Graph {
 /// Options for [`Graph::compile`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CompileOptions {
-    /// Write a GPU timestamp before and after every node (needed for [`CompiledGraph::profile`]).
+    /// Write a GPU timestamp before and after every node (per-node [`CompiledGraph::profile`]).
     pub timestamps: bool,
+    /// Write one GPU timestamp pair around the whole graph (total time only; cheap).
+    pub graph_timestamps: bool,
     /// Serialise nodes and write a crash marker after each so a hang or device loss names the
     /// last node that completed (debugging aid; slower).
     pub crash_markers: bool,
@@ -266,6 +268,7 @@ impl CompileOptions {
     pub fn profiled() -> Self {
         CompileOptions {
             timestamps: true,
+            graph_timestamps: true,
             crash_markers: std::env::var("SUPPLE_CRASH_MARKERS").is_ok_and(|v| v == "1"),
         }
     }
@@ -445,9 +448,9 @@ pub struct NodeTiming {
 pub struct GraphProfile {
     /// Graph name.
     pub graph: String,
-    /// Nodes in recording order.
+    /// Nodes in recording order (empty when compiled without per-node timestamps).
     pub nodes: Vec<NodeTiming>,
-    /// GPU milliseconds from the first node's start to the last node's end.
+    /// GPU milliseconds of the whole graph (timestamps at its start and end).
     pub total_ms: f64,
 }
 
@@ -468,6 +471,7 @@ pub struct CompiledGraph {
     descriptor_pool: vk::DescriptorPool,
     query_pool: vk::QueryPool,
     marker: Option<GpuBuffer<u32>>,
+    per_node_timestamps: bool,
     _keep_alive: Vec<Arc<RawBuffer>>,
     last: Mutex<Option<Ticket>>,
 }
@@ -506,6 +510,7 @@ impl CompiledGraph {
             None
         };
         let timestamps = options.timestamps && s.caps.timestamps && n > 0;
+        let bracket = (options.timestamps || options.graph_timestamps) && s.caps.timestamps;
         let mut out = CompiledGraph {
             ctx: ctx.clone(),
             name: graph.name.clone(),
@@ -528,6 +533,7 @@ impl CompiledGraph {
             descriptor_pool: vk::DescriptorPool::null(),
             query_pool: vk::QueryPool::null(),
             marker,
+            per_node_timestamps: false,
             _keep_alive: keep,
             last: Mutex::new(None),
         };
@@ -543,10 +549,11 @@ impl CompiledGraph {
                     )
                     .vk("vkCreateDescriptorPool")?;
             }
-            if timestamps {
+            out.per_node_timestamps = timestamps;
+            if bracket {
                 out.query_pool = d
                     .create_query_pool(
-                        &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * n as u32),
+                        &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * n as u32 + 2),
                         None,
                     )
                     .vk("vkCreateQueryPool")?;
@@ -594,7 +601,7 @@ impl CompiledGraph {
             out.cmd = ctx.allocate_command_buffer()?;
             ctx.set_name(out.cmd, &graph.name);
             d.begin_command_buffer(out.cmd, &vk::CommandBufferBeginInfo::default()).vk("vkBeginCommandBuffer")?;
-            out.record_commands(graph, &prepared, timestamps);
+            out.record_commands(graph, &prepared, timestamps, bracket);
             d.end_command_buffer(out.cmd).vk("vkEndCommandBuffer")?;
         }
         Ok(out)
@@ -609,12 +616,15 @@ impl CompiledGraph {
         graph: &Graph,
         prepared: &[Option<(super::kernel::Pipeline, vk::DescriptorSet)>],
         timestamps: bool,
+        bracket: bool,
     ) {
         let d = &self.ctx.shared.device;
         let cmd = self.cmd;
         let labels = self.ctx.shared.debug_utils_device.as_ref();
-        if timestamps {
-            d.cmd_reset_query_pool(cmd, self.query_pool, 0, 2 * graph.nodes.len() as u32);
+        let n = graph.nodes.len() as u32;
+        if bracket {
+            d.cmd_reset_query_pool(cmd, self.query_pool, 0, 2 * n + 2);
+            d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::ALL_COMMANDS, self.query_pool, 2 * n);
         }
         let mut any_write = false;
         for step in &self.schedule {
@@ -678,6 +688,9 @@ impl CompiledGraph {
                     }
                 }
             }
+        }
+        if bracket {
+            d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::ALL_COMMANDS, self.query_pool, 2 * n + 1);
         }
         if any_write {
             // Make every write visible to host reads after the timeline signal.
@@ -771,17 +784,20 @@ impl CompiledGraph {
         } else {
             return Ok(None);
         }
-        let mut raw = vec![0u64; 2 * self.nodes.len()];
-        // SAFETY: the pool holds 2n queries, all written by the completed run.
+        let n = self.nodes.len();
+        let mut raw = vec![0u64; 2 * n + 2];
+        // SAFETY: the pool holds 2n + 2 queries; the per-node ones are read only when written.
         unsafe {
-            self.ctx
-                .shared
-                .device
-                .get_query_pool_results(self.query_pool, 0, &mut raw, vk::QueryResultFlags::TYPE_64)
+            let dev = &self.ctx.shared.device;
+            dev.get_query_pool_results(self.query_pool, 2 * n as u32, &mut raw[2 * n..], vk::QueryResultFlags::TYPE_64)
                 .vk("vkGetQueryPoolResults")?;
+            if self.per_node_timestamps {
+                dev.get_query_pool_results(self.query_pool, 0, &mut raw[..2 * n], vk::QueryResultFlags::TYPE_64)
+                    .vk("vkGetQueryPoolResults")?;
+            }
         }
         let period = self.ctx.shared.caps.timestamp_period_ns as f64 * 1e-6;
-        let nodes = self
+        let nodes = if !self.per_node_timestamps { Vec::new() } else { self
             .nodes
             .iter()
             .enumerate()
@@ -790,10 +806,9 @@ impl CompiledGraph {
                 kernel: n.kernel.clone(),
                 gpu_ms: raw[2 * i + 1].saturating_sub(raw[2 * i]) as f64 * period,
             })
-            .collect();
-        let first = raw.iter().step_by(2).copied().min().unwrap_or(0);
-        let last = raw.iter().skip(1).step_by(2).copied().max().unwrap_or(0);
-        Ok(Some(GraphProfile { graph: self.name.clone(), nodes, total_ms: last.saturating_sub(first) as f64 * period }))
+            .collect() };
+        let total_ms = raw[2 * n + 1].saturating_sub(raw[2 * n]) as f64 * period;
+        Ok(Some(GraphProfile { graph: self.name.clone(), nodes, total_ms }))
     }
 
     /// A text dump: one line per node and barrier, in execution order.

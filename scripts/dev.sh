@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Supple's one entry point for a fresh Debian 12 / Ubuntu 22.04+ machine (as root, or a user
+# with sudo): installs whatever is missing, then
+#   scripts/dev.sh run   -> builds the CLI and runs the main job (devices + primitives benchmark)
+#   scripts/dev.sh test  -> runs the whole test suite on lavapipe with the validation layer on
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+need_pkgs=()
+for p in mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers vulkan-tools \
+         libshaderc-dev glslang-dev spirv-tools gcc g++ pkg-config curl ca-certificates python3; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
+done
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  echo "[setup] installing: ${need_pkgs[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_pkgs[@]}"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  [ -x "$HOME/.cargo/bin/cargo" ] || curl -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+# Debian's static shaderc/glslang (see .cargo/config.toml); other multiarch paths by arch.
+if [ -z "${SHADERC_LIB_DIR:-}" ]; then
+  export SHADERC_LIB_DIR="/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"
+fi
+# No GPU? Vulkan falls back to lavapipe (the CPU driver) automatically.
+
+case "${1:-run}" in
+  run)
+    cargo build --release -p supple-tools
+    ./target/release/supple devices
+    ./target/release/supple bench primitives --json > primitives-bench.json
+    echo "[run] primitives benchmark written to primitives-bench.json"
+    ;;
+  test)
+    # USD export is checked with Pixar's USD (usd-core) when pip can install it.
+    python3 -c "import pxr" 2>/dev/null || python3 -m pip install -q usd-core 2>/dev/null \
+      || python3 -m pip install -q --break-system-packages usd-core 2>/dev/null \
+      || echo "[test] usd-core unavailable: the USD check will report NOT RUN"
+    export SUPPLE_VALIDATION=1 SUPPLE_PIPELINE_CACHE=off
+    cargo test --workspace --release --no-fail-fast -- --test-threads 2
+    ;;
+  *)
+    echo "usage: scripts/dev.sh run|test" >&2
+    exit 2
+    ;;
+esac
