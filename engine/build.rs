@@ -22,17 +22,27 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn main() {
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let kernels = manifest.parent().expect("engine/ has a parent").join("kernels");
+    let manifest =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let kernels = manifest
+        .parent()
+        .expect("engine/ has a parent")
+        .join("kernels");
     let include_root = kernels.join("include");
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     println!("cargo:rerun-if-changed={}", kernels.display());
-    println!("cargo:rustc-env=SUPPLE_KERNEL_SOURCE_DIR={}", kernels.display());
+    println!(
+        "cargo:rustc-env=SUPPLE_KERNEL_SOURCE_DIR={}",
+        kernels.display()
+    );
 
     let mut sources = Vec::new();
     collect(&kernels, &mut sources);
     // Folders are watched too so that a new kernel file triggers a rebuild.
-    let mut dirs: Vec<PathBuf> = sources.iter().filter_map(|p| p.parent().map(Path::to_path_buf)).collect();
+    let mut dirs: Vec<PathBuf> = sources
+        .iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
     dirs.push(include_root.clone());
     dirs.sort();
     dirs.dedup();
@@ -44,11 +54,18 @@ fn main() {
     let mut ids = String::new();
     let mut statics = String::new();
     let mut failures = Vec::new();
-    writeln!(table, "/// Every kernel compiled at build time, in `KernelId` order.").unwrap();
+    writeln!(
+        table,
+        "/// Every kernel compiled at build time, in `KernelId` order."
+    )
+    .unwrap();
     writeln!(table, "pub static KERNELS: &[KernelSource] = &[").unwrap();
     for (index, src) in sources.iter().enumerate() {
         println!("cargo:rerun-if-changed={}", src.display());
-        let rel = src.strip_prefix(&kernels).expect("source under kernels/").with_extension("");
+        let rel = src
+            .strip_prefix(&kernels)
+            .expect("source under kernels/")
+            .with_extension("");
         let name = rel.to_string_lossy().replace('\\', "/");
         match supple_shader_compiler::compile_compute(src, &include_root, &[]) {
             Ok(k) => {

@@ -13,17 +13,11 @@ layout(push_constant) uniform P { uint n; } p;
 void main() {
     uint n4 = (p.n + 3u) / 4u;
     uint tile = gl_WorkGroupID.x * WG * ITEMS;
-    uint carry = tile_offsets[gl_WorkGroupID.x];
     if (LANE_SERIAL == 1u) {
+        // Pass 1 counted this invocation's range; its first output slot comes from pass 2.
         uint first = tile + gl_LocalInvocationID.x * ITEMS;
         uint last = min(first + ITEMS, n4);
-        uint cnt = 0u;
-        for (uint i = first; i < last; ++i) {
-            uvec4 f = mask_tail(uvec4(notEqual(flags[i], uvec4(0u))), i, p.n);
-            cnt += f.x + f.y + f.z + f.w;
-        }
-        uint total;
-        uint o = carry + workgroup_exclusive_add(cnt, total);
+        uint o = tile_offsets[gl_WorkGroupID.x * WG + gl_LocalInvocationID.x];
         for (uint i = first; i < last; ++i) {
             uvec4 f = mask_tail(uvec4(notEqual(flags[i], uvec4(0u))), i, p.n);
             if (f.x + f.y + f.z + f.w == 0u) continue;
@@ -35,6 +29,7 @@ void main() {
         }
         return;
     }
+    uint carry = tile_offsets[gl_WorkGroupID.x];
     for (uint k = 0u; k < ITEMS; ++k) {
         if (tile + k * WG >= n4) break; // uniform
         uint i = tile + k * WG + gl_LocalInvocationID.x;

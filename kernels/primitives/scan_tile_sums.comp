@@ -1,15 +1,30 @@
 #version 460
 // Scan / compaction pass 1: the sum (MODE 0) or the count of non-zero entries (MODE 1) of each
-// tile of WG*ITEMS uvec4s. Host: engine/src/primitives/scan.rs. Reference: cpu_reference/scan.rs.
+// tile of WG*ITEMS uvec4s; with LANE_SERIAL = 1, of each invocation's ITEMS consecutive uvec4s
+// (sums[tile * WG + lid]), so pass 3 reads its input only once. Host: engine/src/primitives/scan.rs. Reference: cpu_reference/scan.rs.
 #include "common.glsl"
 #include "workgroup_scan.glsl"
 layout(constant_id = 1) const uint ITEMS = 16;
 layout(constant_id = 2) const uint MODE = 0;
+layout(constant_id = 3) const uint LANE_SERIAL = 0;
 layout(std430, binding = 0) readonly buffer Src { uvec4 src[]; };
 layout(std430, binding = 1) writeonly buffer Sums { uint tile_sums[]; };
 layout(push_constant) uniform P { uint n; } p;
 void main() {
     uint n4 = (p.n + 3u) / 4u;
+    if (LANE_SERIAL == 1u) {
+        uint first = gl_WorkGroupID.x * WG * ITEMS + gl_LocalInvocationID.x * ITEMS;
+        uint last = min(first + ITEMS, n4);
+        uint sum = 0u;
+        for (uint i = first; i < last; ++i) {
+            uvec4 v = src[i];
+            if (MODE == 1u) v = uvec4(notEqual(v, uvec4(0u)));
+            v = mask_tail(v, i, p.n);
+            sum += v.x + v.y + v.z + v.w;
+        }
+        tile_sums[gl_WorkGroupID.x * WG + gl_LocalInvocationID.x] = sum;
+        return;
+    }
     uint base = gl_WorkGroupID.x * WG * ITEMS + gl_LocalInvocationID.x;
     uint acc = 0u;
     for (uint k = 0u; k < ITEMS; ++k) {

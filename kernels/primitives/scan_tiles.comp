@@ -13,17 +13,11 @@ layout(push_constant) uniform P { uint n; } p;
 void main() {
     uint n4 = (p.n + 3u) / 4u;
     uint tile = gl_WorkGroupID.x * WG * ITEMS;
-    uint carry = tile_offsets[gl_WorkGroupID.x];
     if (LANE_SERIAL == 1u) {
+        // Pass 1 summed this invocation's range; its offset comes from pass 2.
         uint first = tile + gl_LocalInvocationID.x * ITEMS;
         uint last = min(first + ITEMS, n4);
-        uint sum = 0u;
-        for (uint i = first; i < last; ++i) {
-            uvec4 v = mask_tail(src[i], i, p.n);
-            sum += v.x + v.y + v.z + v.w;
-        }
-        uint total;
-        uint run = carry + workgroup_exclusive_add(sum, total);
+        uint run = tile_offsets[gl_WorkGroupID.x * WG + gl_LocalInvocationID.x];
         for (uint i = first; i < last; ++i) {
             uvec4 v = mask_tail(src[i], i, p.n);
             uvec4 inc = uvec4(v.x, v.x + v.y, v.x + v.y + v.z, v.x + v.y + v.z + v.w);
@@ -32,6 +26,7 @@ void main() {
         }
         return;
     }
+    uint carry = tile_offsets[gl_WorkGroupID.x];
     for (uint k = 0u; k < ITEMS; ++k) {
         if (tile + k * WG >= n4) break; // uniform
         uint i = tile + k * WG + gl_LocalInvocationID.x;

@@ -2,7 +2,9 @@
 //! random data.
 use rand::Rng;
 use supple::cpu_reference as reference;
-use supple::primitives::{Compact, RadixSort, Reduce, ReduceOp, ReduceResult, Scan, ScanKind, SortKeys, Tuning};
+use supple::primitives::{
+    Compact, RadixSort, Reduce, ReduceOp, ReduceResult, Scan, ScanKind, SortKeys, Tuning,
+};
 use supple::vk::{BufferUsage, CompileOptions, Context, Graph};
 use supple_gpu_tests::{assert_no_validation_errors, context, rng};
 
@@ -15,7 +17,10 @@ fn tunings(ctx: &Context) -> [Tuning; 2] {
 }
 
 fn run(ctx: &Context, g: Graph) {
-    g.compile(ctx, CompileOptions::default()).unwrap().run().unwrap();
+    g.compile(ctx, CompileOptions::default())
+        .unwrap()
+        .run()
+        .unwrap();
 }
 
 #[test]
@@ -24,9 +29,16 @@ fn scan_matches_reference() {
     let mut r = rng(1);
     for &n in &SIZES {
         let data: Vec<u32> = (0..n).map(|_| r.random_range(0..1000)).collect();
-        let input = ctx.upload_buffer("in", &data, BufferUsage::STORAGE).unwrap();
-        let out = ctx.create_buffer::<u32>("out", n, BufferUsage::STORAGE).unwrap();
-        for (tuning, kind) in tunings(&ctx).into_iter().flat_map(|t| [(t, ScanKind::Exclusive), (t, ScanKind::Inclusive)]) {
+        let input = ctx
+            .upload_buffer("in", &data, BufferUsage::STORAGE)
+            .unwrap();
+        let out = ctx
+            .create_buffer::<u32>("out", n, BufferUsage::STORAGE)
+            .unwrap();
+        for (tuning, kind) in tunings(&ctx)
+            .into_iter()
+            .flat_map(|t| [(t, ScanKind::Exclusive), (t, ScanKind::Inclusive)])
+        {
             let scan = Scan::with_tuning(&ctx, n, tuning).unwrap();
             let mut g = Graph::new("scan");
             scan.record(&mut g, &input, &out, n, kind);
@@ -35,17 +47,26 @@ fn scan_matches_reference() {
                 ScanKind::Exclusive => reference::scan::exclusive_scan(&data),
                 ScanKind::Inclusive => reference::scan::inclusive_scan(&data),
             };
-            assert_eq!(out.read().unwrap()[..n], want[..], "n = {n}, {kind:?}, {tuning:?}");
+            assert_eq!(
+                out.read().unwrap()[..n],
+                want[..],
+                "n = {n}, {kind:?}, {tuning:?}"
+            );
         }
     }
     // Wrapping arithmetic, as the reference.
     let data = vec![u32::MAX / 2; 1000];
-    let input = ctx.upload_buffer("in", &data, BufferUsage::STORAGE).unwrap();
+    let input = ctx
+        .upload_buffer("in", &data, BufferUsage::STORAGE)
+        .unwrap();
     let scan = Scan::new(&ctx, 1000).unwrap();
     let mut g = Graph::new("scan-inplace");
     scan.record(&mut g, &input, &input, 1000, ScanKind::Inclusive);
     run(&ctx, g);
-    assert_eq!(input.read().unwrap(), reference::scan::inclusive_scan(&data));
+    assert_eq!(
+        input.read().unwrap(),
+        reference::scan::inclusive_scan(&data)
+    );
     assert_no_validation_errors(&ctx);
 }
 
@@ -54,14 +75,35 @@ fn compaction_matches_reference_and_counts_on_device() {
     let ctx = context(true);
     let mut r = rng(2);
     for &n in &SIZES {
-        for (tuning, density) in tunings(&ctx).into_iter().flat_map(|t| [(t, 0.0), (t, 0.3), (t, 1.0)]) {
-            let flags: Vec<u32> = (0..n).map(|_| if r.random_bool(density) { r.random_range(1..5) } else { 0 }).collect();
+        for (tuning, density) in tunings(&ctx)
+            .into_iter()
+            .flat_map(|t| [(t, 0.0), (t, 0.3), (t, 1.0)])
+        {
+            let flags: Vec<u32> = (0..n)
+                .map(|_| {
+                    if r.random_bool(density) {
+                        r.random_range(1..5)
+                    } else {
+                        0
+                    }
+                })
+                .collect();
             let values: Vec<u32> = (0..n as u32).map(|i| i * 3 + 1).collect();
-            let f = ctx.upload_buffer("flags", &flags, BufferUsage::STORAGE).unwrap();
-            let v = ctx.upload_buffer("values", &values, BufferUsage::STORAGE).unwrap();
-            let out = ctx.create_buffer::<u32>("out", n, BufferUsage::STORAGE).unwrap();
-            let count = ctx.create_buffer::<u32>("count", 1, BufferUsage::STORAGE).unwrap();
-            let args = ctx.create_buffer::<u32>("args", 3, BufferUsage::INDIRECT).unwrap();
+            let f = ctx
+                .upload_buffer("flags", &flags, BufferUsage::STORAGE)
+                .unwrap();
+            let v = ctx
+                .upload_buffer("values", &values, BufferUsage::STORAGE)
+                .unwrap();
+            let out = ctx
+                .create_buffer::<u32>("out", n, BufferUsage::STORAGE)
+                .unwrap();
+            let count = ctx
+                .create_buffer::<u32>("count", 1, BufferUsage::STORAGE)
+                .unwrap();
+            let args = ctx
+                .create_buffer::<u32>("args", 3, BufferUsage::INDIRECT)
+                .unwrap();
             let c = Compact::with_tuning(&ctx, n, tuning).unwrap();
             let mut g = Graph::new("compact");
             c.record(&mut g, &f, &v, &out, n);
@@ -71,8 +113,15 @@ fn compaction_matches_reference_and_counts_on_device() {
             let want = reference::compact::compact(&flags, &values);
             assert_eq!(c.read_count(n).unwrap() as usize, want.len());
             assert_eq!(count.read().unwrap()[0] as usize, want.len());
-            assert_eq!(args.read().unwrap(), vec![want.len().div_ceil(64) as u32, 1, 1]);
-            assert_eq!(out.read().unwrap()[..want.len()], want[..], "n = {n}, density {density}");
+            assert_eq!(
+                args.read().unwrap(),
+                vec![want.len().div_ceil(64) as u32, 1, 1]
+            );
+            assert_eq!(
+                out.read().unwrap()[..want.len()],
+                want[..],
+                "n = {n}, density {density}"
+            );
         }
     }
     assert_no_validation_errors(&ctx);
@@ -84,21 +133,37 @@ fn radix_sort_u32_is_stable_and_matches_reference() {
     let mut r = rng(3);
     for &n in &SIZES {
         // Few distinct keys make stability visible.
-        for (tuning, key_range) in tunings(&ctx).into_iter().flat_map(|t| [(t, 16u32), (t, u32::MAX)]) {
+        for (tuning, key_range) in tunings(&ctx)
+            .into_iter()
+            .flat_map(|t| [(t, 16u32), (t, u32::MAX)])
+        {
             let keys: Vec<u32> = (0..n).map(|_| r.random_range(0..key_range)).collect();
             let vals: Vec<u32> = (0..n as u32).collect();
-            let k = ctx.upload_buffer("keys", &keys, BufferUsage::STORAGE).unwrap();
-            let v = ctx.upload_buffer("vals", &vals, BufferUsage::STORAGE).unwrap();
+            let k = ctx
+                .upload_buffer("keys", &keys, BufferUsage::STORAGE)
+                .unwrap();
+            let v = ctx
+                .upload_buffer("vals", &vals, BufferUsage::STORAGE)
+                .unwrap();
             let sort = RadixSort::with_tuning(&ctx, n, SortKeys::U32, tuning).unwrap();
             let mut g = Graph::new("sort");
             sort.record(&mut g, &k, &v, n, 32);
             run(&ctx, g);
             let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, 32);
-            let mut std_sorted: Vec<(u32, u32)> = keys.iter().copied().zip(vals.iter().copied()).collect();
+            let mut std_sorted: Vec<(u32, u32)> =
+                keys.iter().copied().zip(vals.iter().copied()).collect();
             std_sorted.sort_by_key(|p| p.0);
-            assert_eq!(wk, std_sorted.iter().map(|p| p.0).collect::<Vec<_>>(), "reference is a stable sort");
+            assert_eq!(
+                wk,
+                std_sorted.iter().map(|p| p.0).collect::<Vec<_>>(),
+                "reference is a stable sort"
+            );
             assert_eq!(k.read().unwrap()[..n], wk[..], "keys, n = {n}");
-            assert_eq!(v.read().unwrap()[..n], wv[..], "values (stability), n = {n}");
+            assert_eq!(
+                v.read().unwrap()[..n],
+                wv[..],
+                "values (stability), n = {n}"
+            );
         }
     }
     assert_no_validation_errors(&ctx);
@@ -108,11 +173,20 @@ fn radix_sort_u32_is_stable_and_matches_reference() {
 fn radix_sort_u64_and_partial_key_bits() {
     let ctx = context(true);
     let mut r = rng(4);
-    for (tuning, &n) in tunings(&ctx).into_iter().flat_map(|t| SIZES.iter().map(move |n| (t, n))) {
-        let keys: Vec<u64> = (0..n).map(|_| r.random::<u64>() >> r.random_range(0..40)).collect();
+    for (tuning, &n) in tunings(&ctx)
+        .into_iter()
+        .flat_map(|t| SIZES.iter().map(move |n| (t, n)))
+    {
+        let keys: Vec<u64> = (0..n)
+            .map(|_| r.random::<u64>() >> r.random_range(0..40))
+            .collect();
         let vals: Vec<u32> = (0..n as u32).collect();
-        let k = ctx.upload_buffer("keys64", &keys, BufferUsage::STORAGE).unwrap();
-        let v = ctx.upload_buffer("vals", &vals, BufferUsage::STORAGE).unwrap();
+        let k = ctx
+            .upload_buffer("keys64", &keys, BufferUsage::STORAGE)
+            .unwrap();
+        let v = ctx
+            .upload_buffer("vals", &vals, BufferUsage::STORAGE)
+            .unwrap();
         let sort = RadixSort::with_tuning(&ctx, n, SortKeys::U64, tuning).unwrap();
         let mut g = Graph::new("sort64");
         sort.record(&mut g, &k, &v, n, 64);
@@ -125,8 +199,12 @@ fn radix_sort_u64_and_partial_key_bits() {
     let n = 10_000;
     let keys: Vec<u32> = (0..n).map(|_| r.random_range(0..1 << 24)).collect();
     let vals: Vec<u32> = (0..n as u32).collect();
-    let k = ctx.upload_buffer("keys", &keys, BufferUsage::STORAGE).unwrap();
-    let v = ctx.upload_buffer("vals", &vals, BufferUsage::STORAGE).unwrap();
+    let k = ctx
+        .upload_buffer("keys", &keys, BufferUsage::STORAGE)
+        .unwrap();
+    let v = ctx
+        .upload_buffer("vals", &vals, BufferUsage::STORAGE)
+        .unwrap();
     let sort = RadixSort::new(&ctx, n, SortKeys::U32).unwrap();
     let mut g = Graph::new("sort24");
     sort.record(&mut g, &k, &v, n, 24);
@@ -141,18 +219,28 @@ fn radix_sort_u64_and_partial_key_bits() {
 fn reductions_match_reference() {
     let ctx = context(false);
     let mut r = rng(5);
-    for (tuning, &n) in tunings(&ctx).into_iter().flat_map(|t| SIZES.iter().map(move |n| (t, n))) {
+    for (tuning, &n) in tunings(&ctx)
+        .into_iter()
+        .flat_map(|t| SIZES.iter().map(move |n| (t, n)))
+    {
         let mut data: Vec<f32> = (0..n).map(|_| r.random_range(-1000.0f32..1000.0)).collect();
         if n > 10 {
             data[n / 3] = f32::NAN; // ignored by min/max/argmin
             let m = reference::reduce::min(&data);
             data[n - 2] = m; // a tie: argmin must report the lower index
         }
-        let input = ctx.upload_buffer("in", &data, BufferUsage::STORAGE).unwrap();
-        let out = ctx.create_buffer::<ReduceResult>("out", 4, BufferUsage::STORAGE).unwrap();
+        let input = ctx
+            .upload_buffer("in", &data, BufferUsage::STORAGE)
+            .unwrap();
+        let out = ctx
+            .create_buffer::<ReduceResult>("out", 4, BufferUsage::STORAGE)
+            .unwrap();
         let red = Reduce::with_tuning(&ctx, n, tuning).unwrap();
         let mut g = Graph::new("reduce");
-        for (slot, op) in [ReduceOp::Min, ReduceOp::Max, ReduceOp::ArgMin].into_iter().enumerate() {
+        for (slot, op) in [ReduceOp::Min, ReduceOp::Max, ReduceOp::ArgMin]
+            .into_iter()
+            .enumerate()
+        {
             red.record(&mut g, &input, n, op, &out, slot);
         }
         run(&ctx, g);
@@ -162,7 +250,10 @@ fn reductions_match_reference() {
         let (v, i) = reference::reduce::argmin(&data);
         assert_eq!((got[2].value, got[2].index), (v, i), "argmin n={n}");
 
-        let clean: Vec<f32> = data.iter().map(|x| if x.is_nan() { 0.5 } else { *x }).collect();
+        let clean: Vec<f32> = data
+            .iter()
+            .map(|x| if x.is_nan() { 0.5 } else { *x })
+            .collect();
         input.write(&clean).unwrap();
         let mut g = Graph::new("sum");
         red.record(&mut g, &input, n, ReduceOp::Sum, &out, 3);
@@ -170,12 +261,18 @@ fn reductions_match_reference() {
         let want = reference::reduce::sum(&clean);
         let scale: f64 = clean.iter().map(|x| x.abs() as f64).sum::<f64>().max(1.0);
         let got = out.read().unwrap()[3].value as f64;
-        assert!((got - want).abs() <= 1e-5 * scale, "sum n={n}: {got} vs {want}");
+        assert!(
+            (got - want).abs() <= 1e-5 * scale,
+            "sum n={n}: {got} vs {want}"
+        );
         // Deterministic: the same input gives the same bits.
         let mut g = Graph::new("sum-again");
         red.record(&mut g, &input, n, ReduceOp::Sum, &out, 0);
         run(&ctx, g);
-        assert_eq!(out.read().unwrap()[0].value.to_bits(), (got as f32).to_bits());
+        assert_eq!(
+            out.read().unwrap()[0].value.to_bits(),
+            (got as f32).to_bits()
+        );
     }
     assert_no_validation_errors(&ctx);
 }

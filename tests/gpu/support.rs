@@ -20,8 +20,16 @@ pub fn context(force_staging: bool) -> Context {
 /// Panics if the validation layer reported any error on `ctx`.
 pub fn assert_no_validation_errors(ctx: &Context) {
     let msgs = ctx.take_validation_messages();
-    let errors: Vec<_> = msgs.iter().filter(|m| m.severity == Severity::Error).map(|m| m.text.clone()).collect();
-    assert!(errors.is_empty(), "validation errors:\n{}", errors.join("\n"));
+    let errors: Vec<_> = msgs
+        .iter()
+        .filter(|m| m.severity == Severity::Error)
+        .map(|m| m.text.clone())
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "validation errors:\n{}",
+        errors.join("\n")
+    );
 }
 
 /// Deterministic random generator for test data.

@@ -2,23 +2,48 @@
 use supple::vk::{ids, BufferUsage, CompileOptions, Dispatch, Graph, Step, VkError};
 use supple_gpu_tests::{assert_no_validation_errors, context};
 
-fn increment(name: String, src: &supple::vk::GpuBuffer<u32>, dst: &supple::vk::GpuBuffer<u32>, n: u32) -> Dispatch {
-    Dispatch::new(name, ids::TEST_INCREMENT, [n.div_ceil(64), 1, 1]).workgroup_size(64).read(src).write(dst).push(&n)
+fn increment(
+    name: String,
+    src: &supple::vk::GpuBuffer<u32>,
+    dst: &supple::vk::GpuBuffer<u32>,
+    n: u32,
+) -> Dispatch {
+    Dispatch::new(name, ids::TEST_INCREMENT, [n.div_ceil(64), 1, 1])
+        .workgroup_size(64)
+        .read(src)
+        .write(dst)
+        .push(&n)
 }
 
 #[test]
 fn thousand_dependent_dispatches_give_the_exact_result() {
     let ctx = context(false);
     let n = 1000u32;
-    let a = ctx.upload_buffer("a", &vec![0u32; n as usize], BufferUsage::STORAGE).unwrap();
-    let b = ctx.create_buffer::<u32>("b", n as usize, BufferUsage::STORAGE).unwrap();
+    let a = ctx
+        .upload_buffer("a", &vec![0u32; n as usize], BufferUsage::STORAGE)
+        .unwrap();
+    let b = ctx
+        .create_buffer::<u32>("b", n as usize, BufferUsage::STORAGE)
+        .unwrap();
     let mut g = Graph::new("chain");
     for i in 0..1000 {
         let (s, d) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
         g.dispatch(increment(format!("inc{i}"), s, d, n));
     }
-    let c = g.compile(&ctx, CompileOptions { timestamps: true, ..Default::default() }).unwrap();
-    assert_eq!(c.barrier_count(), 999, "every step depends on the previous one");
+    let c = g
+        .compile(
+            &ctx,
+            CompileOptions {
+                timestamps: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        c.barrier_count(),
+        999,
+        "every step depends on the previous one"
+    );
     c.run().unwrap();
     assert!(a.read().unwrap().iter().all(|&v| v == 1000));
     // Reusable: a second run continues from the result.
@@ -26,7 +51,10 @@ fn thousand_dependent_dispatches_give_the_exact_result() {
     assert!(a.read().unwrap().iter().all(|&v| v == 2000));
     let p = c.profile().unwrap().expect("timestamps supported");
     assert_eq!(p.nodes.len(), 1000);
-    assert!(p.nodes.iter().all(|t| t.gpu_ms >= 0.0 && t.kernel == "test/increment"));
+    assert!(p
+        .nodes
+        .iter()
+        .all(|t| t.gpu_ms >= 0.0 && t.kernel == "test/increment"));
     assert!(p.total_ms > 0.0);
     drop(c);
     assert_no_validation_errors(&ctx);
@@ -37,7 +65,14 @@ fn independent_chains_get_no_barrier_between_them() {
     let ctx = context(false);
     let n = 256u32;
     let bufs: Vec<_> = (0..4)
-        .map(|i| ctx.upload_buffer(&format!("buf{i}"), &vec![0u32; n as usize], BufferUsage::STORAGE).unwrap())
+        .map(|i| {
+            ctx.upload_buffer(
+                &format!("buf{i}"),
+                &vec![0u32; n as usize],
+                BufferUsage::STORAGE,
+            )
+            .unwrap()
+        })
         .collect();
     let mut g = Graph::new("two-chains");
     // Chain A: 0 -> 1 -> 0 -> 1 ; chain B: 2 -> 3 -> 2 -> 3, recorded one after the other.
@@ -63,13 +98,19 @@ fn independent_chains_get_no_barrier_between_them() {
     for k in 0..4 {
         let (a, b) = (pos(k), pos(4 + k));
         let between = &sched[a.min(b)..a.max(b)];
-        assert!(!between.iter().any(|s| matches!(s, Step::Barrier(_))), "barrier between A{k} and B{k}");
+        assert!(
+            !between.iter().any(|s| matches!(s, Step::Barrier(_))),
+            "barrier between A{k} and B{k}"
+        );
     }
     c.run().unwrap();
     assert!(bufs[0].read().unwrap().iter().all(|&v| v == 4));
     assert!(bufs[2].read().unwrap().iter().all(|&v| v == 4));
     let dot = c.to_dot();
-    assert!(dot.contains("n0 -> n1") && !dot.contains("n3 -> n4"), "{dot}");
+    assert!(
+        dot.contains("n0 -> n1") && !dot.contains("n3 -> n4"),
+        "{dot}"
+    );
     drop(c);
     assert_no_validation_errors(&ctx);
 }
@@ -77,9 +118,15 @@ fn independent_chains_get_no_barrier_between_them() {
 #[test]
 fn fills_and_copies_are_ordered_with_dispatches() {
     let ctx = context(true);
-    let a = ctx.create_buffer::<u32>("a", 100, BufferUsage::STORAGE).unwrap();
-    let b = ctx.create_buffer::<u32>("b", 100, BufferUsage::STORAGE).unwrap();
-    let c_buf = ctx.create_buffer::<u32>("c", 100, BufferUsage::STORAGE).unwrap();
+    let a = ctx
+        .create_buffer::<u32>("a", 100, BufferUsage::STORAGE)
+        .unwrap();
+    let b = ctx
+        .create_buffer::<u32>("b", 100, BufferUsage::STORAGE)
+        .unwrap();
+    let c_buf = ctx
+        .create_buffer::<u32>("c", 100, BufferUsage::STORAGE)
+        .unwrap();
     let mut g = Graph::new("fill-copy");
     g.fill("clear", &a, 41);
     g.dispatch(increment("inc".into(), &a, &b, 100));
@@ -95,14 +142,29 @@ fn fills_and_copies_are_ordered_with_dispatches() {
 #[test]
 fn a_hung_kernel_times_out_and_names_the_last_completed_node() {
     let ctx = context(false);
-    let v = ctx.upload_buffer("spin", &[1u32, 0, 0, 0], BufferUsage::STORAGE).unwrap();
+    let v = ctx
+        .upload_buffer("spin", &[1u32, 0, 0, 0], BufferUsage::STORAGE)
+        .unwrap();
     let mut g = Graph::new("hang");
     g.fill("before", v.slice(2..3), 7);
     // 20k workgroups x 8 invocations x 50k volatile loads: seconds of work on lavapipe, far
     // beyond the 100 ms bound below (llvmpipe caps loops at 65535 iterations, so the work is
     // spread over workgroups).
-    g.dispatch(Dispatch::new("spin", ids::TEST_SPIN, [20_000, 1, 1]).workgroup_size(8).read_write(&v).push(&1u32));
-    let c = g.compile(&ctx, CompileOptions { crash_markers: true, ..Default::default() }).unwrap();
+    g.dispatch(
+        Dispatch::new("spin", ids::TEST_SPIN, [20_000, 1, 1])
+            .workgroup_size(8)
+            .read_write(&v)
+            .push(&1u32),
+    );
+    let c = g
+        .compile(
+            &ctx,
+            CompileOptions {
+                crash_markers: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
     let t = c.submit().unwrap();
     match c.wait_timeout(t, std::time::Duration::from_millis(100)) {
         Err(VkError::Timeout { last_node, .. }) => {
@@ -112,7 +174,8 @@ fn a_hung_kernel_times_out_and_names_the_last_completed_node() {
         other => panic!("expected a timeout, got {other:?}"),
     }
     // The kernel is bounded, so it does finish; the graph then tears down cleanly.
-    c.wait_timeout(t, std::time::Duration::from_secs(300)).unwrap();
+    c.wait_timeout(t, std::time::Duration::from_secs(300))
+        .unwrap();
     assert!(c.last_completed_node().unwrap().contains("spin"));
     drop(c);
     assert_no_validation_errors(&ctx);
@@ -133,17 +196,34 @@ fn invalid_api_use_is_reported_by_the_validation_layer() {
         }
     }
     let errors = ctx.validation_errors();
-    assert!(errors.iter().any(|m| m.text.contains("00912")), "expected VUID-VkBufferCreateInfo-size-00912, got {errors:?}");
+    assert!(
+        errors.iter().any(|m| m.text.contains("00912")),
+        "expected VUID-VkBufferCreateInfo-size-00912, got {errors:?}"
+    );
     ctx.take_validation_messages();
 }
 
 #[test]
 fn graph_errors_are_reported_not_panicked() {
     let ctx = context(false);
-    let a = ctx.create_buffer::<u32>("a", 64, BufferUsage::STORAGE).unwrap();
+    let a = ctx
+        .create_buffer::<u32>("a", 64, BufferUsage::STORAGE)
+        .unwrap();
     let mut g = Graph::new("bad");
-    g.dispatch(Dispatch::new("too-much-push", ids::TEST_INCREMENT, [1, 1, 1]).read(&a).write(&a).push(&[[0u32; 20]; 2]));
-    let e = g.compile(&ctx, CompileOptions::default()).err().expect("compile must fail").to_string();
-    assert!(e.contains("too-much-push") && e.contains("push-constant"), "{e}");
+    g.dispatch(
+        Dispatch::new("too-much-push", ids::TEST_INCREMENT, [1, 1, 1])
+            .read(&a)
+            .write(&a)
+            .push(&[[0u32; 20]; 2]),
+    );
+    let e = g
+        .compile(&ctx, CompileOptions::default())
+        .err()
+        .expect("compile must fail")
+        .to_string();
+    assert!(
+        e.contains("too-much-push") && e.contains("push-constant"),
+        "{e}"
+    );
     assert_no_validation_errors(&ctx);
 }

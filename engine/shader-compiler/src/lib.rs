@@ -5,9 +5,9 @@
 //! including file first, then to `kernels/include/`. Errors carry `file:line: message`.
 
 use std::cell::RefCell;
-use std::rc::Rc;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// A compile failure with shaderc's diagnostics rewritten as `file:line: message` lines.
 #[derive(Debug, Clone)]
@@ -20,7 +20,12 @@ pub struct CompileError {
 
 impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "failed to compile {}:\n{}", self.file.display(), self.message)
+        write!(
+            f,
+            "failed to compile {}:\n{}",
+            self.file.display(),
+            self.message
+        )
     }
 }
 
@@ -44,11 +49,20 @@ pub fn compile_compute(
     include_root: &Path,
     defines: &[(&str, &str)],
 ) -> Result<CompiledKernel, CompileError> {
-    let err = |message: String| CompileError { file: path.to_path_buf(), message };
-    let source = std::fs::read_to_string(path).map_err(|e| err(format!("{}: cannot read: {e}", path.display())))?;
-    let compiler = shaderc::Compiler::new().map_err(|e| err(format!("shaderc unavailable: {e}")))?;
-    let mut options = shaderc::CompileOptions::new().map_err(|e| err(format!("shaderc options: {e}")))?;
-    options.set_target_env(shaderc::TargetEnv::Vulkan, shaderc::EnvVersion::Vulkan1_3 as u32);
+    let err = |message: String| CompileError {
+        file: path.to_path_buf(),
+        message,
+    };
+    let source = std::fs::read_to_string(path)
+        .map_err(|e| err(format!("{}: cannot read: {e}", path.display())))?;
+    let compiler =
+        shaderc::Compiler::new().map_err(|e| err(format!("shaderc unavailable: {e}")))?;
+    let mut options =
+        shaderc::CompileOptions::new().map_err(|e| err(format!("shaderc options: {e}")))?;
+    options.set_target_env(
+        shaderc::TargetEnv::Vulkan,
+        shaderc::EnvVersion::Vulkan1_3 as u32,
+    );
     options.set_target_spirv(shaderc::SpirvVersion::V1_6);
     options.set_optimization_level(shaderc::OptimizationLevel::Performance);
     options.set_generate_debug_info();
@@ -59,9 +73,14 @@ pub fn compile_compute(
     let sink = Rc::clone(&includes);
     let root = include_root.to_path_buf();
     options.set_include_callback(move |requested, kind, requester, _depth| {
-        let requester_dir = Path::new(requester).parent().map(Path::to_path_buf).unwrap_or_default();
+        let requester_dir = Path::new(requester)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
         let candidates = match kind {
-            shaderc::IncludeType::Relative => vec![requester_dir.join(requested), root.join(requested)],
+            shaderc::IncludeType::Relative => {
+                vec![requester_dir.join(requested), root.join(requested)]
+            }
             shaderc::IncludeType::Standard => vec![root.join(requested)],
         };
         for c in candidates {
@@ -74,17 +93,29 @@ pub fn compile_compute(
                 });
             }
         }
-        Err(format!("cannot find include \"{requested}\" (searched next to {requester} and in {})", root.display()))
+        Err(format!(
+            "cannot find include \"{requested}\" (searched next to {requester} and in {})",
+            root.display()
+        ))
     });
     let name = path.to_string_lossy().into_owned();
     let artifact = compiler
-        .compile_into_spirv(&source, shaderc::ShaderKind::Compute, &name, "main", Some(&options))
+        .compile_into_spirv(
+            &source,
+            shaderc::ShaderKind::Compute,
+            &name,
+            "main",
+            Some(&options),
+        )
         .map_err(|e| err(rewrite_diagnostics(&e.to_string())))?;
     drop(options);
     let mut includes = includes.borrow().clone();
     includes.sort();
     includes.dedup();
-    Ok(CompiledKernel { spirv: artifact.as_binary().to_vec(), includes })
+    Ok(CompiledKernel {
+        spirv: artifact.as_binary().to_vec(),
+        includes,
+    })
 }
 
 /// shaderc prints `name:LINE: error: ...`; keep that and drop noise lines.
@@ -92,7 +123,11 @@ fn rewrite_diagnostics(raw: &str) -> String {
     raw.lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
-        .map(|l| l.strip_prefix("compilation error: ").unwrap_or(l).to_string())
+        .map(|l| {
+            l.strip_prefix("compilation error: ")
+                .unwrap_or(l)
+                .to_string()
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

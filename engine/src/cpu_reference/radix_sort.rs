@@ -2,7 +2,11 @@
 //! exclusive scan, stable scatter).
 
 /// One stable counting-sort pass on the 8-bit digit at `shift`.
-pub fn radix_pass<K: Copy + Into<u64>>(keys: &[K], values: &[u32], shift: u32) -> (Vec<K>, Vec<u32>) {
+pub fn radix_pass<K: Copy + Into<u64>>(
+    keys: &[K],
+    values: &[u32],
+    shift: u32,
+) -> (Vec<K>, Vec<u32>) {
     let digit = |k: K| ((k.into() >> shift) & 0xff) as usize;
     let mut count = [0usize; 256];
     for &k in keys {
@@ -26,7 +30,11 @@ pub fn radix_pass<K: Copy + Into<u64>>(keys: &[K], values: &[u32], shift: u32) -
 }
 
 /// Stable sort of (key, value) pairs by the low `key_bits` bits of the key.
-pub fn radix_sort<K: Copy + Into<u64>>(keys: &[K], values: &[u32], key_bits: u32) -> (Vec<K>, Vec<u32>) {
+pub fn radix_sort<K: Copy + Into<u64>>(
+    keys: &[K],
+    values: &[u32],
+    key_bits: u32,
+) -> (Vec<K>, Vec<u32>) {
     let (mut k, mut v) = (keys.to_vec(), values.to_vec());
     for pass in 0..key_bits.div_ceil(8) {
         (k, v) = radix_pass(&k, &v, pass * 8);

@@ -7,12 +7,16 @@ pub fn sum(v: &[f32]) -> f64 {
 
 /// Minimum (`+inf` for an empty slice).
 pub fn min(v: &[f32]) -> f32 {
-    v.iter().map(|&x| if x.is_nan() { f32::INFINITY } else { x }).fold(f32::INFINITY, f32::min)
+    v.iter()
+        .map(|&x| if x.is_nan() { f32::INFINITY } else { x })
+        .fold(f32::INFINITY, f32::min)
 }
 
 /// Maximum (`-inf` for an empty slice).
 pub fn max(v: &[f32]) -> f32 {
-    v.iter().map(|&x| if x.is_nan() { f32::NEG_INFINITY } else { x }).fold(f32::NEG_INFINITY, f32::max)
+    v.iter()
+        .map(|&x| if x.is_nan() { f32::NEG_INFINITY } else { x })
+        .fold(f32::NEG_INFINITY, f32::max)
 }
 
 /// Minimum and the lowest index holding it (`(+inf, u32::MAX)` for an empty slice).

@@ -52,14 +52,23 @@ impl RadixSort {
     }
 
     /// Like [`RadixSort::new`] with an explicit launch shape.
-    pub fn with_tuning(ctx: &Context, capacity: usize, keys: SortKeys, tuning: Tuning) -> VkResult<RadixSort> {
+    pub fn with_tuning(
+        ctx: &Context,
+        capacity: usize,
+        keys: SortKeys,
+        tuning: Tuning,
+    ) -> VkResult<RadixSort> {
         let num_tiles = capacity.div_ceil(tuning.radix_tile()).max(1);
         let hist_len = num_tiles * 256;
         Ok(RadixSort {
             capacity,
             keys,
             tuning,
-            keys_tmp: ctx.create_buffer("radix.keys_tmp", capacity * keys.words(), BufferUsage::STORAGE)?,
+            keys_tmp: ctx.create_buffer(
+                "radix.keys_tmp",
+                capacity * keys.words(),
+                BufferUsage::STORAGE,
+            )?,
             vals_tmp: ctx.create_buffer("radix.vals_tmp", capacity, BufferUsage::STORAGE)?,
             hist: ctx.create_buffer("radix.hist", hist_len, BufferUsage::STORAGE)?,
             offsets: ctx.create_buffer("radix.offsets", hist_len, BufferUsage::STORAGE)?,
@@ -70,10 +79,24 @@ impl RadixSort {
     /// Records a stable sort of the first `n` (key, value) pairs by the low `key_bits` bits of
     /// the key (bits above are ignored and must be zero for a full order). `keys` holds u32s
     /// (`SortKeys::U32`) or u64s (`SortKeys::U64`). The result is left in `keys`/`values`.
-    pub fn record<K: bytemuck::Pod>(&self, g: &mut Graph, keys: &GpuBuffer<K>, values: &GpuBuffer<u32>, n: usize, key_bits: u32) {
+    pub fn record<K: bytemuck::Pod>(
+        &self,
+        g: &mut Graph,
+        keys: &GpuBuffer<K>,
+        values: &GpuBuffer<u32>,
+        n: usize,
+        key_bits: u32,
+    ) {
         let words = self.keys.words();
-        assert_eq!(std::mem::size_of::<K>(), 4 * words, "key type does not match SortKeys");
-        assert!(n <= self.capacity && n <= keys.len() && n <= values.len(), "sort of {n} exceeds capacity or buffers");
+        assert_eq!(
+            std::mem::size_of::<K>(),
+            4 * words,
+            "key type does not match SortKeys"
+        );
+        assert!(
+            n <= self.capacity && n <= keys.len() && n <= values.len(),
+            "sort of {n} exceeds capacity or buffers"
+        );
         let max_bits = 32 * words as u32;
         let passes = key_bits.clamp(1, max_bits).div_ceil(8);
         let t = &self.tuning;
@@ -89,31 +112,52 @@ impl RadixSort {
             } else {
                 (&tmp_keys, &tmp_vals, &user_keys, &user_vals)
             };
-            let push = Push { n: n as u32, shift: pass * 8, num_tiles };
+            let push = Push {
+                n: n as u32,
+                shift: pass * 8,
+                num_tiles,
+            };
             g.dispatch(
-                Dispatch::new(format!("radix.histogram[{pass}]"), ids::PRIMITIVES_RADIX_HISTOGRAM, [num_tiles, 1, 1])
-                    .workgroup_size(t.radix_workgroup)
-                    .spec(&[t.radix_items, words as u32, t.lane_serial as u32])
-                    .read(src_k.clone())
-                    .write(&self.hist)
-                    .push(&push),
+                Dispatch::new(
+                    format!("radix.histogram[{pass}]"),
+                    ids::PRIMITIVES_RADIX_HISTOGRAM,
+                    [num_tiles, 1, 1],
+                )
+                .workgroup_size(t.radix_workgroup)
+                .spec(&[t.radix_items, words as u32, t.lane_serial as u32])
+                .read(src_k.clone())
+                .write(&self.hist)
+                .push(&push),
             );
-            self.scan.record(g, &self.hist, &self.offsets, hist_len, ScanKind::Exclusive);
+            self.scan
+                .record(g, &self.hist, &self.offsets, hist_len, ScanKind::Exclusive);
             g.dispatch(
-                Dispatch::new(format!("radix.scatter[{pass}]"), ids::PRIMITIVES_RADIX_SCATTER, [num_tiles, 1, 1])
-                    .workgroup_size(t.radix_workgroup)
-                    .spec(&[t.radix_items, words as u32, t.lane_serial as u32])
-                    .read(src_k.clone())
-                    .read(src_v.clone())
-                    .read(&self.offsets)
-                    .write(dst_k.clone())
-                    .write(dst_v.clone())
-                    .push(&push),
+                Dispatch::new(
+                    format!("radix.scatter[{pass}]"),
+                    ids::PRIMITIVES_RADIX_SCATTER,
+                    [num_tiles, 1, 1],
+                )
+                .workgroup_size(t.radix_workgroup)
+                .spec(&[t.radix_items, words as u32, t.lane_serial as u32])
+                .read(src_k.clone())
+                .read(src_v.clone())
+                .read(&self.offsets)
+                .write(dst_k.clone())
+                .write(dst_v.clone())
+                .push(&push),
             );
         }
         if passes % 2 == 1 {
-            g.copy("radix.copy_keys", self.keys_tmp.slice(0..n * words), keys.slice(0..n));
-            g.copy("radix.copy_values", self.vals_tmp.slice(0..n), values.slice(0..n));
+            g.copy(
+                "radix.copy_keys",
+                self.keys_tmp.slice(0..n * words),
+                keys.slice(0..n),
+            );
+            g.copy(
+                "radix.copy_values",
+                self.vals_tmp.slice(0..n),
+                values.slice(0..n),
+            );
         }
     }
 }

@@ -45,13 +45,32 @@ impl Reduce {
 
     /// Like [`Reduce::new`] with an explicit launch shape.
     pub fn with_tuning(ctx: &Context, capacity: usize, tuning: Tuning) -> VkResult<Reduce> {
-        let partials = ctx.create_buffer("reduce.partials", tiles(capacity, tuning.tile_elements()) as usize, BufferUsage::STORAGE)?;
-        Ok(Reduce { capacity, tuning, partials })
+        let partials = ctx.create_buffer(
+            "reduce.partials",
+            tiles(capacity, tuning.tile_elements()) as usize,
+            BufferUsage::STORAGE,
+        )?;
+        Ok(Reduce {
+            capacity,
+            tuning,
+            partials,
+        })
     }
 
     /// Records `out[slot] = op(input[..n])`.
-    pub fn record(&self, g: &mut Graph, input: &GpuBuffer<f32>, n: usize, op: ReduceOp, out: &GpuBuffer<ReduceResult>, slot: usize) {
-        assert!(n <= self.capacity && n <= input.len() && slot < out.len(), "reduction of {n} exceeds capacity or buffers");
+    pub fn record(
+        &self,
+        g: &mut Graph,
+        input: &GpuBuffer<f32>,
+        n: usize,
+        op: ReduceOp,
+        out: &GpuBuffer<ReduceResult>,
+        slot: usize,
+    ) {
+        assert!(
+            n <= self.capacity && n <= input.len() && slot < out.len(),
+            "reduction of {n} exceeds capacity or buffers"
+        );
         let t = &self.tuning;
         let m = tiles(n, t.tile_elements());
         let code = match op {
@@ -61,20 +80,28 @@ impl Reduce {
             ReduceOp::ArgMin => 3,
         };
         g.dispatch(
-            Dispatch::new(format!("reduce.tiles[{op:?}]"), ids::PRIMITIVES_REDUCE_F32_TILES, [m, 1, 1])
-                .workgroup_size(t.workgroup)
-                .spec(&[t.items, code])
-                .read(input)
-                .write(&self.partials)
-                .push(&(n as u32)),
+            Dispatch::new(
+                format!("reduce.tiles[{op:?}]"),
+                ids::PRIMITIVES_REDUCE_F32_TILES,
+                [m, 1, 1],
+            )
+            .workgroup_size(t.workgroup)
+            .spec(&[t.items, code])
+            .read(input)
+            .write(&self.partials)
+            .push(&(n as u32)),
         );
         g.dispatch(
-            Dispatch::new(format!("reduce.final[{op:?}]"), ids::PRIMITIVES_REDUCE_F32_FINAL, [1, 1, 1])
-                .workgroup_size(t.workgroup.max(64).min(1024))
-                .spec(&[t.items, code])
-                .read(&self.partials)
-                .write(out)
-                .push(&[m, slot as u32]),
+            Dispatch::new(
+                format!("reduce.final[{op:?}]"),
+                ids::PRIMITIVES_REDUCE_F32_FINAL,
+                [1, 1, 1],
+            )
+            .workgroup_size(t.workgroup.max(64).min(1024))
+            .spec(&[t.items, code])
+            .read(&self.partials)
+            .write(out)
+            .push(&[m, slot as u32]),
         );
     }
 }

@@ -24,9 +24,21 @@ impl Tuning {
     pub fn for_device(caps: &Capabilities) -> Tuning {
         let sg = caps.subgroup_size.max(1);
         if caps.device_type == "cpu" {
-            Tuning { workgroup: sg, items: 64, radix_workgroup: sg, radix_items: 256, lane_serial: true }
+            Tuning {
+                workgroup: sg,
+                items: 256,
+                radix_workgroup: sg,
+                radix_items: 256,
+                lane_serial: true,
+            }
         } else {
-            Tuning { workgroup: 256, items: 4, radix_workgroup: 256.max(sg), radix_items: 16, lane_serial: false }
+            Tuning {
+                workgroup: 256,
+                items: 4,
+                radix_workgroup: 256.max(sg),
+                radix_items: 16,
+                lane_serial: false,
+            }
         }
     }
 
@@ -34,7 +46,13 @@ impl Tuning {
     /// tests use it to exercise both code paths on lavapipe.
     pub fn gpu_style(caps: &Capabilities) -> Tuning {
         let sg = caps.subgroup_size.max(1);
-        Tuning { workgroup: 8 * sg, items: 4, radix_workgroup: 4 * sg, radix_items: 16, lane_serial: false }
+        Tuning {
+            workgroup: 8 * sg,
+            items: 4,
+            radix_workgroup: 4 * sg,
+            radix_items: 16,
+            lane_serial: false,
+        }
     }
 
     /// [`Tuning::for_device`] overridden by `SUPPLE_TUNE="workgroup=64,items=8,radix_workgroup=32,radix_items=64,lane_serial=0"`.
@@ -43,7 +61,12 @@ impl Tuning {
         if let Ok(s) = std::env::var("SUPPLE_TUNE") {
             for kv in s.split(',') {
                 let mut it = kv.splitn(2, '=');
-                let (Some(k), Some(v)) = (it.next(), it.next().and_then(|v| v.trim().parse::<u32>().ok())) else { continue };
+                let (Some(k), Some(v)) = (
+                    it.next(),
+                    it.next().and_then(|v| v.trim().parse::<u32>().ok()),
+                ) else {
+                    continue;
+                };
                 if v == 0 && k.trim() != "lane_serial" {
                     continue;
                 }
@@ -59,7 +82,11 @@ impl Tuning {
         }
         let sg = caps.subgroup_size.max(1);
         // Workgroups must hold whole subgroups, and at most MAX_SUBGROUPS (64) of them.
-        let fix = |w: u32| (w.max(sg) / sg * sg).min(64 * sg).min(caps.max_workgroup_invocations.max(sg));
+        let fix = |w: u32| {
+            (w.max(sg) / sg * sg)
+                .min(64 * sg)
+                .min(caps.max_workgroup_invocations.max(sg))
+        };
         t.workgroup = fix(t.workgroup);
         t.radix_workgroup = fix(t.radix_workgroup);
         if t.lane_serial {

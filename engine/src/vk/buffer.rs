@@ -52,7 +52,11 @@ unsafe impl Sync for RawBuffer {}
 
 impl Drop for RawBuffer {
     fn drop(&mut self) {
-        let alloc = self.allocation.get_mut().unwrap_or_else(|p| p.into_inner()).take();
+        let alloc = self
+            .allocation
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         if let Some(a) = alloc {
             // SAFETY: Supple created this buffer; every graph using it holds an Arc to us, so no
             // pending GPU work references it (graphs wait on their last submission when dropped).
@@ -71,37 +75,59 @@ pub struct GpuBuffer<T: Pod> {
 
 impl<T: Pod> Clone for GpuBuffer<T> {
     fn clone(&self) -> Self {
-        GpuBuffer { raw: Arc::clone(&self.raw), len: self.len, _t: PhantomData }
+        GpuBuffer {
+            raw: Arc::clone(&self.raw),
+            len: self.len,
+            _t: PhantomData,
+        }
     }
 }
 
 impl<T: Pod> std::fmt::Debug for GpuBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GpuBuffer<{}>('{}', len {})", std::any::type_name::<T>(), self.raw.name, self.len)
+        write!(
+            f,
+            "GpuBuffer<{}>('{}', len {})",
+            std::any::type_name::<T>(),
+            self.raw.name,
+            self.len
+        )
     }
 }
 
 impl Context {
     /// Allocates a persistent buffer of `len` elements (at least one element is allocated).
-    pub fn create_buffer<T: Pod>(&self, name: &str, len: usize, usage: BufferUsage) -> VkResult<GpuBuffer<T>> {
+    pub fn create_buffer<T: Pod>(
+        &self,
+        name: &str,
+        len: usize,
+        usage: BufferUsage,
+    ) -> VkResult<GpuBuffer<T>> {
         let s = &self.shared;
         let elem = std::mem::size_of::<T>().max(1) as u64;
-        let bytes = (len.max(1) as u64).checked_mul(elem).ok_or(VkError::BufferTooLarge {
-            name: name.into(),
-            bytes: u64::MAX,
-            max: s.caps.max_storage_buffer_range,
-        })?;
+        let bytes = (len.max(1) as u64)
+            .checked_mul(elem)
+            .ok_or(VkError::BufferTooLarge {
+                name: name.into(),
+                bytes: u64::MAX,
+                max: s.caps.max_storage_buffer_range,
+            })?;
         // Round up to 16 bytes so vec4 kernels may read the tail safely.
         let bytes = bytes.div_ceil(16) * 16;
         if usage.contains(BufferUsage::STORAGE) && bytes > s.caps.max_storage_buffer_range {
-            return Err(VkError::BufferTooLarge { name: name.into(), bytes, max: s.caps.max_storage_buffer_range });
+            return Err(VkError::BufferTooLarge {
+                name: name.into(),
+                bytes,
+                max: s.caps.max_storage_buffer_range,
+            });
         }
         let mut vk_usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
         if usage.intersects(BufferUsage::STORAGE) || usage.is_empty() {
             vk_usage |= vk::BufferUsageFlags::STORAGE_BUFFER;
         }
         if usage.contains(BufferUsage::INDIRECT) {
-            vk_usage |= vk::BufferUsageFlags::INDIRECT_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER;
+            vk_usage |=
+                vk::BufferUsageFlags::INDIRECT_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER;
         }
         let location = if usage.contains(BufferUsage::HOST_READ) {
             MemoryLocation::GpuToCpu
@@ -134,13 +160,22 @@ impl Context {
                 Ok(a) => a,
                 Err(e) => {
                     s.device.destroy_buffer(handle, None);
-                    return Err(VkError::Allocation { name: name.into(), message: e.to_string() });
+                    return Err(VkError::Allocation {
+                        name: name.into(),
+                        message: e.to_string(),
+                    });
                 }
             };
-            if let Err(e) = s.device.bind_buffer_memory(handle, alloc.memory(), alloc.offset()) {
+            if let Err(e) = s
+                .device
+                .bind_buffer_memory(handle, alloc.memory(), alloc.offset())
+            {
                 s.device.destroy_buffer(handle, None);
                 let _ = s.lock_allocator().free(alloc);
-                return Err(VkError::Call { call: "vkBindBufferMemory", result: e });
+                return Err(VkError::Call {
+                    call: "vkBindBufferMemory",
+                    result: e,
+                });
             }
             let mapped = alloc.mapped_ptr().map(|p| p.cast::<u8>());
             self.set_name(handle, name);
@@ -162,7 +197,12 @@ impl Context {
     }
 
     /// Allocates a buffer and uploads `data` into it.
-    pub fn upload_buffer<T: Pod>(&self, name: &str, data: &[T], usage: BufferUsage) -> VkResult<GpuBuffer<T>> {
+    pub fn upload_buffer<T: Pod>(
+        &self,
+        name: &str,
+        data: &[T],
+        usage: BufferUsage,
+    ) -> VkResult<GpuBuffer<T>> {
         let b = self.create_buffer(name, data.len(), usage)?;
         b.write(data)?;
         Ok(b)
@@ -176,7 +216,12 @@ impl<T: Pod> GpuBuffer<T> {
     /// `handle` is a buffer of `ctx`'s device with at least `len * size_of::<T>()` bytes, usage
     /// STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST, bound to memory, and outlives every Supple
     /// object (graph) that uses it.
-    pub unsafe fn from_raw(ctx: &Context, handle: vk::Buffer, len: usize, name: &str) -> GpuBuffer<T> {
+    pub unsafe fn from_raw(
+        ctx: &Context,
+        handle: vk::Buffer,
+        len: usize,
+        name: &str,
+    ) -> GpuBuffer<T> {
         GpuBuffer {
             raw: Arc::new(RawBuffer {
                 shared: Arc::clone(&ctx.shared),
@@ -224,7 +269,10 @@ impl<T: Pod> GpuBuffer<T> {
     }
 
     fn direct_map(&self) -> Option<std::ptr::NonNull<u8>> {
-        let host_ring = self.raw.usage.intersects(BufferUsage::HOST_READ | BufferUsage::HOST_WRITE);
+        let host_ring = self
+            .raw
+            .usage
+            .intersects(BufferUsage::HOST_READ | BufferUsage::HOST_WRITE);
         if host_ring || !self.raw.shared.options.force_staging {
             self.raw.mapped
         } else {
@@ -241,7 +289,11 @@ impl<T: Pod> GpuBuffer<T> {
     /// Writes `data` starting at element `first`.
     pub fn write_at(&self, first: usize, data: &[T]) -> VkResult<()> {
         if first + data.len() > self.len {
-            return Err(VkError::SizeMismatch { name: self.raw.name.clone(), expected: self.len, got: first + data.len() });
+            return Err(VkError::SizeMismatch {
+                name: self.raw.name.clone(),
+                expected: self.len,
+                got: first + data.len(),
+            });
         }
         if data.is_empty() {
             return Ok(());
@@ -251,15 +303,28 @@ impl<T: Pod> GpuBuffer<T> {
         if let Some(p) = self.direct_map() {
             // SAFETY: range checked above; mapping is persistent and coherent (gpu-allocator picks
             // HOST_COHERENT memory for mapped locations).
-            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.as_ptr().add(offset as usize), bytes.len()) };
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    p.as_ptr().add(offset as usize),
+                    bytes.len(),
+                )
+            };
             return Ok(());
         }
-        let ctx = Context { shared: Arc::clone(&self.raw.shared) };
-        let staging: GpuBuffer<u8> = ctx.create_buffer("staging-upload", bytes.len(), BufferUsage::HOST_WRITE)?;
+        let ctx = Context {
+            shared: Arc::clone(&self.raw.shared),
+        };
+        let staging: GpuBuffer<u8> =
+            ctx.create_buffer("staging-upload", bytes.len(), BufferUsage::HOST_WRITE)?;
         staging.write(bytes)?;
         let (src, dst) = (staging.raw.handle, self.raw.handle);
         ctx.one_shot("staging upload", |d, cmd| {
-            let region = [vk::BufferCopy { src_offset: 0, dst_offset: offset, size: bytes.len() as u64 }];
+            let region = [vk::BufferCopy {
+                src_offset: 0,
+                dst_offset: offset,
+                size: bytes.len() as u64,
+            }];
             // SAFETY: both buffers are alive until one_shot returns (it waits).
             unsafe { d.cmd_copy_buffer(cmd, src, dst, &region) };
         })
@@ -275,7 +340,11 @@ impl<T: Pod> GpuBuffer<T> {
     /// Reads `out.len()` elements from the start of the buffer into `out`.
     pub fn read_into(&self, out: &mut [T]) -> VkResult<()> {
         if out.len() > self.len {
-            return Err(VkError::SizeMismatch { name: self.raw.name.clone(), expected: self.len, got: out.len() });
+            return Err(VkError::SizeMismatch {
+                name: self.raw.name.clone(),
+                expected: self.len,
+                got: out.len(),
+            });
         }
         if out.is_empty() {
             return Ok(());
@@ -286,11 +355,18 @@ impl<T: Pod> GpuBuffer<T> {
             unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), bytes.as_mut_ptr(), bytes.len()) };
             return Ok(());
         }
-        let ctx = Context { shared: Arc::clone(&self.raw.shared) };
-        let staging: GpuBuffer<u8> = ctx.create_buffer("staging-readback", bytes.len(), BufferUsage::HOST_READ)?;
+        let ctx = Context {
+            shared: Arc::clone(&self.raw.shared),
+        };
+        let staging: GpuBuffer<u8> =
+            ctx.create_buffer("staging-readback", bytes.len(), BufferUsage::HOST_READ)?;
         let (src, dst, n) = (self.raw.handle, staging.raw.handle, bytes.len() as u64);
         ctx.one_shot("staging readback", |d, cmd| {
-            let region = [vk::BufferCopy { src_offset: 0, dst_offset: 0, size: n }];
+            let region = [vk::BufferCopy {
+                src_offset: 0,
+                dst_offset: 0,
+                size: n,
+            }];
             let barrier = [vk::MemoryBarrier2::default()
                 .src_stage_mask(vk::PipelineStageFlags2::ALL_TRANSFER)
                 .src_access_mask(vk::AccessFlags2::TRANSFER_WRITE)
@@ -299,7 +375,10 @@ impl<T: Pod> GpuBuffer<T> {
             // SAFETY: both buffers are alive until one_shot returns (it waits).
             unsafe {
                 d.cmd_copy_buffer(cmd, src, dst, &region);
-                d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&barrier));
+                d.cmd_pipeline_barrier2(
+                    cmd,
+                    &vk::DependencyInfo::default().memory_barriers(&barrier),
+                );
             }
         })?;
         staging.read_into(bytes)
@@ -308,7 +387,10 @@ impl<T: Pod> GpuBuffer<T> {
     /// The mapped contents of a HOST_READ/HOST_WRITE buffer (readback and parameter rings).
     /// Returns `None` for device-local buffers. The GPU must not be writing the buffer.
     pub fn mapped(&self) -> Option<&[T]> {
-        let host_ring = self.raw.usage.intersects(BufferUsage::HOST_READ | BufferUsage::HOST_WRITE);
+        let host_ring = self
+            .raw
+            .usage
+            .intersects(BufferUsage::HOST_READ | BufferUsage::HOST_WRITE);
         let p = self.raw.mapped.filter(|_| host_ring)?;
         // SAFETY: the mapping covers `len` elements, is aligned (allocations are ≥16-byte
         // aligned) and persists while `self` lives.
@@ -357,7 +439,13 @@ impl<T: Pod> ParamRing<T> {
     /// Creates `slots` host-visible single-element parameter buffers.
     pub fn new(ctx: &Context, name: &str, slots: usize) -> VkResult<Self> {
         let slots = (0..slots.max(1))
-            .map(|i| ctx.create_buffer(&format!("{name}[{i}]"), 1, BufferUsage::HOST_WRITE | BufferUsage::STORAGE))
+            .map(|i| {
+                ctx.create_buffer(
+                    &format!("{name}[{i}]"),
+                    1,
+                    BufferUsage::HOST_WRITE | BufferUsage::STORAGE,
+                )
+            })
             .collect::<VkResult<_>>()?;
         Ok(ParamRing { slots })
     }

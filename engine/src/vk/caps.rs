@@ -64,18 +64,28 @@ impl Capabilities {
     ///
     /// # Safety
     /// `pd` must be a physical device of `instance`, and `instance` must be alive.
-    pub unsafe fn query(instance: &ash::Instance, pd: vk::PhysicalDevice, index: usize) -> Capabilities {
+    pub unsafe fn query(
+        instance: &ash::Instance,
+        pd: vk::PhysicalDevice,
+        index: usize,
+    ) -> Capabilities {
         let exts: Vec<String> = instance
             .enumerate_device_extension_properties(pd)
             .unwrap_or_default()
             .iter()
-            .map(|e| e.extension_name_as_c_str().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default())
+            .map(|e| {
+                e.extension_name_as_c_str()
+                    .map(|c| c.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
             .collect();
         let has = |n: &CStr| exts.iter().any(|e| e.as_bytes() == n.to_bytes());
 
         let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
         let mut driver = vk::PhysicalDeviceDriverProperties::default();
-        let mut props2 = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup).push_next(&mut driver);
+        let mut props2 = vk::PhysicalDeviceProperties2::default()
+            .push_next(&mut subgroup)
+            .push_next(&mut driver);
         instance.get_physical_device_properties2(pd, &mut props2);
         let p = props2.properties;
 
@@ -83,7 +93,9 @@ impl Capabilities {
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
         let mut fa = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
         let mut fa2 = vk::PhysicalDeviceShaderAtomicFloat2FeaturesEXT::default();
-        let mut f2 = vk::PhysicalDeviceFeatures2::default().push_next(&mut f12).push_next(&mut f13);
+        let mut f2 = vk::PhysicalDeviceFeatures2::default()
+            .push_next(&mut f12)
+            .push_next(&mut f13);
         if has(ash::ext::shader_atomic_float::NAME) {
             f2 = f2.push_next(&mut fa);
         }
@@ -94,22 +106,38 @@ impl Capabilities {
         let features = f2.features;
 
         let qfs = instance.get_physical_device_queue_family_properties(pd);
-        let compute_family = qfs.iter().position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE));
-        let timestamps = compute_family.is_some_and(|i| qfs[i].timestamp_valid_bits > 0) && p.limits.timestamp_period > 0.0;
+        let compute_family = qfs
+            .iter()
+            .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE));
+        let timestamps = compute_family.is_some_and(|i| qfs[i].timestamp_valid_bits > 0)
+            && p.limits.timestamp_period > 0.0;
 
         let mem = instance.get_physical_device_memory_properties(pd);
         let types = &mem.memory_types[..mem.memory_type_count as usize];
-        let device_local: Vec<_> =
-            types.iter().filter(|t| t.property_flags.contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)).collect();
+        let device_local: Vec<_> = types
+            .iter()
+            .filter(|t| {
+                t.property_flags
+                    .contains(vk::MemoryPropertyFlags::DEVICE_LOCAL)
+            })
+            .collect();
         let unified = !device_local.is_empty()
-            && device_local.iter().all(|t| t.property_flags.contains(vk::MemoryPropertyFlags::HOST_VISIBLE));
+            && device_local.iter().all(|t| {
+                t.property_flags
+                    .contains(vk::MemoryPropertyFlags::HOST_VISIBLE)
+            });
         let heaps = &mem.memory_heaps[..mem.memory_heap_count as usize];
-        let device_local_bytes =
-            heaps.iter().filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL)).map(|h| h.size).sum();
+        let device_local_bytes = heaps
+            .iter()
+            .filter(|h| h.flags.contains(vk::MemoryHeapFlags::DEVICE_LOCAL))
+            .map(|h| h.size)
+            .sum();
 
         let api = p.api_version;
         let mut reasons = Vec::new();
-        if vk::api_version_major(api) < 1 || (vk::api_version_major(api) == 1 && vk::api_version_minor(api) < 3) {
+        if vk::api_version_major(api) < 1
+            || (vk::api_version_major(api) == 1 && vk::api_version_minor(api) < 3)
+        {
             reasons.push("Vulkan 1.3".to_string());
         }
         if f12.timeline_semaphore == 0 {
@@ -129,13 +157,17 @@ impl Capabilities {
             | vk::SubgroupFeatureFlags::BALLOT
             | vk::SubgroupFeatureFlags::SHUFFLE;
         let sg_ok = subgroup.supported_operations.contains(needed_ops)
-            && subgroup.supported_stages.contains(vk::ShaderStageFlags::COMPUTE);
+            && subgroup
+                .supported_stages
+                .contains(vk::ShaderStageFlags::COMPUTE);
         if !sg_ok {
             reasons.push("subgroup basic/arithmetic/ballot/shuffle in compute".into());
         }
         let c = |s: &[std::ffi::c_char]| {
             // SAFETY: Vulkan strings are NUL-terminated within their fixed arrays.
-            unsafe { CStr::from_ptr(s.as_ptr()) }.to_string_lossy().into_owned()
+            unsafe { CStr::from_ptr(s.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
         };
         Capabilities {
             index,
@@ -149,7 +181,9 @@ impl Capabilities {
             }
             .to_string(),
             vendor_id: p.vendor_id,
-            driver: format!("{} {}", c(&driver.driver_name), c(&driver.driver_info)).trim().to_string(),
+            driver: format!("{} {}", c(&driver.driver_name), c(&driver.driver_info))
+                .trim()
+                .to_string(),
             api_version: format!(
                 "{}.{}.{}",
                 vk::api_version_major(api),
@@ -174,7 +208,11 @@ impl Capabilities {
             unified_memory: unified,
             device_local_bytes,
             suitable: reasons.is_empty(),
-            unsuitable_reason: if reasons.is_empty() { None } else { Some(format!("lacks {}", reasons.join(", "))) },
+            unsuitable_reason: if reasons.is_empty() {
+                None
+            } else {
+                Some(format!("lacks {}", reasons.join(", ")))
+            },
         }
     }
 

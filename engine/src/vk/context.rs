@@ -64,7 +64,9 @@ impl ContextOptions {
         };
         ContextOptions {
             validation: env_flag("SUPPLE_VALIDATION"),
-            device: std::env::var("SUPPLE_DEVICE").ok().filter(|s| !s.is_empty()),
+            device: std::env::var("SUPPLE_DEVICE")
+                .ok()
+                .filter(|s| !s.is_empty()),
             force_staging: env_flag("SUPPLE_FORCE_STAGING"),
             wait_timeout: std::env::var("SUPPLE_WAIT_TIMEOUT_MS")
                 .ok()
@@ -191,7 +193,9 @@ unsafe extern "system" fn debug_callback(
     let text = if (*data).p_message.is_null() {
         String::new()
     } else {
-        CStr::from_ptr((*data).p_message).to_string_lossy().into_owned()
+        CStr::from_ptr((*data).p_message)
+            .to_string_lossy()
+            .into_owned()
     };
     let severity = if severity.contains(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) {
         Severity::Error
@@ -290,7 +294,9 @@ pub struct Context {
 
 impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Context").field("device", &self.shared.caps.name).finish()
+        f.debug_struct("Context")
+            .field("device", &self.shared.caps.name)
+            .finish()
     }
 }
 
@@ -304,8 +310,14 @@ fn load_entry() -> VkResult<ash::Entry> {
 fn create_instance(entry: &ash::Entry, validation: bool) -> VkResult<(ash::Instance, bool)> {
     // SAFETY: plain enumeration/creation calls with valid create infos.
     unsafe {
-        let available_ext = entry.enumerate_instance_extension_properties(None).vk("vkEnumerateInstanceExtensionProperties")?;
-        let has_ext = |n: &CStr| available_ext.iter().any(|e| e.extension_name_as_c_str() == Ok(n));
+        let available_ext = entry
+            .enumerate_instance_extension_properties(None)
+            .vk("vkEnumerateInstanceExtensionProperties")?;
+        let has_ext = |n: &CStr| {
+            available_ext
+                .iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(n))
+        };
         let debug_utils = has_ext(ash::ext::debug_utils::NAME);
         let mut exts: Vec<*const i8> = Vec::new();
         if debug_utils {
@@ -317,11 +329,17 @@ fn create_instance(entry: &ash::Entry, validation: bool) -> VkResult<(ash::Insta
         }
         let mut layers: Vec<*const i8> = Vec::new();
         if validation {
-            let available = entry.enumerate_instance_layer_properties().vk("vkEnumerateInstanceLayerProperties")?;
-            if !available.iter().any(|l| l.layer_name_as_c_str() == Ok(VALIDATION_LAYER)) {
+            let available = entry
+                .enumerate_instance_layer_properties()
+                .vk("vkEnumerateInstanceLayerProperties")?;
+            if !available
+                .iter()
+                .any(|l| l.layer_name_as_c_str() == Ok(VALIDATION_LAYER))
+            {
                 return Err(VkError::Unsupported {
                     device: "instance".into(),
-                    what: "layer VK_LAYER_KHRONOS_validation (install vulkan-validationlayers)".into(),
+                    what: "layer VK_LAYER_KHRONOS_validation (install vulkan-validationlayers)"
+                        .into(),
                 });
             }
             layers.push(VALIDATION_LAYER.as_ptr());
@@ -353,8 +371,15 @@ pub fn list_devices() -> VkResult<Vec<Capabilities>> {
     unsafe {
         let pds = instance.enumerate_physical_devices();
         let out = match pds {
-            Ok(pds) => Ok(pds.iter().enumerate().map(|(i, pd)| Capabilities::query(&instance, *pd, i)).collect()),
-            Err(e) => Err(VkError::Call { call: "vkEnumeratePhysicalDevices", result: e }),
+            Ok(pds) => Ok(pds
+                .iter()
+                .enumerate()
+                .map(|(i, pd)| Capabilities::query(&instance, *pd, i))
+                .collect()),
+            Err(e) => Err(VkError::Call {
+                call: "vkEnumeratePhysicalDevices",
+                result: e,
+            }),
         };
         instance.destroy_instance(None);
         out
@@ -371,7 +396,10 @@ fn select_device(all: &[Capabilities], selector: Option<&str>) -> VkResult<usize
                     c.name,
                     c.unsuitable_reason.clone().unwrap_or_default()
                 ))),
-                None => Err(VkError::NoDevice(format!("SUPPLE_DEVICE={sel}: only {} device(s)", all.len()))),
+                None => Err(VkError::NoDevice(format!(
+                    "SUPPLE_DEVICE={sel}: only {} device(s)",
+                    all.len()
+                ))),
             };
         }
         let lower = sel.to_lowercase();
@@ -380,8 +408,14 @@ fn select_device(all: &[Capabilities], selector: Option<&str>) -> VkResult<usize
             .find(|c| c.suitable && c.name.to_lowercase().contains(&lower))
             .map(|c| c.index)
             .ok_or_else(|| {
-                let names: Vec<_> = all.iter().map(|c| format!("{}: {}", c.index, c.name)).collect();
-                VkError::NoDevice(format!("SUPPLE_DEVICE={sel} matches no suitable device (have: {})", names.join("; ")))
+                let names: Vec<_> = all
+                    .iter()
+                    .map(|c| format!("{}: {}", c.index, c.name))
+                    .collect();
+                VkError::NoDevice(format!(
+                    "SUPPLE_DEVICE={sel} matches no suitable device (have: {})",
+                    names.join("; ")
+                ))
             });
     }
     all.iter()
@@ -391,7 +425,13 @@ fn select_device(all: &[Capabilities], selector: Option<&str>) -> VkResult<usize
         .ok_or_else(|| {
             let names: Vec<_> = all
                 .iter()
-                .map(|c| format!("{} ({})", c.name, c.unsuitable_reason.clone().unwrap_or_default()))
+                .map(|c| {
+                    format!(
+                        "{} ({})",
+                        c.name,
+                        c.unsuitable_reason.clone().unwrap_or_default()
+                    )
+                })
                 .collect();
             VkError::NoDevice(if names.is_empty() {
                 "no Vulkan devices (install mesa-vulkan-drivers for lavapipe)".into()
@@ -409,26 +449,45 @@ impl Context {
         let (instance, debug_utils) = create_instance(&entry, options.validation)?;
         // From here on, failures must destroy the instance.
         let result = (|| unsafe {
-            let pds = instance.enumerate_physical_devices().vk("vkEnumeratePhysicalDevices")?;
-            let caps: Vec<Capabilities> =
-                pds.iter().enumerate().map(|(i, pd)| Capabilities::query(&instance, *pd, i)).collect();
+            let pds = instance
+                .enumerate_physical_devices()
+                .vk("vkEnumeratePhysicalDevices")?;
+            let caps: Vec<Capabilities> = pds
+                .iter()
+                .enumerate()
+                .map(|(i, pd)| Capabilities::query(&instance, *pd, i))
+                .collect();
             let index = select_device(&caps, options.device.as_deref())?;
             let pd = pds[index];
             let qfs = instance.get_physical_device_queue_family_properties(pd);
             // Prefer a compute-only family (async compute on discrete GPUs), else any with compute.
             let family = qfs
                 .iter()
-                .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE) && !q.queue_flags.contains(vk::QueueFlags::GRAPHICS))
-                .or_else(|| qfs.iter().position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE)))
-                .ok_or_else(|| VkError::NoDevice("no compute queue".into()))? as u32;
+                .position(|q| {
+                    q.queue_flags.contains(vk::QueueFlags::COMPUTE)
+                        && !q.queue_flags.contains(vk::QueueFlags::GRAPHICS)
+                })
+                .or_else(|| {
+                    qfs.iter()
+                        .position(|q| q.queue_flags.contains(vk::QueueFlags::COMPUTE))
+                })
+                .ok_or_else(|| VkError::NoDevice("no compute queue".into()))?
+                as u32;
             let c = &caps[index];
             let mut f12 = vk::PhysicalDeviceVulkan12Features::default().timeline_semaphore(true);
-            let mut f13 = vk::PhysicalDeviceVulkan13Features::default().synchronization2(true).maintenance4(true);
-            let mut fa = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default().shader_buffer_float32_atomic_add(true);
-            let base = vk::PhysicalDeviceFeatures::default().shader_float64(c.f64).shader_int64(c.i64);
+            let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
+                .synchronization2(true)
+                .maintenance4(true);
+            let mut fa = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
+                .shader_buffer_float32_atomic_add(true);
+            let base = vk::PhysicalDeviceFeatures::default()
+                .shader_float64(c.f64)
+                .shader_int64(c.i64);
             let mut exts: Vec<*const i8> = Vec::new();
             let prio = [1.0f32];
-            let qinfo = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&prio)];
+            let qinfo = [vk::DeviceQueueCreateInfo::default()
+                .queue_family_index(family)
+                .queue_priorities(&prio)];
             let mut info = vk::DeviceCreateInfo::default()
                 .queue_create_infos(&qinfo)
                 .enabled_features(&base)
@@ -439,13 +498,25 @@ impl Context {
                 info = info.push_next(&mut fa);
             }
             let info = info.enabled_extension_names(&exts);
-            let device = instance.create_device(pd, &info, None).vk("vkCreateDevice")?;
+            let device = instance
+                .create_device(pd, &info, None)
+                .vk("vkCreateDevice")?;
             Ok((pd, device, family, c.clone()))
         })();
         match result {
             Ok((pd, device, family, caps)) => {
-                let shared =
-                    Self::finish(entry, instance, pd, device, family, 0, caps, options, debug_utils, Ownership::Owned);
+                let shared = Self::finish(
+                    entry,
+                    instance,
+                    pd,
+                    device,
+                    family,
+                    0,
+                    caps,
+                    options,
+                    debug_utils,
+                    Ownership::Owned,
+                );
                 shared
             }
             Err(e) => {
@@ -492,7 +563,9 @@ impl Context {
             caps,
             options,
             host.debug_utils,
-            Ownership::Borrowed { on_release: host.on_release },
+            Ownership::Borrowed {
+                on_release: host.on_release,
+            },
         )
     }
 
@@ -518,14 +591,18 @@ impl Context {
                 let dud = ash::ext::debug_utils::Device::new(&instance, &device);
                 let info = vk::DebugUtilsMessengerCreateInfoEXT::default()
                     .message_severity(
-                        vk::DebugUtilsMessageSeverityFlagsEXT::ERROR | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
+                        vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
+                            | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
                     )
                     .message_type(
-                        vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION | vk::DebugUtilsMessageTypeFlagsEXT::GENERAL,
+                        vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION
+                            | vk::DebugUtilsMessageTypeFlagsEXT::GENERAL,
                     )
                     .pfn_user_callback(Some(debug_callback))
                     .user_data(Arc::as_ptr(&messages) as *mut c_void);
-                let m = dui.create_debug_utils_messenger(&info, None).unwrap_or(vk::DebugUtilsMessengerEXT::null());
+                let m = dui
+                    .create_debug_utils_messenger(&info, None)
+                    .unwrap_or(vk::DebugUtilsMessengerEXT::null());
                 (Some(dui), Some(dud), m)
             } else {
                 (None, None, vk::DebugUtilsMessengerEXT::null())
@@ -539,11 +616,18 @@ impl Context {
                 buffer_device_address: false,
                 allocation_sizes: Default::default(),
             })
-            .map_err(|e| VkError::Allocation { name: "allocator".into(), message: e.to_string() })?;
-            let mut type_info =
-                vk::SemaphoreTypeCreateInfo::default().semaphore_type(vk::SemaphoreType::TIMELINE).initial_value(0);
+            .map_err(|e| VkError::Allocation {
+                name: "allocator".into(),
+                message: e.to_string(),
+            })?;
+            let mut type_info = vk::SemaphoreTypeCreateInfo::default()
+                .semaphore_type(vk::SemaphoreType::TIMELINE)
+                .initial_value(0);
             let timeline = device
-                .create_semaphore(&vk::SemaphoreCreateInfo::default().push_next(&mut type_info), None)
+                .create_semaphore(
+                    &vk::SemaphoreCreateInfo::default().push_next(&mut type_info),
+                    None,
+                )
                 .vk("vkCreateSemaphore")?;
             let pool = device
                 .create_command_pool(
@@ -618,7 +702,13 @@ impl Context {
 
     /// Takes every validation message collected so far.
     pub fn take_validation_messages(&self) -> Vec<ValidationMessage> {
-        std::mem::take(&mut *self.shared.messages.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(
+            &mut *self
+                .shared
+                .messages
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        )
     }
 
     /// Validation errors collected so far (without removing them).
@@ -642,19 +732,26 @@ impl Context {
             .semaphore(s.timeline)
             .value(value)
             .stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)];
-        let submit = vk::SubmitInfo2::default().command_buffer_infos(&cmds).signal_semaphore_infos(&signal);
+        let submit = vk::SubmitInfo2::default()
+            .command_buffer_infos(&cmds)
+            .signal_semaphore_infos(&signal);
         let queue = s.queue.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: the command buffer is fully recorded and not pending (callers wait on their
         // previous ticket before resubmitting); queue access is serialised by the mutex.
-        unsafe { s.device.queue_submit2(*queue, &[submit], vk::Fence::null()) }.vk("vkQueueSubmit2")?;
+        unsafe { s.device.queue_submit2(*queue, &[submit], vk::Fence::null()) }
+            .vk("vkQueueSubmit2")?;
         Ok(Ticket { value })
     }
 
     /// Whether the work behind `ticket` has completed.
     pub fn is_complete(&self, ticket: Ticket) -> VkResult<bool> {
         // SAFETY: the semaphore is alive for the context's lifetime.
-        let v = unsafe { self.shared.device.get_semaphore_counter_value(self.shared.timeline) }
-            .vk("vkGetSemaphoreCounterValue")?;
+        let v = unsafe {
+            self.shared
+                .device
+                .get_semaphore_counter_value(self.shared.timeline)
+        }
+        .vk("vkGetSemaphoreCounterValue")?;
         Ok(v >= ticket.value)
     }
 
@@ -667,20 +764,38 @@ impl Context {
     pub fn wait_for(&self, ticket: Ticket, what: &str, timeout: Duration) -> VkResult<()> {
         let sems = [self.shared.timeline];
         let values = [ticket.value];
-        let info = vk::SemaphoreWaitInfo::default().semaphores(&sems).values(&values);
+        let info = vk::SemaphoreWaitInfo::default()
+            .semaphores(&sems)
+            .values(&values);
         // SAFETY: valid semaphore and wait info.
-        match unsafe { self.shared.device.wait_semaphores(&info, timeout.as_nanos().min(u64::MAX as u128) as u64) } {
+        match unsafe {
+            self.shared
+                .device
+                .wait_semaphores(&info, timeout.as_nanos().min(u64::MAX as u128) as u64)
+        } {
             Ok(()) => Ok(()),
-            Err(vk::Result::TIMEOUT) => {
-                Err(VkError::Timeout { what: what.to_string(), timeout_ms: timeout.as_millis() as u64, last_node: None })
-            }
-            Err(vk::Result::ERROR_DEVICE_LOST) => Err(VkError::DeviceLost { what: what.to_string(), last_node: None }),
-            Err(result) => Err(VkError::Call { call: "vkWaitSemaphores", result }),
+            Err(vk::Result::TIMEOUT) => Err(VkError::Timeout {
+                what: what.to_string(),
+                timeout_ms: timeout.as_millis() as u64,
+                last_node: None,
+            }),
+            Err(vk::Result::ERROR_DEVICE_LOST) => Err(VkError::DeviceLost {
+                what: what.to_string(),
+                last_node: None,
+            }),
+            Err(result) => Err(VkError::Call {
+                call: "vkWaitSemaphores",
+                result,
+            }),
         }
     }
 
     /// Records commands with `record`, submits them and waits (setup path: allocates a command buffer).
-    pub(crate) fn one_shot(&self, what: &str, record: impl FnOnce(&ash::Device, vk::CommandBuffer)) -> VkResult<()> {
+    pub(crate) fn one_shot(
+        &self,
+        what: &str,
+        record: impl FnOnce(&ash::Device, vk::CommandBuffer),
+    ) -> VkResult<()> {
         let s = &self.shared;
         let pool = *s.command_pool.lock().unwrap_or_else(|p| p.into_inner());
         // SAFETY: pool belongs to this device; the buffer is freed after its work completed.
@@ -688,14 +803,17 @@ impl Context {
             let cmd = s
                 .device
                 .allocate_command_buffers(
-                    &vk::CommandBufferAllocateInfo::default().command_pool(pool).command_buffer_count(1),
+                    &vk::CommandBufferAllocateInfo::default()
+                        .command_pool(pool)
+                        .command_buffer_count(1),
                 )
                 .vk("vkAllocateCommandBuffers")?[0];
             let run = || -> VkResult<()> {
                 s.device
                     .begin_command_buffer(
                         cmd,
-                        &vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+                        &vk::CommandBufferBeginInfo::default()
+                            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
                     )
                     .vk("vkBeginCommandBuffer")?;
                 record(&s.device, cmd);
@@ -719,7 +837,11 @@ impl Context {
         // SAFETY: pool is valid and externally synchronised by the mutex.
         Ok(unsafe {
             s.device
-                .allocate_command_buffers(&vk::CommandBufferAllocateInfo::default().command_pool(*pool).command_buffer_count(1))
+                .allocate_command_buffers(
+                    &vk::CommandBufferAllocateInfo::default()
+                        .command_pool(*pool)
+                        .command_buffer_count(1),
+                )
                 .vk("vkAllocateCommandBuffers")?[0]
         })
     }
@@ -729,7 +851,11 @@ impl Context {
     /// # Safety
     /// The command buffer must not be pending execution.
     pub(crate) unsafe fn free_command_buffer(&self, cmd: vk::CommandBuffer) {
-        let pool = self.shared.command_pool.lock().unwrap_or_else(|p| p.into_inner());
+        let pool = self
+            .shared
+            .command_pool
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         self.shared.device.free_command_buffers(*pool, &[cmd]);
     }
 
@@ -737,7 +863,9 @@ impl Context {
     pub(crate) fn set_name<H: vk::Handle>(&self, handle: H, name: &str) {
         if let Some(d) = &self.shared.debug_utils_device {
             if let Ok(c) = CString::new(name) {
-                let info = vk::DebugUtilsObjectNameInfoEXT::default().object_handle(handle).object_name(&c);
+                let info = vk::DebugUtilsObjectNameInfoEXT::default()
+                    .object_handle(handle)
+                    .object_name(&c);
                 // SAFETY: the handle belongs to this device.
                 let _ = unsafe { d.set_debug_utils_object_name(&info) };
             }

@@ -46,7 +46,9 @@ pub enum VkError {
         what: String,
     },
     /// A buffer larger than the device allows for a storage binding.
-    #[error("buffer '{name}' needs {bytes} bytes but the device's maxStorageBufferRange is {max} bytes")]
+    #[error(
+        "buffer '{name}' needs {bytes} bytes but the device's maxStorageBufferRange is {max} bytes"
+    )]
     BufferTooLarge {
         /// Buffer name.
         name: String,
@@ -110,7 +112,10 @@ pub(crate) trait VkCheck<T> {
 impl<T> VkCheck<T> for Result<T, vk::Result> {
     fn vk(self, call: &'static str) -> VkResult<T> {
         self.map_err(|result| match result {
-            vk::Result::ERROR_DEVICE_LOST => VkError::DeviceLost { what: call.to_string(), last_node: None },
+            vk::Result::ERROR_DEVICE_LOST => VkError::DeviceLost {
+                what: call.to_string(),
+                last_node: None,
+            },
             result => VkError::Call { call, result },
         })
     }

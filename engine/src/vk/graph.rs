@@ -48,7 +48,11 @@ impl BufferSlice {
 impl<T: Pod> From<&GpuBuffer<T>> for BufferSlice {
     fn from(b: &GpuBuffer<T>) -> Self {
         let size = b.raw.size;
-        BufferSlice { raw: Arc::clone(&b.raw), offset: 0, size }
+        BufferSlice {
+            raw: Arc::clone(&b.raw),
+            offset: 0,
+            size,
+        }
     }
 }
 
@@ -57,7 +61,11 @@ impl<T: Pod> GpuBuffer<T> {
     /// minStorageBufferOffsetAlignment; checked at compile time).
     pub fn slice(&self, range: std::ops::Range<usize>) -> BufferSlice {
         let e = std::mem::size_of::<T>() as u64;
-        BufferSlice { raw: Arc::clone(&self.raw), offset: range.start as u64 * e, size: (range.len() as u64 * e).max(4) }
+        BufferSlice {
+            raw: Arc::clone(&self.raw),
+            offset: range.start as u64 * e,
+            size: (range.len() as u64 * e).max(4),
+        }
     }
 }
 
@@ -97,7 +105,11 @@ impl Dispatch {
     }
 
     /// An indirect dispatch whose workgroup counts are read from `args` at execution time.
-    pub fn indirect(name: impl Into<String>, kernel: KernelId, args: impl Into<BufferSlice>) -> Self {
+    pub fn indirect(
+        name: impl Into<String>,
+        kernel: KernelId,
+        args: impl Into<BufferSlice>,
+    ) -> Self {
         let mut d = Dispatch::new(name, kernel, [0, 0, 0]);
         d.groups = Groups::Indirect(args.into());
         d
@@ -192,10 +204,24 @@ impl Node {
                     .flat_map(|(b, a)| {
                         let mut u = Vec::new();
                         if a.contains(Access::READ) {
-                            u.push((b, Use { stage: cs, access: vk::AccessFlags2::SHADER_STORAGE_READ, write: false }));
+                            u.push((
+                                b,
+                                Use {
+                                    stage: cs,
+                                    access: vk::AccessFlags2::SHADER_STORAGE_READ,
+                                    write: false,
+                                },
+                            ));
                         }
                         if a.contains(Access::WRITE) {
-                            u.push((b, Use { stage: cs, access: vk::AccessFlags2::SHADER_STORAGE_WRITE, write: true }));
+                            u.push((
+                                b,
+                                Use {
+                                    stage: cs,
+                                    access: vk::AccessFlags2::SHADER_STORAGE_WRITE,
+                                    write: true,
+                                },
+                            ));
                         }
                         if a.contains(Access::INDIRECT) {
                             u.push((
@@ -223,11 +249,32 @@ impl Node {
                 v
             }
             NodeKind::Fill { dst, .. } => {
-                vec![(dst, Use { stage: tr, access: vk::AccessFlags2::TRANSFER_WRITE, write: true })]
+                vec![(
+                    dst,
+                    Use {
+                        stage: tr,
+                        access: vk::AccessFlags2::TRANSFER_WRITE,
+                        write: true,
+                    },
+                )]
             }
             NodeKind::Copy { src, dst } => vec![
-                (src, Use { stage: tr, access: vk::AccessFlags2::TRANSFER_READ, write: false }),
-                (dst, Use { stage: tr, access: vk::AccessFlags2::TRANSFER_WRITE, write: true }),
+                (
+                    src,
+                    Use {
+                        stage: tr,
+                        access: vk::AccessFlags2::TRANSFER_READ,
+                        write: false,
+                    },
+                ),
+                (
+                    dst,
+                    Use {
+                        stage: tr,
+                        access: vk::AccessFlags2::TRANSFER_WRITE,
+                        write: true,
+                    },
+                ),
             ],
         }
     }
@@ -235,8 +282,15 @@ impl Node {
     fn kind_label(&self) -> String {
         match &self.kind {
             NodeKind::Dispatch(d) => match &d.groups {
-                Groups::Direct(g) => format!("dispatch {} {:?} x{}", d.kernel.name(), g, d.workgroup_size),
-                Groups::Indirect(a) => format!("dispatch-indirect {} (args '{}') x{}", d.kernel.name(), a.raw.name, d.workgroup_size),
+                Groups::Direct(g) => {
+                    format!("dispatch {} {:?} x{}", d.kernel.name(), g, d.workgroup_size)
+                }
+                Groups::Indirect(a) => format!(
+                    "dispatch-indirect {} (args '{}') x{}",
+                    d.kernel.name(),
+                    a.raw.name,
+                    d.workgroup_size
+                ),
             },
             NodeKind::Fill { value, .. } => format!("fill 0x{value:08x}"),
             NodeKind::Copy { .. } => "copy".to_string(),
@@ -277,7 +331,10 @@ impl CompileOptions {
 impl Graph {
     /// An empty graph.
     pub fn new(name: impl Into<String>) -> Self {
-        Graph { name: name.into(), nodes: Vec::new() }
+        Graph {
+            name: name.into(),
+            nodes: Vec::new(),
+        }
     }
 
     /// The graph's name.
@@ -293,19 +350,44 @@ impl Graph {
     /// Appends a dispatch; returns its node index.
     pub fn dispatch(&mut self, d: Dispatch) -> usize {
         let name = d.name.clone();
-        self.nodes.push(Node { name, kind: NodeKind::Dispatch(d) });
+        self.nodes.push(Node {
+            name,
+            kind: NodeKind::Dispatch(d),
+        });
         self.nodes.len() - 1
     }
 
     /// Appends a fill of `dst` with `value`; returns its node index.
-    pub fn fill(&mut self, name: impl Into<String>, dst: impl Into<BufferSlice>, value: u32) -> usize {
-        self.nodes.push(Node { name: name.into(), kind: NodeKind::Fill { dst: dst.into(), value } });
+    pub fn fill(
+        &mut self,
+        name: impl Into<String>,
+        dst: impl Into<BufferSlice>,
+        value: u32,
+    ) -> usize {
+        self.nodes.push(Node {
+            name: name.into(),
+            kind: NodeKind::Fill {
+                dst: dst.into(),
+                value,
+            },
+        });
         self.nodes.len() - 1
     }
 
     /// Appends a copy from `src` to `dst`; returns its node index.
-    pub fn copy(&mut self, name: impl Into<String>, src: impl Into<BufferSlice>, dst: impl Into<BufferSlice>) -> usize {
-        self.nodes.push(Node { name: name.into(), kind: NodeKind::Copy { src: src.into(), dst: dst.into() } });
+    pub fn copy(
+        &mut self,
+        name: impl Into<String>,
+        src: impl Into<BufferSlice>,
+        dst: impl Into<BufferSlice>,
+    ) -> usize {
+        self.nodes.push(Node {
+            name: name.into(),
+            kind: NodeKind::Copy {
+                src: src.into(),
+                dst: dst.into(),
+            },
+        });
         self.nodes.len() - 1
     }
 
@@ -315,7 +397,10 @@ impl Graph {
     }
 
     fn err(&self, message: String) -> VkError {
-        VkError::Graph { graph: self.name.clone(), message }
+        VkError::Graph {
+            graph: self.name.clone(),
+            message,
+        }
     }
 
     /// Infers dependencies and levels: `(deps[i], level[i])`.
@@ -324,7 +409,8 @@ impl Graph {
         let mut deps = vec![Vec::new(); self.nodes.len()];
         let mut level = vec![0usize; self.nodes.len()];
         // Per buffer id: the earlier nodes that touched it.
-        let mut by_buffer: std::collections::HashMap<u64, Vec<usize>> = std::collections::HashMap::new();
+        let mut by_buffer: std::collections::HashMap<u64, Vec<usize>> =
+            std::collections::HashMap::new();
         for i in 0..self.nodes.len() {
             let mut candidates: Vec<usize> = uses[i]
                 .iter()
@@ -333,9 +419,11 @@ impl Graph {
             candidates.sort_unstable();
             candidates.dedup();
             for j in candidates {
-                let hazard = uses[i]
-                    .iter()
-                    .any(|(a, ua)| uses[j].iter().any(|(b, ub)| a.overlaps(b) && (ua.write || ub.write)));
+                let hazard = uses[i].iter().any(|(a, ua)| {
+                    uses[j]
+                        .iter()
+                        .any(|(b, ub)| a.overlaps(b) && (ua.write || ub.write))
+                });
                 if hazard {
                     deps[i].push(j);
                     level[i] = level[i].max(level[j] + 1);
@@ -358,7 +446,11 @@ impl Graph {
         for n in &self.nodes {
             if let NodeKind::Dispatch(d) = &n.kind {
                 if d.push.len() > PUSH_CONSTANT_BYTES as usize {
-                    return Err(self.err(format!("node '{}': {} push-constant bytes > {PUSH_CONSTANT_BYTES}", n.name, d.push.len())));
+                    return Err(self.err(format!(
+                        "node '{}': {} push-constant bytes > {PUSH_CONSTANT_BYTES}",
+                        n.name,
+                        d.push.len()
+                    )));
                 }
                 for (b, _) in &d.bindings {
                     if b.offset % align != 0 {
@@ -368,13 +460,19 @@ impl Graph {
                         )));
                     }
                     if b.end() > b.raw.size {
-                        return Err(self.err(format!("node '{}': binding of '{}' exceeds the buffer", n.name, b.raw.name)));
+                        return Err(self.err(format!(
+                            "node '{}': binding of '{}' exceeds the buffer",
+                            n.name, b.raw.name
+                        )));
                     }
                 }
             }
             for (b, _) in n.uses() {
                 if !Arc::ptr_eq(&b.raw.shared, s) {
-                    return Err(self.err(format!("node '{}': buffer '{}' belongs to another device", n.name, b.raw.name)));
+                    return Err(self.err(format!(
+                        "node '{}': buffer '{}' belongs to another device",
+                        n.name, b.raw.name
+                    )));
                 }
             }
         }
@@ -496,14 +594,28 @@ impl CompiledGraph {
         let dispatches: Vec<&Dispatch> = graph
             .nodes
             .iter()
-            .filter_map(|n| if let NodeKind::Dispatch(d) = &n.kind { Some(d) } else { None })
+            .filter_map(|n| {
+                if let NodeKind::Dispatch(d) = &n.kind {
+                    Some(d)
+                } else {
+                    None
+                }
+            })
             .collect();
         let total_bindings: u32 = dispatches.iter().map(|d| d.bindings.len() as u32).sum();
-        let mut keep: Vec<Arc<RawBuffer>> = graph.nodes.iter().flat_map(|n| n.uses().into_iter().map(|(b, _)| Arc::clone(&b.raw))).collect();
+        let mut keep: Vec<Arc<RawBuffer>> = graph
+            .nodes
+            .iter()
+            .flat_map(|n| n.uses().into_iter().map(|(b, _)| Arc::clone(&b.raw)))
+            .collect();
         keep.sort_by_key(|r| r.id);
         keep.dedup_by_key(|r| r.id);
         let marker = if options.crash_markers {
-            let m: GpuBuffer<u32> = ctx.create_buffer(&format!("{}-crash-marker", graph.name), 1, BufferUsage::HOST_READ)?;
+            let m: GpuBuffer<u32> = ctx.create_buffer(
+                &format!("{}-crash-marker", graph.name),
+                1,
+                BufferUsage::HOST_READ,
+            )?;
             m.write(&[0])?;
             Some(m)
         } else {
@@ -541,10 +653,15 @@ impl CompiledGraph {
         // are kept alive by `_keep_alive`.
         unsafe {
             if !dispatches.is_empty() {
-                let sizes = [vk::DescriptorPoolSize { ty: vk::DescriptorType::STORAGE_BUFFER, descriptor_count: total_bindings.max(1) }];
+                let sizes = [vk::DescriptorPoolSize {
+                    ty: vk::DescriptorType::STORAGE_BUFFER,
+                    descriptor_count: total_bindings.max(1),
+                }];
                 out.descriptor_pool = d
                     .create_descriptor_pool(
-                        &vk::DescriptorPoolCreateInfo::default().max_sets(dispatches.len() as u32).pool_sizes(&sizes),
+                        &vk::DescriptorPoolCreateInfo::default()
+                            .max_sets(dispatches.len() as u32)
+                            .pool_sizes(&sizes),
                         None,
                     )
                     .vk("vkCreateDescriptorPool")?;
@@ -553,17 +670,22 @@ impl CompiledGraph {
             if bracket {
                 out.query_pool = d
                     .create_query_pool(
-                        &vk::QueryPoolCreateInfo::default().query_type(vk::QueryType::TIMESTAMP).query_count(2 * n as u32 + 2),
+                        &vk::QueryPoolCreateInfo::default()
+                            .query_type(vk::QueryType::TIMESTAMP)
+                            .query_count(2 * n as u32 + 2),
                         None,
                     )
                     .vk("vkCreateQueryPool")?;
             }
             // Pipelines and descriptor sets, per dispatch node.
-            let mut prepared: Vec<Option<(super::kernel::Pipeline, vk::DescriptorSet)>> = vec![None; n];
+            let mut prepared: Vec<Option<(super::kernel::Pipeline, vk::DescriptorSet)>> =
+                vec![None; n];
             {
                 let mut store = s.pipelines.lock().unwrap_or_else(|p| p.into_inner());
                 for (i, node) in graph.nodes.iter().enumerate() {
-                    let NodeKind::Dispatch(disp) = &node.kind else { continue };
+                    let NodeKind::Dispatch(disp) = &node.kind else {
+                        continue;
+                    };
                     let p = store.get(
                         d,
                         disp.kernel,
@@ -575,13 +697,21 @@ impl CompiledGraph {
                     let layouts = [p.set_layout];
                     let set = d
                         .allocate_descriptor_sets(
-                            &vk::DescriptorSetAllocateInfo::default().descriptor_pool(out.descriptor_pool).set_layouts(&layouts),
+                            &vk::DescriptorSetAllocateInfo::default()
+                                .descriptor_pool(out.descriptor_pool)
+                                .set_layouts(&layouts),
                         )
                         .vk("vkAllocateDescriptorSets")?[0];
                     let infos: Vec<[vk::DescriptorBufferInfo; 1]> = disp
                         .bindings
                         .iter()
-                        .map(|(b, _)| [vk::DescriptorBufferInfo { buffer: b.raw.handle, offset: b.offset, range: b.size }])
+                        .map(|(b, _)| {
+                            [vk::DescriptorBufferInfo {
+                                buffer: b.raw.handle,
+                                offset: b.offset,
+                                range: b.size,
+                            }]
+                        })
                         .collect();
                     let writes: Vec<_> = infos
                         .iter()
@@ -600,7 +730,8 @@ impl CompiledGraph {
             }
             out.cmd = ctx.allocate_command_buffer()?;
             ctx.set_name(out.cmd, &graph.name);
-            d.begin_command_buffer(out.cmd, &vk::CommandBufferBeginInfo::default()).vk("vkBeginCommandBuffer")?;
+            d.begin_command_buffer(out.cmd, &vk::CommandBufferBeginInfo::default())
+                .vk("vkBeginCommandBuffer")?;
             out.record_commands(graph, &prepared, timestamps, bracket);
             d.end_command_buffer(out.cmd).vk("vkEndCommandBuffer")?;
         }
@@ -624,7 +755,12 @@ impl CompiledGraph {
         let n = graph.nodes.len() as u32;
         if bracket {
             d.cmd_reset_query_pool(cmd, self.query_pool, 0, 2 * n + 2);
-            d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::ALL_COMMANDS, self.query_pool, 2 * n);
+            d.cmd_write_timestamp2(
+                cmd,
+                vk::PipelineStageFlags2::ALL_COMMANDS,
+                self.query_pool,
+                2 * n,
+            );
         }
         let mut any_write = false;
         for step in &self.schedule {
@@ -635,43 +771,84 @@ impl CompiledGraph {
                         .src_access_mask(b.src_access)
                         .dst_stage_mask(b.dst_stage)
                         .dst_access_mask(b.dst_access)];
-                    d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&mb));
+                    d.cmd_pipeline_barrier2(
+                        cmd,
+                        &vk::DependencyInfo::default().memory_barriers(&mb),
+                    );
                 }
                 Step::Node(i) => {
                     let node = &graph.nodes[i];
                     any_write |= node.uses().iter().any(|(_, u)| u.write);
                     let cname = std::ffi::CString::new(node.name.as_str()).unwrap_or_default();
                     if let Some(l) = labels {
-                        l.cmd_begin_debug_utils_label(cmd, &vk::DebugUtilsLabelEXT::default().label_name(&cname));
+                        l.cmd_begin_debug_utils_label(
+                            cmd,
+                            &vk::DebugUtilsLabelEXT::default().label_name(&cname),
+                        );
                     }
                     if timestamps {
-                        d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::ALL_COMMANDS, self.query_pool, 2 * i as u32);
+                        d.cmd_write_timestamp2(
+                            cmd,
+                            vk::PipelineStageFlags2::ALL_COMMANDS,
+                            self.query_pool,
+                            2 * i as u32,
+                        );
                     }
                     match &node.kind {
                         NodeKind::Dispatch(disp) => {
                             let (p, set) = prepared[i].expect("dispatch nodes are prepared");
                             d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.pipeline);
-                            d.cmd_bind_descriptor_sets(cmd, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &[set], &[]);
+                            d.cmd_bind_descriptor_sets(
+                                cmd,
+                                vk::PipelineBindPoint::COMPUTE,
+                                p.layout,
+                                0,
+                                &[set],
+                                &[],
+                            );
                             if !disp.push.is_empty() {
                                 let mut bytes = disp.push.clone();
                                 bytes.resize(bytes.len().div_ceil(4) * 4, 0);
-                                d.cmd_push_constants(cmd, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes);
+                                d.cmd_push_constants(
+                                    cmd,
+                                    p.layout,
+                                    vk::ShaderStageFlags::COMPUTE,
+                                    0,
+                                    &bytes,
+                                );
                             }
                             match &disp.groups {
                                 Groups::Direct(g) => d.cmd_dispatch(cmd, g[0], g[1], g[2]),
-                                Groups::Indirect(a) => d.cmd_dispatch_indirect(cmd, a.raw.handle, a.offset),
+                                Groups::Indirect(a) => {
+                                    d.cmd_dispatch_indirect(cmd, a.raw.handle, a.offset)
+                                }
                             }
                         }
                         NodeKind::Fill { dst, value } => {
-                            d.cmd_fill_buffer(cmd, dst.raw.handle, dst.offset, dst.size / 4 * 4, *value);
+                            d.cmd_fill_buffer(
+                                cmd,
+                                dst.raw.handle,
+                                dst.offset,
+                                dst.size / 4 * 4,
+                                *value,
+                            );
                         }
                         NodeKind::Copy { src, dst } => {
-                            let region = [vk::BufferCopy { src_offset: src.offset, dst_offset: dst.offset, size: src.size.min(dst.size) }];
+                            let region = [vk::BufferCopy {
+                                src_offset: src.offset,
+                                dst_offset: dst.offset,
+                                size: src.size.min(dst.size),
+                            }];
                             d.cmd_copy_buffer(cmd, src.raw.handle, dst.raw.handle, &region);
                         }
                     }
                     if timestamps {
-                        d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::ALL_COMMANDS, self.query_pool, 2 * i as u32 + 1);
+                        d.cmd_write_timestamp2(
+                            cmd,
+                            vk::PipelineStageFlags2::ALL_COMMANDS,
+                            self.query_pool,
+                            2 * i as u32 + 1,
+                        );
                     }
                     if let Some(l) = labels {
                         l.cmd_end_debug_utils_label(cmd);
@@ -681,16 +858,29 @@ impl CompiledGraph {
                             .src_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
                             .src_access_mask(vk::AccessFlags2::MEMORY_WRITE)
                             .dst_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
-                            .dst_access_mask(vk::AccessFlags2::MEMORY_READ | vk::AccessFlags2::MEMORY_WRITE)];
-                        d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&full));
+                            .dst_access_mask(
+                                vk::AccessFlags2::MEMORY_READ | vk::AccessFlags2::MEMORY_WRITE,
+                            )];
+                        d.cmd_pipeline_barrier2(
+                            cmd,
+                            &vk::DependencyInfo::default().memory_barriers(&full),
+                        );
                         d.cmd_fill_buffer(cmd, m.raw.handle, 0, 4, i as u32 + 1);
-                        d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&full));
+                        d.cmd_pipeline_barrier2(
+                            cmd,
+                            &vk::DependencyInfo::default().memory_barriers(&full),
+                        );
                     }
                 }
             }
         }
         if bracket {
-            d.cmd_write_timestamp2(cmd, vk::PipelineStageFlags2::ALL_COMMANDS, self.query_pool, 2 * n + 1);
+            d.cmd_write_timestamp2(
+                cmd,
+                vk::PipelineStageFlags2::ALL_COMMANDS,
+                self.query_pool,
+                2 * n + 1,
+            );
         }
         if any_write {
             // Make every write visible to host reads after the timeline signal.
@@ -715,7 +905,10 @@ impl CompiledGraph {
 
     /// Number of barriers in the schedule.
     pub fn barrier_count(&self) -> usize {
-        self.schedule.iter().filter(|s| matches!(s, Step::Barrier(_))).count()
+        self.schedule
+            .iter()
+            .filter(|s| matches!(s, Step::Barrier(_)))
+            .count()
     }
 
     /// For each node, the earlier nodes it depends on (hazards on declared buffers).
@@ -747,10 +940,17 @@ impl CompiledGraph {
     pub fn wait_timeout(&self, t: Ticket, timeout: std::time::Duration) -> VkResult<()> {
         match self.ctx.wait_for(t, &self.name, timeout) {
             Ok(()) => Ok(()),
-            Err(VkError::Timeout { what, timeout_ms, .. }) => {
-                Err(VkError::Timeout { what, timeout_ms, last_node: self.last_completed_node() })
-            }
-            Err(VkError::DeviceLost { what, .. }) => Err(VkError::DeviceLost { what, last_node: self.last_completed_node() }),
+            Err(VkError::Timeout {
+                what, timeout_ms, ..
+            }) => Err(VkError::Timeout {
+                what,
+                timeout_ms,
+                last_node: self.last_completed_node(),
+            }),
+            Err(VkError::DeviceLost { what, .. }) => Err(VkError::DeviceLost {
+                what,
+                last_node: self.last_completed_node(),
+            }),
             Err(e) => Err(e),
         }
     }
@@ -769,7 +969,10 @@ impl CompiledGraph {
             0 => "none (the first node did not complete)".to_string(),
             i => {
                 let idx = i as usize - 1;
-                format!("#{idx} '{}'", self.nodes.get(idx).map_or("?", |n| n.name.as_str()))
+                format!(
+                    "#{idx} '{}'",
+                    self.nodes.get(idx).map_or("?", |n| n.name.as_str())
+                )
             }
         })
     }
@@ -789,40 +992,72 @@ impl CompiledGraph {
         // SAFETY: the pool holds 2n + 2 queries; the per-node ones are read only when written.
         unsafe {
             let dev = &self.ctx.shared.device;
-            dev.get_query_pool_results(self.query_pool, 2 * n as u32, &mut raw[2 * n..], vk::QueryResultFlags::TYPE_64)
-                .vk("vkGetQueryPoolResults")?;
+            dev.get_query_pool_results(
+                self.query_pool,
+                2 * n as u32,
+                &mut raw[2 * n..],
+                vk::QueryResultFlags::TYPE_64,
+            )
+            .vk("vkGetQueryPoolResults")?;
             if self.per_node_timestamps {
-                dev.get_query_pool_results(self.query_pool, 0, &mut raw[..2 * n], vk::QueryResultFlags::TYPE_64)
-                    .vk("vkGetQueryPoolResults")?;
+                dev.get_query_pool_results(
+                    self.query_pool,
+                    0,
+                    &mut raw[..2 * n],
+                    vk::QueryResultFlags::TYPE_64,
+                )
+                .vk("vkGetQueryPoolResults")?;
             }
         }
         let period = self.ctx.shared.caps.timestamp_period_ns as f64 * 1e-6;
-        let nodes = if !self.per_node_timestamps { Vec::new() } else { self
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| NodeTiming {
-                name: n.name.clone(),
-                kernel: n.kernel.clone(),
-                gpu_ms: raw[2 * i + 1].saturating_sub(raw[2 * i]) as f64 * period,
-            })
-            .collect() };
+        let nodes = if !self.per_node_timestamps {
+            Vec::new()
+        } else {
+            self.nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| NodeTiming {
+                    name: n.name.clone(),
+                    kernel: n.kernel.clone(),
+                    gpu_ms: raw[2 * i + 1].saturating_sub(raw[2 * i]) as f64 * period,
+                })
+                .collect()
+        };
         let total_ms = raw[2 * n + 1].saturating_sub(raw[2 * n]) as f64 * period;
-        Ok(Some(GraphProfile { graph: self.name.clone(), nodes, total_ms }))
+        Ok(Some(GraphProfile {
+            graph: self.name.clone(),
+            nodes,
+            total_ms,
+        }))
     }
 
     /// A text dump: one line per node and barrier, in execution order.
     pub fn to_text(&self) -> String {
-        let mut s = format!("graph '{}': {} nodes, {} barriers\n", self.name, self.nodes.len(), self.barrier_count());
+        let mut s = format!(
+            "graph '{}': {} nodes, {} barriers\n",
+            self.name,
+            self.nodes.len(),
+            self.barrier_count()
+        );
         for step in &self.schedule {
             match step {
                 Step::Barrier(b) => {
-                    let _ = writeln!(s, "  -- barrier {:?} ({:?}) -> {:?} ({:?})", b.src_stage, b.src_access, b.dst_stage, b.dst_access);
+                    let _ = writeln!(
+                        s,
+                        "  -- barrier {:?} ({:?}) -> {:?} ({:?})",
+                        b.src_stage, b.src_access, b.dst_stage, b.dst_access
+                    );
                 }
                 Step::Node(i) => {
                     let n = &self.nodes[*i];
                     let deps: Vec<String> = self.deps[*i].iter().map(|d| format!("#{d}")).collect();
-                    let _ = writeln!(s, "  #{i} {}: {} after [{}]", n.name, n.label, deps.join(", "));
+                    let _ = writeln!(
+                        s,
+                        "  #{i} {}: {} after [{}]",
+                        n.name,
+                        n.label,
+                        deps.join(", ")
+                    );
                 }
             }
         }
@@ -831,9 +1066,17 @@ impl CompiledGraph {
 
     /// A Graphviz DOT dump of nodes and their dependencies.
     pub fn to_dot(&self) -> String {
-        let mut s = format!("digraph \"{}\" {{\n  rankdir=TB;\n", self.name.replace('"', "'"));
+        let mut s = format!(
+            "digraph \"{}\" {{\n  rankdir=TB;\n",
+            self.name.replace('"', "'")
+        );
         for (i, n) in self.nodes.iter().enumerate() {
-            let _ = writeln!(s, "  n{i} [shape=box,label=\"#{i} {}\\n{}\"];", n.name.replace('"', "'"), n.label.replace('"', "'"));
+            let _ = writeln!(
+                s,
+                "  n{i} [shape=box,label=\"#{i} {}\\n{}\"];",
+                n.name.replace('"', "'"),
+                n.label.replace('"', "'")
+            );
         }
         for (i, ds) in self.deps.iter().enumerate() {
             for d in ds {

@@ -46,7 +46,10 @@ impl KernelId {
 
     /// Looks a kernel up by name.
     pub fn by_name(name: &str) -> Option<KernelId> {
-        KERNELS.iter().position(|k| k.name == name).map(|i| KernelId(i as u32))
+        KERNELS
+            .iter()
+            .position(|k| k.name == name)
+            .map(|i| KernelId(i as u32))
     }
 }
 
@@ -80,13 +83,26 @@ pub(crate) struct PipelineStore {
 
 impl PipelineStore {
     /// Creates the store, loading the pipeline cache from `cache_path` when present.
-    pub(crate) fn new(device: &ash::Device, caps: &Capabilities, cache_path: Option<&Path>) -> VkResult<Self> {
-        let initial = cache_path.and_then(|p| std::fs::read(p).ok()).unwrap_or_default();
+    pub(crate) fn new(
+        device: &ash::Device,
+        caps: &Capabilities,
+        cache_path: Option<&Path>,
+    ) -> VkResult<Self> {
+        let initial = cache_path
+            .and_then(|p| std::fs::read(p).ok())
+            .unwrap_or_default();
         let create = |data: &[u8]| {
             // SAFETY: the driver validates the cache header and ignores mismatched data.
-            unsafe { device.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default().initial_data(data), None) }
+            unsafe {
+                device.create_pipeline_cache(
+                    &vk::PipelineCacheCreateInfo::default().initial_data(data),
+                    None,
+                )
+            }
         };
-        let cache = create(&initial).or_else(|_| create(&[])).vk("vkCreatePipelineCache")?;
+        let cache = create(&initial)
+            .or_else(|_| create(&[]))
+            .vk("vkCreatePipelineCache")?;
         Ok(PipelineStore {
             cache,
             set_layouts: HashMap::new(),
@@ -96,7 +112,11 @@ impl PipelineStore {
         })
     }
 
-    fn layout(&mut self, device: &ash::Device, bindings: u32) -> VkResult<(vk::DescriptorSetLayout, vk::PipelineLayout)> {
+    fn layout(
+        &mut self,
+        device: &ash::Device,
+        bindings: u32,
+    ) -> VkResult<(vk::DescriptorSetLayout, vk::PipelineLayout)> {
         if let Some(l) = self.set_layouts.get(&bindings) {
             return Ok(*l);
         }
@@ -112,7 +132,10 @@ impl PipelineStore {
         // SAFETY: valid create infos; objects are destroyed in `destroy`.
         unsafe {
             let set = device
-                .create_descriptor_set_layout(&vk::DescriptorSetLayoutCreateInfo::default().bindings(&b), None)
+                .create_descriptor_set_layout(
+                    &vk::DescriptorSetLayoutCreateInfo::default().bindings(&b),
+                    None,
+                )
                 .vk("vkCreateDescriptorSetLayout")?;
             let range = [vk::PushConstantRange::default()
                 .stage_flags(vk::ShaderStageFlags::COMPUTE)
@@ -121,7 +144,9 @@ impl PipelineStore {
             let sets = [set];
             let layout = device
                 .create_pipeline_layout(
-                    &vk::PipelineLayoutCreateInfo::default().set_layouts(&sets).push_constant_ranges(&range),
+                    &vk::PipelineLayoutCreateInfo::default()
+                        .set_layouts(&sets)
+                        .push_constant_ranges(&range),
                     None,
                 )
                 .vk("vkCreatePipelineLayout")?;
@@ -130,7 +155,12 @@ impl PipelineStore {
         }
     }
 
-    fn module(&mut self, device: &ash::Device, kernel: KernelId, source_dir: Option<&Path>) -> VkResult<vk::ShaderModule> {
+    fn module(
+        &mut self,
+        device: &ash::Device,
+        kernel: KernelId,
+        source_dir: Option<&Path>,
+    ) -> VkResult<vk::ShaderModule> {
         if let Some(m) = self.modules.get(&kernel) {
             return Ok(*m);
         }
@@ -140,8 +170,10 @@ impl PipelineStore {
             None => bytemuck::cast_slice::<u8, u32>(src.spirv).to_vec(),
         };
         // SAFETY: SPIR-V produced by shaderc; the module is destroyed in `destroy`.
-        let m = unsafe { device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None) }
-            .vk("vkCreateShaderModule")?;
+        let m = unsafe {
+            device.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)
+        }
+        .vk("vkCreateShaderModule")?;
         self.modules.insert(kernel, m);
         Ok(m)
     }
@@ -159,33 +191,61 @@ impl PipelineStore {
         if workgroup_size == 0 || workgroup_size > self.max_workgroup {
             return Err(VkError::Kernel {
                 kernel: kernel.name().into(),
-                message: format!("workgroup size {workgroup_size} outside 1..={}", self.max_workgroup),
+                message: format!(
+                    "workgroup size {workgroup_size} outside 1..={}",
+                    self.max_workgroup
+                ),
             });
         }
         let (set_layout, layout) = self.layout(device, bindings)?;
-        let key = PipelineKey { kernel, workgroup_size, spec: spec.to_vec(), bindings };
+        let key = PipelineKey {
+            kernel,
+            workgroup_size,
+            spec: spec.to_vec(),
+            bindings,
+        };
         if let Some(p) = self.pipelines.get(&key) {
-            return Ok(Pipeline { pipeline: *p, layout, set_layout });
+            return Ok(Pipeline {
+                pipeline: *p,
+                layout,
+                set_layout,
+            });
         }
         let module = self.module(device, kernel, source_dir)?;
         let mut values = vec![workgroup_size];
         values.extend_from_slice(spec);
         let entries: Vec<_> = (0..values.len() as u32)
-            .map(|i| vk::SpecializationMapEntry { constant_id: i, offset: i * 4, size: 4 })
+            .map(|i| vk::SpecializationMapEntry {
+                constant_id: i,
+                offset: i * 4,
+                size: 4,
+            })
             .collect();
         let data: &[u8] = bytemuck::cast_slice(&values);
-        let spec_info = vk::SpecializationInfo::default().map_entries(&entries).data(data);
+        let spec_info = vk::SpecializationInfo::default()
+            .map_entries(&entries)
+            .data(data);
         let stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(module)
             .name(c"main")
             .specialization_info(&spec_info);
-        let info = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout)];
+        let info = [vk::ComputePipelineCreateInfo::default()
+            .stage(stage)
+            .layout(layout)];
         // SAFETY: valid create info; the pipeline is destroyed in `destroy`.
-        let p = unsafe { device.create_compute_pipelines(self.cache, &info, None) }
-            .map_err(|(_, e)| VkError::Call { call: "vkCreateComputePipelines", result: e })?[0];
+        let p = unsafe { device.create_compute_pipelines(self.cache, &info, None) }.map_err(
+            |(_, e)| VkError::Call {
+                call: "vkCreateComputePipelines",
+                result: e,
+            },
+        )?[0];
         self.pipelines.insert(key, p);
-        Ok(Pipeline { pipeline: p, layout, set_layout })
+        Ok(Pipeline {
+            pipeline: p,
+            layout,
+            set_layout,
+        })
     }
 
     /// Saves the pipeline cache and destroys every object.
@@ -224,13 +284,18 @@ fn runtime_compile(dir: &Path, name: &str) -> VkResult<Vec<u32>> {
     let path = dir.join(format!("{name}.comp"));
     supple_shader_compiler::compile_compute(&path, &dir.join("include"), &[])
         .map(|k| k.spirv)
-        .map_err(|e| VkError::Kernel { kernel: name.into(), message: e.to_string() })
+        .map_err(|e| VkError::Kernel {
+            kernel: name.into(),
+            message: e.to_string(),
+        })
 }
 
 #[cfg(not(feature = "runtime-compile"))]
 fn runtime_compile(_dir: &Path, name: &str) -> VkResult<Vec<u32>> {
     Err(VkError::Kernel {
         kernel: name.into(),
-        message: "SUPPLE_KERNEL_DIR is set but supple was built without the `runtime-compile` feature".into(),
+        message:
+            "SUPPLE_KERNEL_DIR is set but supple was built without the `runtime-compile` feature"
+                .into(),
     })
 }

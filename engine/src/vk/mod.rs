@@ -14,13 +14,13 @@ mod kernel;
 pub use buffer::{BufferUsage, GpuBuffer, ParamRing, ReadbackRing};
 pub use caps::Capabilities;
 pub use context::{
-    device_requirements, list_devices, Context, ContextOptions, DeviceRequirements, HostVulkan, Ownership, Severity,
-    Ticket, ValidationMessage,
+    device_requirements, list_devices, Context, ContextOptions, DeviceRequirements, HostVulkan,
+    Ownership, Severity, Ticket, ValidationMessage,
 };
 pub use error::{VkError, VkResult};
 pub use graph::{
-    Access, BarrierInfo, BufferSlice, CompileOptions, CompiledGraph, Dispatch, Graph, GraphProfile, Groups, Node,
-    NodeKind, NodeTiming, Step,
+    Access, BarrierInfo, BufferSlice, CompileOptions, CompiledGraph, Dispatch, Graph, GraphProfile,
+    Groups, Node, NodeKind, NodeTiming, Step,
 };
 pub use kernel::{ids, KernelId, KernelSource, KERNELS, PUSH_CONSTANT_BYTES};
 
