@@ -1,0 +1,255 @@
+//! Export of simulation results: per-frame surface meshes as OBJ and binary PLY (vertex order
+//! fixed by the topology, so frames line up), tetrahedral meshes as VTK `.vtu` and Gmsh `.msh`
+//! 4.1, and time-sampled USD stages (`.usda`, `UsdGeom.Mesh` plus optionally `UsdGeom.TetMesh`)
+//! written frame by frame without holding all frames in memory.
+//!
+//! Every writer returns [`std::io::Error`]s whose message starts with the path; none panics.
+
+mod msh;
+mod obj;
+mod ply;
+mod usd;
+mod vtu;
+
+pub use msh::{write_msh, write_msh_to, MshEncoding};
+pub use obj::{write_obj, write_obj_to};
+pub use ply::{write_ply, write_ply_to, PlyPrecision};
+pub use usd::{write_usda_surface, write_usda_tet, UsdOptions, UsdWriter};
+pub use vtu::{write_vtu, write_vtu_to, VtuEncoding};
+
+use crate::model::{TetMesh, TriMesh};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Wraps an I/O error so its message names `path`.
+pub(crate) fn with_path(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// An `InvalidInput` error naming `path`.
+pub(crate) fn invalid(path: &Path, msg: impl std::fmt::Display) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{}: {msg}", path.display()),
+    )
+}
+
+/// Creates `path` and runs `f` on a buffered writer, flushing at the end; errors name the path.
+pub(crate) fn write_file(
+    path: &Path,
+    f: impl FnOnce(&mut io::BufWriter<std::fs::File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let file = std::fs::File::create(path).map_err(|e| with_path(path, e))?;
+    let mut w = io::BufWriter::with_capacity(1 << 20, file);
+    f(&mut w).map_err(|e| with_path(path, e))?;
+    w.flush().map_err(|e| with_path(path, e))
+}
+
+/// Checks that `triangles` index into `n` vertices.
+pub(crate) fn check_tris(triangles: &[[u32; 3]], n: usize) -> io::Result<()> {
+    if let Some((i, _)) = triangles
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.iter().any(|&v| v as usize >= n))
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("triangle {i} references a vertex beyond {n}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks that `tets` index into `n` vertices.
+pub(crate) fn check_tets(tets: &[[u32; 4]], n: usize) -> io::Result<()> {
+    if let Some((i, _)) = tets
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.iter().any(|&v| v as usize >= n))
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("tet {i} references a vertex beyond {n}"),
+        ));
+    }
+    Ok(())
+}
+
+/// The boundary surface of a tet mesh with only the vertices it uses, plus for each surface
+/// vertex its index in the tet mesh (ascending).
+pub fn boundary_surface(mesh: &TetMesh) -> (TriMesh, Vec<u32>) {
+    let tris = crate::tetrahedralize::boundary_faces(&mesh.tets);
+    let mut new_index = vec![u32::MAX; mesh.positions.len()];
+    for t in &tris {
+        for &v in t {
+            if let Some(s) = new_index.get_mut(v as usize) {
+                *s = 0;
+            }
+        }
+    }
+    let mut map = Vec::new();
+    for (i, slot) in new_index.iter_mut().enumerate() {
+        if *slot == 0 {
+            *slot = map.len() as u32;
+            map.push(i as u32);
+        }
+    }
+    let positions = map.iter().map(|&i| mesh.positions[i as usize]).collect();
+    let triangles = tris
+        .iter()
+        .map(|t| t.map(|v| new_index[v as usize]))
+        .collect();
+    (
+        TriMesh {
+            positions,
+            triangles,
+        },
+        map,
+    )
+}
+
+/// Lower-case extension of `path`.
+fn ext(path: &Path) -> String {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+/// Writes a tet mesh choosing the format by extension: `.vtu` (appended raw binary), `.msh`
+/// (Gmsh 4.1 binary), `.usda` (one-frame USD stage with `Mesh` and `TetMesh` prims), or the
+/// boundary surface as `.obj` / `.ply`.
+pub fn write_tet_mesh(path: impl AsRef<Path>, mesh: &TetMesh) -> io::Result<()> {
+    let path = path.as_ref();
+    match ext(path).as_str() {
+        "vtu" => write_vtu(path, mesh, VtuEncoding::Raw),
+        "msh" => write_msh(path, mesh, MshEncoding::Binary),
+        "usda" => write_usda_tet(
+            path,
+            mesh,
+            &[&mesh.positions],
+            &UsdOptions {
+                tet_mesh: true,
+                ..UsdOptions::default()
+            },
+        ),
+        "obj" | "ply" => {
+            let (s, _) = boundary_surface(mesh);
+            write_surface(path, &s)
+        }
+        e => Err(invalid(
+            path,
+            format!("cannot write tet meshes as '.{e}' (use .vtu, .msh, .usda, .obj or .ply)"),
+        )),
+    }
+}
+
+/// Writes a triangle mesh choosing the format by extension: `.obj`, `.ply` (binary little-endian,
+/// float32) or `.usda` (one frame).
+pub fn write_surface(path: impl AsRef<Path>, mesh: &TriMesh) -> io::Result<()> {
+    let path = path.as_ref();
+    match ext(path).as_str() {
+        "obj" => write_obj(path, mesh),
+        "ply" => write_ply(path, mesh, PlyPrecision::F32),
+        "usda" => write_usda_surface(
+            path,
+            &mesh.triangles,
+            &[&mesh.positions],
+            &UsdOptions::default(),
+        ),
+        e => Err(invalid(
+            path,
+            format!("cannot write surfaces as '.{e}' (use .obj, .ply or .usda)"),
+        )),
+    }
+}
+
+/// Surface file format of a [`FrameWriter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameFormat {
+    /// Wavefront OBJ (text, shortest round-trip decimal).
+    Obj,
+    /// Binary little-endian PLY with float32 coordinates.
+    Ply,
+    /// Binary little-endian PLY with float64 coordinates.
+    PlyF64,
+}
+
+/// Writes one surface file per frame (`{stem}_{frame:05}.obj|ply` in a directory) with a fixed
+/// triangle topology, so vertex `i` is the same material point in every frame.
+#[derive(Debug, Clone)]
+pub struct FrameWriter {
+    dir: PathBuf,
+    stem: String,
+    format: FrameFormat,
+    topology: TriMesh,
+    next: usize,
+}
+
+impl FrameWriter {
+    /// A writer for frames of `topology` (its triangles and vertex count are reused; its positions
+    /// are ignored) into `dir`, which must exist.
+    pub fn new(
+        dir: impl AsRef<Path>,
+        stem: &str,
+        topology: &TriMesh,
+        format: FrameFormat,
+    ) -> io::Result<Self> {
+        let dir = dir.as_ref().to_path_buf();
+        check_tris(&topology.triangles, topology.positions.len())
+            .map_err(|e| with_path(&dir, e))?;
+        Ok(FrameWriter {
+            dir,
+            stem: stem.to_string(),
+            format,
+            topology: TriMesh {
+                positions: topology.positions.clone(),
+                triangles: topology.triangles.clone(),
+            },
+            next: 0,
+        })
+    }
+
+    /// Path of frame `frame`.
+    pub fn frame_path(&self, frame: usize) -> PathBuf {
+        let e = if self.format == FrameFormat::Obj {
+            "obj"
+        } else {
+            "ply"
+        };
+        self.dir.join(format!("{}_{frame:05}.{e}", self.stem))
+    }
+
+    /// Writes the next frame with these vertex positions (same count and order as the topology)
+    /// and returns its path.
+    pub fn write_frame(&mut self, positions: &[[f64; 3]]) -> io::Result<PathBuf> {
+        let path = self.frame_path(self.next);
+        if positions.len() != self.topology.positions.len() {
+            return Err(invalid(
+                &path,
+                format!(
+                    "frame has {} positions, topology has {}",
+                    positions.len(),
+                    self.topology.positions.len()
+                ),
+            ));
+        }
+        let tris = &self.topology.triangles;
+        match self.format {
+            FrameFormat::Obj => write_file(&path, |w| write_obj_to(w, positions, tris))?,
+            FrameFormat::Ply => write_file(&path, |w| {
+                write_ply_to(w, positions, tris, PlyPrecision::F32)
+            })?,
+            FrameFormat::PlyF64 => write_file(&path, |w| {
+                write_ply_to(w, positions, tris, PlyPrecision::F64)
+            })?,
+        }
+        self.next += 1;
+        Ok(path)
+    }
+
+    /// Number of frames written so far.
+    pub fn frames(&self) -> usize {
+        self.next
+    }
+}

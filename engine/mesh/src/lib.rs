@@ -1,0 +1,16 @@
+//! Host-side meshes for Supple: the mesh model, import/export of the common tetrahedral and
+//! surface formats with validation, procedural geometry, and tetrahedralization.
+
+pub mod error;
+pub mod export;
+pub mod import;
+pub mod info;
+pub mod model;
+pub mod procedural;
+pub mod tetrahedralize;
+pub mod topology;
+
+pub use error::{Location, MeshError, Position};
+pub use import::{load, Loaded};
+pub use info::MeshInfo;
+pub use model::{Polyline, TetMesh, TriMesh};

@@ -1,0 +1,359 @@
+//! Export round trips: every writer's output is re-imported with `supple_mesh::load` and compared
+//! (same counts, same vertex order, positions exact or to the written precision), plus the
+//! per-frame writer, error paths and the USD stage (checked with Pixar's `pxr` when available).
+
+use std::path::{Path, PathBuf};
+use supple_mesh::export::*;
+use supple_mesh::procedural::{box_tets, cloth_grid, sphere, CellSplit};
+use supple_mesh::{TetMesh, TriMesh};
+
+fn tmp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("supple-mesh-export-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create temp dir");
+    d
+}
+
+fn load(p: &Path) -> supple_mesh::Loaded {
+    match supple_mesh::load(p) {
+        Ok(l) => l,
+        Err(e) => panic!("re-import of {} failed: {e}", p.display()),
+    }
+}
+
+/// A tet mesh with non-trivial coordinates (not exactly representable in decimal or f32).
+fn test_tets() -> TetMesh {
+    sphere([0.1, -0.2, 0.3], 0.123456789, 10).expect("sphere")
+}
+
+fn test_surface() -> TriMesh {
+    let mut c = cloth_grid([9, 6], [0.9, 0.6], [0.0; 3]);
+    for (i, p) in c.positions.iter_mut().enumerate() {
+        p[2] = (i as f64 * 0.37).sin() / 3.0;
+    }
+    c
+}
+
+fn assert_same_tets(a: &TetMesh, b: &TetMesh, tol: f64) {
+    assert_eq!(a.positions.len(), b.positions.len());
+    assert_eq!(a.tets, b.tets);
+    for (p, q) in a.positions.iter().zip(&b.positions) {
+        for k in 0..3 {
+            assert!(
+                (p[k] - q[k]).abs() <= tol * p[k].abs().max(1.0),
+                "{p:?} vs {q:?}"
+            );
+        }
+    }
+}
+
+fn assert_same_surface(a: &TriMesh, b: &TriMesh, tol: f64) {
+    assert_eq!(a.positions.len(), b.positions.len());
+    assert_eq!(a.triangles, b.triangles);
+    for (p, q) in a.positions.iter().zip(&b.positions) {
+        for k in 0..3 {
+            assert!(
+                (p[k] - q[k]).abs() <= tol * p[k].abs().max(1.0),
+                "{p:?} vs {q:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn vtu_round_trip_ascii_and_raw() {
+    let d = tmp_dir("vtu");
+    let m = test_tets();
+    for (enc, name) in [(VtuEncoding::Ascii, "a.vtu"), (VtuEncoding::Raw, "r.vtu")] {
+        let p = d.join(name);
+        write_vtu(&p, &m, enc).expect("write vtu");
+        let l = load(&p);
+        assert_same_tets(&m, &l.tets, 0.0);
+        assert_eq!(l.flipped_tets, 0);
+        assert!(
+            (l.tets.total_volume_abs() - m.total_volume_abs()).abs()
+                <= 1e-12 * m.total_volume_abs()
+        );
+    }
+}
+
+#[test]
+fn msh41_round_trip_ascii_and_binary() {
+    let d = tmp_dir("msh");
+    let m = test_tets();
+    for (enc, name) in [
+        (MshEncoding::Ascii, "a.msh"),
+        (MshEncoding::Binary, "b.msh"),
+    ] {
+        let p = d.join(name);
+        write_msh(&p, &m, enc).expect("write msh");
+        let l = load(&p);
+        assert!(l.format.contains("4.1"), "format {}", l.format);
+        assert_same_tets(&m, &l.tets, 0.0);
+        assert_eq!(l.flipped_tets, 0);
+    }
+    // The 5-tet box (the benchmark mesh) survives too.
+    let b = box_tets(
+        [10, 10, 10],
+        [0.05; 3],
+        [-0.25, -0.25, 0.1],
+        CellSplit::Five,
+    );
+    let p = d.join("box.msh");
+    write_msh(&p, &b, MshEncoding::Binary).expect("write");
+    assert_same_tets(&b, &load(&p).tets, 0.0);
+}
+
+#[test]
+fn obj_and_ply_round_trip() {
+    let d = tmp_dir("surf");
+    let s = test_surface();
+    let p = d.join("s.obj");
+    write_obj(&p, &s).expect("obj");
+    assert_same_surface(&s, &load(&p).surface, 0.0);
+    let p = d.join("s64.ply");
+    write_ply(&p, &s, PlyPrecision::F64).expect("ply64");
+    assert_same_surface(&s, &load(&p).surface, 0.0);
+    let p = d.join("s32.ply");
+    write_ply(&p, &s, PlyPrecision::F32).expect("ply32");
+    assert_same_surface(&s, &load(&p).surface, 1.2e-7);
+    // Header is binary little-endian.
+    let bytes = std::fs::read(&p).expect("read");
+    assert!(bytes.starts_with(b"ply\nformat binary_little_endian 1.0\n"));
+}
+
+#[test]
+fn tet_mesh_and_surface_by_extension() {
+    let d = tmp_dir("ext");
+    let m = test_tets();
+    for ext in ["vtu", "msh"] {
+        let p = d.join(format!("m.{ext}"));
+        write_tet_mesh(&p, &m).expect("write");
+        assert_same_tets(&m, &load(&p).tets, 0.0);
+    }
+    // Boundary surface as OBJ: closed, same enclosed volume as the tets.
+    let p = d.join("m.obj");
+    write_tet_mesh(&p, &m).expect("obj");
+    let s = load(&p).surface;
+    let v = supple_mesh::tetrahedralize::enclosed_volume(&s);
+    assert!((v - m.total_volume_abs()).abs() < 1e-9 * v);
+    let e = write_tet_mesh(d.join("m.xyz"), &m).expect_err("unknown extension");
+    assert!(e.to_string().contains("m.xyz"), "{e}");
+}
+
+#[test]
+fn per_frame_surfaces_keep_vertex_order() {
+    let d = tmp_dir("frames");
+    let s = test_surface();
+    for fmt in [FrameFormat::Obj, FrameFormat::Ply, FrameFormat::PlyF64] {
+        let mut w = FrameWriter::new(&d, &format!("{fmt:?}"), &s, fmt).expect("writer");
+        let mut frames = Vec::new();
+        for f in 0..3 {
+            let pos: Vec<[f64; 3]> = s
+                .positions
+                .iter()
+                .map(|p| [p[0], p[1], p[2] - 0.01 * f as f64])
+                .collect();
+            let path = w.write_frame(&pos).expect("frame");
+            frames.push((path, pos));
+        }
+        assert_eq!(w.frames(), 3);
+        for (path, pos) in frames {
+            let l = load(&path).surface;
+            let tol = if fmt == FrameFormat::Ply { 1.2e-7 } else { 0.0 };
+            assert_same_surface(
+                &TriMesh {
+                    positions: pos,
+                    triangles: s.triangles.clone(),
+                },
+                &l,
+                tol,
+            );
+        }
+        let e = w.write_frame(&s.positions[1..]).expect_err("wrong count");
+        assert!(e.to_string().contains(&format!("{fmt:?}_00003")), "{e}");
+    }
+}
+
+#[test]
+fn writer_errors_name_the_path() {
+    let m = test_tets();
+    let p = Path::new("/nonexistent-dir-supple/x.vtu");
+    let e = write_vtu(p, &m, VtuEncoding::Raw).expect_err("no dir");
+    assert!(
+        e.to_string().starts_with("/nonexistent-dir-supple/x.vtu"),
+        "{e}"
+    );
+    let bad = TetMesh {
+        positions: vec![[0.0; 3]; 3],
+        tets: vec![[0, 1, 2, 3]],
+    };
+    let d = tmp_dir("err");
+    for e in [
+        write_msh(d.join("b.msh"), &bad, MshEncoding::Binary).expect_err("index"),
+        write_vtu(d.join("b.vtu"), &bad, VtuEncoding::Ascii).expect_err("index"),
+        write_usda_tet(
+            d.join("b.usda"),
+            &bad,
+            &[&bad.positions],
+            &UsdOptions::default(),
+        )
+        .expect_err("index"),
+    ] {
+        assert!(e.to_string().contains("tet 0"), "{e}");
+    }
+    let s = TriMesh {
+        positions: vec![[0.0; 3]; 2],
+        triangles: vec![[0, 1, 2]],
+    };
+    assert!(write_obj(d.join("b.obj"), &s).is_err());
+    assert!(write_ply(d.join("b.ply"), &s, PlyPrecision::F32).is_err());
+    let w =
+        UsdWriter::surface(d.join("none.usda"), &[], 0, &UsdOptions::default()).expect("writer");
+    assert!(w.finish().is_err(), "a stage without frames is refused");
+}
+
+/// Parses the `points.timeSamples` of the prim named `prim` in a `.usda` written by
+/// [`UsdWriter`]: (time code, number of points) per sample.
+fn usda_point_samples(text: &str, prim: &str) -> Vec<(f64, usize)> {
+    let start = text.find(&format!("\"{prim}\"")).expect("prim");
+    let body = &text[start..];
+    let ts = body
+        .find("point3f[] points.timeSamples = {")
+        .expect("points");
+    let end = body[ts..].find("\n        }").expect("end") + ts;
+    body[ts..end]
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let (t, rest) = l.trim().split_once(':').expect("sample");
+            (t.parse().expect("time"), rest.matches('(').count())
+        })
+        .collect()
+}
+
+fn deform(m: &TetMesh, f: usize) -> Vec<[f64; 3]> {
+    m.positions
+        .iter()
+        .map(|p| [p[0] * (1.0 + 0.1 * f as f64), p[1], p[2] - 0.02 * f as f64])
+        .collect()
+}
+
+/// Writes the stage the USD checks read: a tet mesh (boundary Mesh + TetMesh) over 4 frames.
+fn write_test_stage(path: &Path) -> (TetMesh, usize) {
+    let m = test_tets();
+    let opts = UsdOptions {
+        fps: 30.0,
+        tet_mesh: true,
+        name: "ball".into(),
+        ..UsdOptions::default()
+    };
+    let mut w = UsdWriter::tet(path, &m, &opts).expect("usd writer");
+    for f in 0..4 {
+        w.write_frame(&deform(&m, f)).expect("frame");
+    }
+    w.finish().expect("finish");
+    let (surf, _) = boundary_surface(&m);
+    (m, surf.positions.len())
+}
+
+#[test]
+fn usda_stage_text_is_complete() {
+    let d = tmp_dir("usd");
+    let p = d.join("stage.usda");
+    let (m, nsurf) = write_test_stage(&p);
+    let text = std::fs::read_to_string(&p).expect("read");
+    assert!(text.starts_with("#usda 1.0\n"));
+    for key in [
+        "metersPerUnit = 1",
+        "upAxis = \"Z\"",
+        "startTimeCode = 0",
+        "endTimeCode = 3",
+        "timeCodesPerSecond = 30",
+        "def Mesh \"ball\"",
+        "def TetMesh \"ball_tets\"",
+    ] {
+        assert!(text.contains(key), "missing {key}");
+    }
+    let s = usda_point_samples(&text, "ball");
+    assert_eq!(s, (0..4).map(|t| (t as f64, nsurf)).collect::<Vec<_>>());
+    let t = usda_point_samples(&text, "ball_tets");
+    assert_eq!(
+        t,
+        (0..4)
+            .map(|t| (t as f64, m.positions.len()))
+            .collect::<Vec<_>>()
+    );
+    // Temporary per-frame files are gone.
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("supple-tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+    // A surface-only stage.
+    let s = test_surface();
+    let frames: Vec<Vec<[f64; 3]>> = (0..3)
+        .map(|f| {
+            s.positions
+                .iter()
+                .map(|p| [p[0], p[1], p[2] + f as f64])
+                .collect()
+        })
+        .collect();
+    let p2 = d.join("cloth.usda");
+    write_usda_surface(&p2, &s.triangles, &frames, &UsdOptions::default()).expect("surface stage");
+    let text = std::fs::read_to_string(&p2).expect("read");
+    assert_eq!(
+        usda_point_samples(&text, "body"),
+        vec![
+            (0.0, s.positions.len()),
+            (1.0, s.positions.len()),
+            (2.0, s.positions.len())
+        ]
+    );
+    assert!(!text.contains("TetMesh"));
+}
+
+#[test]
+fn usda_stage_opens_in_pixar_usd() {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../usd/check_usd.py");
+    let has_pxr = std::process::Command::new("python3")
+        .args(["-c", "import pxr"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !has_pxr {
+        println!("USD check NOT RUN: python3 with the `pxr` module (pip install usd-core) is not available here");
+        return;
+    }
+    let d = tmp_dir("pxr");
+    let p = d.join("stage.usda");
+    let (m, nsurf) = write_test_stage(&p);
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&p)
+        .args([
+            "--mesh",
+            "/World/ball",
+            "--points",
+            &nsurf.to_string(),
+            "--frames",
+            "4",
+        ])
+        .args([
+            "--tetmesh",
+            "/World/ball_tets",
+            "--tet-points",
+            &m.positions.len().to_string(),
+            "--tets",
+            &m.tets.len().to_string(),
+        ])
+        .output()
+        .expect("run python3");
+    let so = String::from_utf8_lossy(&out.stdout);
+    let se = String::from_utf8_lossy(&out.stderr);
+    println!("{so}{se}");
+    assert!(out.status.success(), "check_usd.py failed:\n{so}\n{se}");
+    assert!(so.contains("USD check OK"));
+}
