@@ -1,0 +1,105 @@
+//! `supple`: the command-line tool (devices, benchmarks, mesh tools).
+
+mod bench_primitives;
+mod cmd_mesh;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Supple: penetration-free deformable-body simulation on Vulkan compute.
+#[derive(Debug, Parser)]
+#[command(name = "supple", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List Vulkan devices and their capabilities (SUPPLE_DEVICE picks one by index or name).
+    Devices {
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmarks that print their figures (JSON with --json).
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+    /// Mesh tools: inspect, convert and tetrahedralize meshes.
+    Mesh {
+        #[command(subcommand)]
+        cmd: cmd_mesh::MeshCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// GPU primitives (scan, reduce, compact, radix sort) with bandwidth and dispatch baselines.
+    Primitives(bench_primitives::Args),
+}
+
+fn devices(json: bool) -> Result<(), String> {
+    let all = supple::vk::list_devices().map_err(|e| e.to_string())?;
+    let options = supple::ContextOptions::from_env();
+    let selected = supple::Context::new(supple::ContextOptions {
+        validation: false,
+        pipeline_cache: None,
+        ..options
+    })
+    .ok()
+    .map(|c| c.caps().index);
+    if json {
+        let v = serde_json::json!({ "devices": all, "selected": selected });
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+        );
+    } else {
+        if all.is_empty() {
+            println!("no Vulkan devices found (install mesa-vulkan-drivers for lavapipe)");
+        }
+        for c in &all {
+            let mark = if Some(c.index) == selected { "*" } else { " " };
+            println!(
+                "{mark} [{}] {} ({}, Vulkan {}, {})",
+                c.index, c.name, c.device_type, c.api_version, c.driver
+            );
+            println!(
+                "      subgroup {} | f32 atomic add {} | f64 {} | f64 atomics {} | timestamps {} ({} ns/tick) | max storage {} MiB | push constants {} B | unified memory {}",
+                c.subgroup_size,
+                c.f32_atomic_add,
+                c.f64,
+                c.f64_atomic_add,
+                c.timestamps,
+                c.timestamp_period_ns,
+                c.max_storage_buffer_range >> 20,
+                c.max_push_constants_size,
+                c.unified_memory
+            );
+            if let Some(r) = &c.unsuitable_reason {
+                println!("      not usable: {r}");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Devices { json } => devices(json),
+        Command::Bench {
+            which: BenchCommand::Primitives(args),
+        } => bench_primitives::run(&args),
+        Command::Mesh { cmd } => return ExitCode::from(cmd_mesh::run(cmd).clamp(0, 255) as u8),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
