@@ -886,3 +886,82 @@ pub struct Ticket {
     /// Timeline-semaphore value signalled on completion.
     pub value: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dev(index: usize, name: &str, device_type: &str, suitable: bool) -> Capabilities {
+        Capabilities {
+            index,
+            name: name.into(),
+            device_type: device_type.into(),
+            vendor_id: 0,
+            driver: String::new(),
+            api_version: "1.3.0".into(),
+            subgroup_size: 32,
+            subgroup_arithmetic_ballot_shuffle: true,
+            f32_atomic_add: false,
+            f32_atomic_min_max: false,
+            f64_atomic_add: false,
+            i64_atomics: false,
+            f64: false,
+            i64: false,
+            timestamps: true,
+            timestamp_period_ns: 1.0,
+            max_storage_buffer_range: 1 << 27,
+            max_push_constants_size: 128,
+            max_workgroup_invocations: 1024,
+            max_shared_memory_bytes: 32768,
+            min_storage_offset_alignment: 16,
+            unified_memory: false,
+            device_local_bytes: 0,
+            suitable,
+            unsuitable_reason: if suitable {
+                None
+            } else {
+                Some("lacks Vulkan 1.3".into())
+            },
+        }
+    }
+
+    #[test]
+    fn prefers_discrete_then_integrated_then_cpu() {
+        let all = vec![
+            dev(0, "llvmpipe", "cpu", true),
+            dev(1, "Intel UHD", "integrated", true),
+            dev(2, "RTX", "discrete", true),
+        ];
+        assert_eq!(select_device(&all, None).unwrap(), 2);
+        assert_eq!(select_device(&all[..2], None).unwrap(), 1);
+        assert_eq!(select_device(&all[..1], None).unwrap(), 0);
+        // Unsuitable devices are never picked automatically.
+        let all = vec![
+            dev(0, "llvmpipe", "cpu", true),
+            dev(1, "Old GPU", "discrete", false),
+        ];
+        assert_eq!(select_device(&all, None).unwrap(), 0);
+    }
+
+    #[test]
+    fn supple_device_selects_by_index_or_name() {
+        let all = vec![
+            dev(0, "llvmpipe (LLVM 15)", "cpu", true),
+            dev(1, "NVIDIA H100", "discrete", true),
+            dev(2, "Old", "discrete", false),
+        ];
+        assert_eq!(select_device(&all, Some("0")).unwrap(), 0);
+        assert_eq!(select_device(&all, Some("LLVMpipe")).unwrap(), 0);
+        assert_eq!(select_device(&all, Some("h100")).unwrap(), 1);
+        let e = select_device(&all, Some("7")).unwrap_err().to_string();
+        assert!(e.contains("SUPPLE_DEVICE=7"), "{e}");
+        let e = select_device(&all, Some("2")).unwrap_err().to_string();
+        assert!(e.contains("Vulkan 1.3"), "{e}");
+        let e = select_device(&all, Some("radeon")).unwrap_err().to_string();
+        assert!(e.contains("llvmpipe") && e.contains("H100"), "{e}");
+        assert!(select_device(&[], None)
+            .unwrap_err()
+            .to_string()
+            .contains("mesa-vulkan-drivers"));
+    }
+}
