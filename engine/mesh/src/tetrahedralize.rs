@@ -207,7 +207,7 @@ fn surface_of(m: crate::import::Loaded) -> TriMesh {
     if !m.tets.tets.is_empty() {
         let tm = m.tets;
         return TriMesh {
-            triangles: boundary_faces(&tm.tets),
+            triangles: tm.boundary_triangles(),
             positions: tm.positions,
         };
     }
@@ -240,28 +240,6 @@ fn weld(s: &TriMesh) -> TriMesh {
         positions,
         triangles,
     }
-}
-
-/// Boundary faces (used by one tet) of positively oriented tets, outward.
-pub(crate) fn boundary_faces(tets: &[[u32; 4]]) -> Vec<[u32; 3]> {
-    const FACES: [[usize; 3]; 4] = [[1, 2, 3], [0, 3, 2], [0, 1, 3], [0, 2, 1]];
-    let mut count: HashMap<[u32; 3], (u32, [u32; 3])> = HashMap::with_capacity(tets.len() * 2);
-    for t in tets {
-        for f in FACES {
-            let tri = [t[f[0]], t[f[1]], t[f[2]]];
-            let mut key = tri;
-            key.sort_unstable();
-            let e = count.entry(key).or_insert((0, tri));
-            e.0 += 1;
-        }
-    }
-    let mut out: Vec<[u32; 3]> = count
-        .into_values()
-        .filter(|(c, _)| *c == 1)
-        .map(|(_, t)| t)
-        .collect();
-    out.sort_unstable();
-    out
 }
 
 /// Signed volume enclosed by a closed surface (divergence theorem; positive when outward).

@@ -78,34 +78,7 @@ pub(crate) fn check_tets(tets: &[[u32; 4]], n: usize) -> io::Result<()> {
 /// The boundary surface of a tet mesh with only the vertices it uses, plus for each surface
 /// vertex its index in the tet mesh (ascending).
 pub fn boundary_surface(mesh: &TetMesh) -> (TriMesh, Vec<u32>) {
-    let tris = crate::tetrahedralize::boundary_faces(&mesh.tets);
-    let mut new_index = vec![u32::MAX; mesh.positions.len()];
-    for t in &tris {
-        for &v in t {
-            if let Some(s) = new_index.get_mut(v as usize) {
-                *s = 0;
-            }
-        }
-    }
-    let mut map = Vec::new();
-    for (i, slot) in new_index.iter_mut().enumerate() {
-        if *slot == 0 {
-            *slot = map.len() as u32;
-            map.push(i as u32);
-        }
-    }
-    let positions = map.iter().map(|&i| mesh.positions[i as usize]).collect();
-    let triangles = tris
-        .iter()
-        .map(|t| t.map(|v| new_index[v as usize]))
-        .collect();
-    (
-        TriMesh {
-            positions,
-            triangles,
-        },
-        map,
-    )
+    mesh.boundary_surface_compact()
 }
 
 /// Lower-case extension of `path`.
