@@ -1,6 +1,7 @@
 #version 460
-// Radix sort pass 1: per-tile digit counts, stored digit-major: hist[digit * num_tiles + tile],
-// so one exclusive scan of hist gives every (digit, tile) its first output slot.
+// Radix sort pass 1: per-tile digit counts, stored digit-major: hist[digit * num_tiles + tile]
+// (per invocation with LANE_SERIAL), so one exclusive scan of hist gives every (digit, tile)
+// its first output slot.
 // Host: engine/src/primitives/radix_sort.rs. Reference: cpu_reference/radix_sort.rs.
 #include "common.glsl"
 #include "radix.glsl"
@@ -11,7 +12,9 @@ shared uint lane_counts[LANE_SERIAL == 1u ? WG * RADIX : 1u];
 void main() {
     uint lid = gl_LocalInvocationID.x;
     if (LANE_SERIAL == 1u) {
-        // Private counters per invocation (no atomics), summed per digit afterwards.
+        // Private counters per invocation over its ITEMS consecutive keys, written per
+        // invocation: hist[(digit * num_tiles + tile) * WG + lid]. One scan of that array gives
+        // every invocation its first output slot per digit, so the scatter needs no counting.
         for (uint d = 0u; d < RADIX; ++d) lane_counts[lid * RADIX + d] = 0u;
         uint first = gl_WorkGroupID.x * WG * ITEMS + lid * ITEMS;
         uint last = min(first + ITEMS, p.n);
@@ -20,11 +23,8 @@ void main() {
             uint hi = KEY_WORDS == 2u ? keys[idx * KEY_WORDS + 1u] : 0u;
             lane_counts[lid * RADIX + digit_of(lo, hi)] += 1u;
         }
-        barrier();
-        for (uint d = lid; d < RADIX; d += WG) {
-            uint c = 0u;
-            for (uint l = 0u; l < WG; ++l) c += lane_counts[l * RADIX + d];
-            hist[d * p.num_tiles + gl_WorkGroupID.x] = c;
+        for (uint d = 0u; d < RADIX; ++d) {
+            hist[(d * p.num_tiles + gl_WorkGroupID.x) * WG + lid] = lane_counts[lid * RADIX + d];
         }
         return;
     }

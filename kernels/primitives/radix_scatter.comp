@@ -14,29 +14,20 @@ layout(std430, binding = 4) writeonly buffer ValsOut { uint vals_out[]; };
 shared uint cursor[RADIX];
 shared uint lane_cursor[LANE_SERIAL == 1u ? WG * RADIX : 1u];
 
-// LANE_SERIAL path: invocation `lid` owns keys [first, last) of the tile. Counts per
-// invocation, turns them into cursors (tile offset + counts of earlier invocations), then
-// scatters its keys in order: stable because invocations own consecutive ranges in order.
+uint popcount4(uvec4 m) {
+    return bitCount(m.x) + bitCount(m.y) + bitCount(m.z) + bitCount(m.w);
+}
+
+// LANE_SERIAL path: invocation `lid` owns keys [first, last) of the tile; its first output
+// slot per digit comes straight from the scanned per-invocation histogram, so it scatters its
+// keys in order (stable: invocations own consecutive ranges in order).
 void scatter_lane_serial() {
     uint lid = gl_LocalInvocationID.x;
     uint first = gl_WorkGroupID.x * WG * ITEMS + lid * ITEMS;
     uint last = min(first + ITEMS, p.n);
-    for (uint d = 0u; d < RADIX; ++d) lane_cursor[lid * RADIX + d] = 0u;
-    for (uint idx = first; idx < last; ++idx) {
-        uint lo = keys_in[idx * KEY_WORDS];
-        uint hi = KEY_WORDS == 2u ? keys_in[idx * KEY_WORDS + 1u] : 0u;
-        lane_cursor[lid * RADIX + digit_of(lo, hi)] += 1u;
+    for (uint d = 0u; d < RADIX; ++d) {
+        lane_cursor[lid * RADIX + d] = offsets[(d * p.num_tiles + gl_WorkGroupID.x) * WG + lid];
     }
-    barrier();
-    for (uint d = lid; d < RADIX; d += WG) {
-        uint running = offsets[d * p.num_tiles + gl_WorkGroupID.x];
-        for (uint l = 0u; l < WG; ++l) {
-            uint c = lane_cursor[l * RADIX + d];
-            lane_cursor[l * RADIX + d] = running;
-            running += c;
-        }
-    }
-    barrier();
     for (uint idx = first; idx < last; ++idx) {
         uint lo = keys_in[idx * KEY_WORDS];
         uint hi = KEY_WORDS == 2u ? keys_in[idx * KEY_WORDS + 1u] : 0u;
@@ -47,10 +38,6 @@ void scatter_lane_serial() {
         if (KEY_WORDS == 2u) keys_out[dst * KEY_WORDS + 1u] = hi;
         vals_out[dst] = vals_in[idx];
     }
-}
-
-uint popcount4(uvec4 m) {
-    return bitCount(m.x) + bitCount(m.y) + bitCount(m.z) + bitCount(m.w);
 }
 
 void main() {

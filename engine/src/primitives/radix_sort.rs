@@ -45,6 +45,16 @@ struct Push {
     num_tiles: u32,
 }
 
+/// Histogram entries for `n` keys: 256 per tile, or per invocation with the lane-serial kernels.
+fn hist_len(n: usize, t: &Tuning) -> usize {
+    let per_tile = if t.lane_serial {
+        256 * t.radix_workgroup as usize
+    } else {
+        256
+    };
+    n.div_ceil(t.radix_tile()).max(1) * per_tile
+}
+
 impl RadixSort {
     /// Allocates the workspace for sorts of at most `capacity` pairs.
     pub fn new(ctx: &Context, capacity: usize, keys: SortKeys) -> VkResult<RadixSort> {
@@ -58,8 +68,7 @@ impl RadixSort {
         keys: SortKeys,
         tuning: Tuning,
     ) -> VkResult<RadixSort> {
-        let num_tiles = capacity.div_ceil(tuning.radix_tile()).max(1);
-        let hist_len = num_tiles * 256;
+        let hist_len = hist_len(capacity, &tuning);
         Ok(RadixSort {
             capacity,
             keys,
@@ -101,7 +110,7 @@ impl RadixSort {
         let passes = key_bits.clamp(1, max_bits).div_ceil(8);
         let t = &self.tuning;
         let num_tiles = n.div_ceil(t.radix_tile()).max(1) as u32;
-        let hist_len = num_tiles as usize * 256;
+        let hist_len = hist_len(n, t);
         let user_keys: BufferSlice = keys.into();
         let user_vals: BufferSlice = values.into();
         let tmp_keys: BufferSlice = (&self.keys_tmp).into();

@@ -28,7 +28,7 @@ impl Tuning {
                 workgroup: sg,
                 items: 256,
                 radix_workgroup: sg,
-                radix_items: 256,
+                radix_items: 1024,
                 lane_serial: true,
             }
         } else {
