@@ -174,19 +174,21 @@ pub fn run(args: &Args) -> Result<(), String> {
     say(format!("vkCmdCopyBuffer: {transfer_copy_gbps:.2} GB/s"));
     drop((src, dst));
 
-    // Per-dispatch overhead: 1000 tiny dependent dispatches in one graph.
-    let a = buf(&ctx, "chain.a", &[0u32; 64])?;
-    let b = buf(&ctx, "chain.b", &[0u32; 64])?;
+    // Per-dispatch overhead: 1000 tiny dependent dispatches (one subgroup each) in one graph,
+    // with the barrier the graph infers between each pair.
+    let lanes = caps.subgroup_size.max(1);
+    let a = buf(&ctx, "chain.a", &vec![0u32; lanes as usize])?;
+    let b = buf(&ctx, "chain.b", &vec![0u32; lanes as usize])?;
     let chain = 1000;
     let mut g = Graph::new("bench.dispatch_chain");
     for i in 0..chain {
         let (s, d) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
         g.dispatch(
             Dispatch::new(format!("inc{i}"), ids::TEST_INCREMENT, [1, 1, 1])
-                .workgroup_size(64)
+                .workgroup_size(lanes)
                 .read(s)
                 .write(d)
-                .push(&64u32),
+                .push(&lanes),
         );
     }
     let ms = time_graph(&compile(&ctx, g)?, repeat.min(3))?;
