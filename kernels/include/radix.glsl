@@ -8,6 +8,8 @@ layout(constant_id = 2) const uint KEY_WORDS = 1;
 layout(constant_id = 3) const uint LANE_SERIAL = 0;
 layout(push_constant) uniform P { uint n; uint shift; uint num_tiles; } p;
 #define RADIX 256u
+// Keys per 16-byte load in the lane-serial kernels (ITEMS is a multiple of 4).
+#define KEYS_PER_UVEC4 (4u / KEY_WORDS)
 
 uint digit_of(uint lo, uint hi) {
     uint word = p.shift < 32u ? lo : hi;

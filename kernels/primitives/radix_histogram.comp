@@ -6,6 +6,7 @@
 #include "common.glsl"
 #include "radix.glsl"
 layout(std430, binding = 0) readonly buffer Keys { uint keys[]; };
+layout(std430, binding = 0) readonly buffer Keys4 { uvec4 keys4[]; }; // same buffer, 16-byte loads
 layout(std430, binding = 1) writeonly buffer Hist { uint hist[]; };
 shared uint counts[RADIX];
 shared uint lane_counts[LANE_SERIAL == 1u ? WG * RADIX : 1u];
@@ -18,10 +19,14 @@ void main() {
         for (uint d = 0u; d < RADIX; ++d) lane_counts[lid * RADIX + d] = 0u;
         uint first = gl_WorkGroupID.x * WG * ITEMS + lid * ITEMS;
         uint last = min(first + ITEMS, p.n);
-        for (uint idx = first; idx < last; ++idx) {
-            uint lo = keys[idx * KEY_WORDS];
-            uint hi = KEY_WORDS == 2u ? keys[idx * KEY_WORDS + 1u] : 0u;
-            lane_counts[lid * RADIX + digit_of(lo, hi)] += 1u;
+        // 16-byte loads (KEYS_PER_UVEC4 keys each): ranges start at multiples of 4 keys.
+        for (uint q = first / KEYS_PER_UVEC4; q * KEYS_PER_UVEC4 < last; ++q) {
+            uvec4 w = keys4[q];
+            for (uint c = 0u; c < KEYS_PER_UVEC4; ++c) {
+                if (q * KEYS_PER_UVEC4 + c < last) {
+                    lane_counts[lid * RADIX + digit_of(w[c * KEY_WORDS], KEY_WORDS == 2u ? w[c * 2u + 1u] : 0u)] += 1u;
+                }
+            }
         }
         for (uint d = 0u; d < RADIX; ++d) {
             hist[(d * p.num_tiles + gl_WorkGroupID.x) * WG + lid] = lane_counts[lid * RADIX + d];

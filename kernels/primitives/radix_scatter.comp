@@ -8,6 +8,8 @@
 #include "radix.glsl"
 layout(std430, binding = 0) readonly buffer KeysIn { uint keys_in[]; };
 layout(std430, binding = 1) readonly buffer ValsIn { uint vals_in[]; };
+layout(std430, binding = 0) readonly buffer KeysIn4 { uvec4 keys_in4[]; }; // same buffers,
+layout(std430, binding = 1) readonly buffer ValsIn4 { uvec4 vals_in4[]; }; // 16-byte loads
 layout(std430, binding = 2) readonly buffer Offsets { uint offsets[]; };
 layout(std430, binding = 3) writeonly buffer KeysOut { uint keys_out[]; };
 layout(std430, binding = 4) writeonly buffer ValsOut { uint vals_out[]; };
@@ -28,15 +30,24 @@ void scatter_lane_serial() {
     for (uint d = 0u; d < RADIX; ++d) {
         lane_cursor[lid * RADIX + d] = offsets[(d * p.num_tiles + gl_WorkGroupID.x) * WG + lid];
     }
-    for (uint idx = first; idx < last; ++idx) {
-        uint lo = keys_in[idx * KEY_WORDS];
-        uint hi = KEY_WORDS == 2u ? keys_in[idx * KEY_WORDS + 1u] : 0u;
-        uint slot = lid * RADIX + digit_of(lo, hi);
-        uint dst = lane_cursor[slot];
-        lane_cursor[slot] = dst + 1u;
-        keys_out[dst * KEY_WORDS] = lo;
-        if (KEY_WORDS == 2u) keys_out[dst * KEY_WORDS + 1u] = hi;
-        vals_out[dst] = vals_in[idx];
+    // 16-byte loads (KEYS_PER_UVEC4 keys each): ranges start at multiples of 4 keys.
+    for (uint q = first / KEYS_PER_UVEC4; q * KEYS_PER_UVEC4 < last; ++q) {
+        uvec4 w = keys_in4[q];
+        uvec4 v4 = uvec4(0u);
+        if (KEY_WORDS == 1u) v4 = vals_in4[q];
+        for (uint c = 0u; c < KEYS_PER_UVEC4; ++c) {
+            uint idx = q * KEYS_PER_UVEC4 + c;
+            if (idx < last) {
+                uint lo = w[c * KEY_WORDS];
+                uint hi = KEY_WORDS == 2u ? w[c * 2u + 1u] : 0u;
+                uint slot = lid * RADIX + digit_of(lo, hi);
+                uint dst = lane_cursor[slot];
+                lane_cursor[slot] = dst + 1u;
+                keys_out[dst * KEY_WORDS] = lo;
+                if (KEY_WORDS == 2u) keys_out[dst * KEY_WORDS + 1u] = hi;
+                vals_out[dst] = KEY_WORDS == 1u ? v4[c] : vals_in[idx];
+            }
+        }
     }
 }
 

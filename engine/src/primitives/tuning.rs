@@ -89,6 +89,8 @@ impl Tuning {
         };
         t.workgroup = fix(t.workgroup);
         t.radix_workgroup = fix(t.radix_workgroup);
+        // Lane-serial radix kernels load keys 16 bytes at a time from 4-key-aligned ranges.
+        t.radix_items = t.radix_items.div_ceil(4) * 4;
         if t.lane_serial {
             // Per-invocation digit counters must fit in shared memory (256 u32 per invocation).
             let max_lanes = (caps.max_shared_memory_bytes / 1024).max(sg);
