@@ -5,6 +5,7 @@
 //! plain-Rust reference in [`cpu_reference`]; [`mesh`] re-exports the host-side mesh tools.
 
 pub mod cpu_reference;
+pub mod geometry;
 pub mod math;
 pub mod primitives;
 pub mod vk;

@@ -96,6 +96,7 @@ void ccd_query(uint kind, vec3 x0[4], vec3 x1[4], float min_separation, out floa
     float e_err = 128.0 * CCD_EPS * rq * rq * rc;
     float level = e_err + 4.0 * rq * rq * delta;
     float tol = 16.0 * CCD_EPS * rc;
+    float reach = delta * 1.01 + tol;
     vec3 mean = (disp[0] + disp[1] + disp[2] + disp[3]) * 0.25;
     float first, second;
     if (kind == CCD_POINT_TRIANGLE) {
@@ -129,7 +130,17 @@ void ccd_query(uint kind, vec3 x0[4], vec3 x1[4], float min_separation, out floa
         lo = max(lo, 0.0);
         hi = min(hi, 1.0);
         if (lo > hi) continue;
-        // 3. Conservative advancement through the window.
+        // 3. Conservative advancement through the window (root shortcut for plain CCD).
+        bool root_contact = false;
+        float glo = ccd_cubic(c, lo), ghi = ccd_cubic(c, hi);
+        if (delta == 0.0 && glo * ghi <= 0.0) {
+            vec2 rb = ccd_solve_monotone(c, 0.0, lo, hi);
+            float tr = 0.5 * (rb.x + rb.y);
+            vec3 xr[4];
+            for (uint k = 0u; k < 4u; ++k) xr[k] = a[k] + disp[k] * tr;
+            float dr = sqrt(ccd_sq_distance(kind, xr));
+            root_contact = dr <= tol + lip * (rb.y - rb.x);
+        }
         float t = lo;
         bool hit = false;
         bool capped = true;
@@ -137,7 +148,7 @@ void ccd_query(uint kind, vec3 x0[4], vec3 x1[4], float min_separation, out floa
             vec3 x[4];
             for (uint k = 0u; k < 4u; ++k) x[k] = a[k] + disp[k] * t;
             float d = sqrt(ccd_sq_distance(kind, x));
-            float gap = d - delta - tol;
+            float gap = d - reach;
             if (gap <= 0.0) {
                 hit = true;
                 capped = false;
@@ -147,8 +158,14 @@ void ccd_query(uint kind, vec3 x0[4], vec3 x1[4], float min_separation, out floa
                 capped = false;
                 break;
             }
-            t += gap / lip;
-            if (t > hi) {
+            float next = t + gap / lip;
+            if (next > hi) {
+                capped = false;
+                break;
+            }
+            t = next;
+            if (root_contact) {
+                hit = true;
                 capped = false;
                 break;
             }

@@ -37,3 +37,42 @@ pub fn rng(seed: u64) -> rand_pcg::Pcg64 {
     use rand::SeedableRng;
     rand_pcg::Pcg64::seed_from_u64(seed)
 }
+
+/// Readers for the oracle files in `tests/data/oracles/` (JSON from the IPC Toolkit oracle).
+pub mod oracles {
+    use serde_json::Value;
+    use supple::math::Vec3;
+
+    /// Parses `tests/data/oracles/NAME`.
+    pub fn oracle(name: &str) -> Value {
+        let path = format!("{}/../data/oracles/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// The `cases` array of an oracle document.
+    pub fn cases(doc: &Value) -> &[Value] {
+        doc["cases"]
+            .as_array()
+            .map(Vec::as_slice)
+            .expect("oracle has a `cases` array")
+    }
+
+    /// A number field.
+    pub fn num(v: &Value) -> f64 {
+        v.as_f64()
+            .unwrap_or_else(|| panic!("expected a number, got {v}"))
+    }
+
+    /// A string field.
+    pub fn text(v: &Value) -> String {
+        v.as_str()
+            .unwrap_or_else(|| panic!("expected a string, got {v}"))
+            .to_string()
+    }
+
+    /// Four points `[[x, y, z]; 4]`.
+    pub fn points4(v: &Value) -> [Vec3; 4] {
+        [0, 1, 2, 3].map(|k| Vec3::new(num(&v[k][0]), num(&v[k][1]), num(&v[k][2])))
+    }
+}

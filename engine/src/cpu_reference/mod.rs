@@ -1,7 +1,9 @@
 //! Plain-Rust reference implementations of every GPU kernel, used by the tests to check the
 //! kernels on lavapipe (and by benchmarks as host baselines). They favour clarity over speed.
 
+pub mod ccd;
 pub mod compact;
+pub mod distance;
 pub mod radix_sort;
 pub mod reduce;
 pub mod scan;
