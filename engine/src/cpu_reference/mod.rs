@@ -4,6 +4,7 @@
 pub mod ccd;
 pub mod compact;
 pub mod distance;
+pub mod fem;
 pub mod radix_sort;
 pub mod reduce;
 pub mod scan;
