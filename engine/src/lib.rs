@@ -4,10 +4,12 @@
 //! [`primitives`] builds GPU scan, compaction, radix sort and reductions on it, each with a
 //! plain-Rust reference in [`cpu_reference`]; [`mesh`] re-exports the host-side mesh tools.
 
+pub mod coloring;
 pub mod cpu_reference;
 pub mod geometry;
 pub mod math;
 pub mod primitives;
+pub mod scene;
 pub mod vk;
 
 pub use supple_mesh as mesh;

@@ -17,7 +17,10 @@ pub type Vec12 = SVector<f64, 12>;
 
 /// Lamé parameters `(μ, λ)` from Young's modulus `e` (Pa) and Poisson ratio `nu`.
 pub fn lame(e: f64, nu: f64) -> (f64, f64) {
-    (e / (2.0 * (1.0 + nu)), e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)))
+    (
+        e / (2.0 * (1.0 + nu)),
+        e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu)),
+    )
 }
 
 /// A hyperelastic material model with Lamé parameters.
@@ -49,7 +52,11 @@ pub enum Material {
 
 /// Cofactor matrix of F (∂J/∂F): columns f1×f2, f2×f0, f0×f1.
 pub fn cofactor(f: &Matrix3<f64>) -> Matrix3<f64> {
-    let (f0, f1, f2) = (f.column(0).into_owned(), f.column(1).into_owned(), f.column(2).into_owned());
+    let (f0, f1, f2) = (
+        f.column(0).into_owned(),
+        f.column(1).into_owned(),
+        f.column(2).into_owned(),
+    );
     Matrix3::from_columns(&[f1.cross(&f2), f2.cross(&f0), f0.cross(&f1)])
 }
 
@@ -66,7 +73,9 @@ fn cofactor_derivative(f: &Matrix3<f64>, df: &Matrix3<f64>) -> Matrix3<f64> {
 /// Rotation of the polar decomposition F = R S (via SVD, with det R = +1).
 pub fn polar_rotation(f: &Matrix3<f64>) -> Matrix3<f64> {
     let svd = f.svd(true, true);
-    let (Some(mut u), Some(v_t)) = (svd.u, svd.v_t) else { return Matrix3::identity() };
+    let (Some(mut u), Some(v_t)) = (svd.u, svd.v_t) else {
+        return Matrix3::identity();
+    };
     if (u * v_t).determinant() < 0.0 {
         // Flip the direction of the smallest singular value (nalgebra sorts them descending).
         let mut col = u.column_mut(2);
@@ -90,7 +99,8 @@ impl Material {
             }
             Material::CorotatedLinear { mu, lambda } => {
                 let r = polar_rotation(f);
-                mu * (f - r).norm_squared() + 0.5 * lambda * (r.transpose() * f - Matrix3::identity()).trace().powi(2)
+                mu * (f - r).norm_squared()
+                    + 0.5 * lambda * (r.transpose() * f - Matrix3::identity()).trace().powi(2)
             }
         }
     }
@@ -119,7 +129,9 @@ impl Material {
             Material::StableNeoHookean { mu, lambda } => {
                 let j = f.determinant();
                 let g = cofactor(f);
-                mu * df + lambda * g.dot(df) * g + (lambda * (j - 1.0) - mu) * cofactor_derivative(f, df)
+                mu * df
+                    + lambda * g.dot(df) * g
+                    + (lambda * (j - 1.0) - mu) * cofactor_derivative(f, df)
             }
             Material::StVenantKirchhoff { mu, lambda } => {
                 let e = 0.5 * (f.transpose() * f - Matrix3::identity());
@@ -167,7 +179,10 @@ impl TetRest {
         if volume.abs() <= f64::EPSILON * (x[1] - x[0]).norm().powi(3) {
             return None;
         }
-        Some(TetRest { dm_inv: dm.try_inverse()?, volume: volume.abs() })
+        Some(TetRest {
+            dm_inv: dm.try_inverse()?,
+            volume: volume.abs(),
+        })
     }
 
     /// Deformation gradient F = Ds Dm⁻¹ at positions `x`.
@@ -179,7 +194,11 @@ impl TetRest {
     pub fn df_dx(&self) -> SMatrix<f64, 9, 12> {
         // F = Σ_k x_k ⊗ b_k with b_0 = −(row sums of Dm⁻¹), b_{1..3} = rows of Dm⁻¹.
         let m = &self.dm_inv;
-        let rows: [Vector3<f64>; 3] = [m.row(0).transpose(), m.row(1).transpose(), m.row(2).transpose()];
+        let rows: [Vector3<f64>; 3] = [
+            m.row(0).transpose(),
+            m.row(1).transpose(),
+            m.row(2).transpose(),
+        ];
         let b = [-(rows[0] + rows[1] + rows[2]), rows[0], rows[1], rows[2]];
         let mut d = SMatrix::<f64, 9, 12>::zeros();
         for (k, bk) in b.iter().enumerate() {
@@ -230,7 +249,9 @@ mod tests {
     use super::*;
 
     fn lcg(seed: &mut u64) -> f64 {
-        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        *seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     }
 
@@ -282,13 +303,20 @@ mod tests {
                     xm[k / 3][k % 3] -= eps;
                     let fd = (rest.energy(&m, &xp) - rest.energy(&m, &xm)) / (2.0 * eps);
                     let scale = g.norm().max(1e-3);
-                    assert!((fd - g[k]).abs() < 1e-5 * scale, "{m:?} trial {trial} dE/dx[{k}]: fd {fd} vs {}", g[k]);
+                    assert!(
+                        (fd - g[k]).abs() < 1e-5 * scale,
+                        "{m:?} trial {trial} dE/dx[{k}]: fd {fd} vs {}",
+                        g[k]
+                    );
                     if matches!(m, Material::CorotatedLinear { .. }) {
                         continue; // R is lagged in its Hessian by definition.
                     }
                     let fd_col = (rest.gradient(&m, &xp) - rest.gradient(&m, &xm)) / (2.0 * eps);
                     let err = (fd_col - h.column(k)).norm();
-                    assert!(err < 1e-5 * h.norm().max(1.0), "{m:?} trial {trial} d2E/dx col {k}: error {err}");
+                    assert!(
+                        err < 1e-5 * h.norm().max(1.0),
+                        "{m:?} trial {trial} d2E/dx col {k}: error {err}"
+                    );
                 }
             }
         }
@@ -303,7 +331,10 @@ mod tests {
             let x = deformed(&mut seed, 0.02);
             let xr = x.map(|p| rot * p);
             let (a, b) = (rest.energy(&m, &x), rest.energy(&m, &xr));
-            assert!((a - b).abs() <= 1e-9 * a.abs().max(1e-12), "{m:?}: {a} vs {b}");
+            assert!(
+                (a - b).abs() <= 1e-9 * a.abs().max(1e-12),
+                "{m:?}: {a} vs {b}"
+            );
         }
     }
 
@@ -319,7 +350,10 @@ mod tests {
                 assert!(min >= -1e-9 * h.norm(), "{m:?}: eigenvalue {min}");
                 // Projection keeps the PSD part: h_raw − h_psd is negative semi-definite.
                 let raw = rest.hessian(&m, &x, false);
-                let max = (0.5 * (raw + raw.transpose()) - h).symmetric_eigen().eigenvalues.max();
+                let max = (0.5 * (raw + raw.transpose()) - h)
+                    .symmetric_eigen()
+                    .eigenvalues
+                    .max();
                 assert!(max <= 1e-9 * h.norm().max(1.0), "{m:?}: {max}");
             }
         }
@@ -335,7 +369,10 @@ mod tests {
         x[3].z = -0.02; // inverted
         assert!(rest.deformation_gradient(&x).determinant() < 0.0);
         assert!(rest.energy(&m, &x) > 0.0);
-        assert!(rest.gradient(&m, &x)[11] < 0.0, "force on the flipped vertex points back up");
+        assert!(
+            rest.gradient(&m, &x)[11] < 0.0,
+            "force on the flipped vertex points back up"
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! kernels on lavapipe (and by benchmarks as host baselines). They favour clarity over speed.
 
 pub mod ccd;
+pub mod coloring;
 pub mod compact;
 pub mod distance;
 pub mod fem;

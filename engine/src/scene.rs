@@ -1,0 +1,909 @@
+//! Scene files (TOML): bodies, materials, boundary conditions, colliders, solver and output
+//! settings, in SI units. Unknown fields, wrong types and impossible values are refused with a
+//! message naming the file, the field path (e.g. `body[1].material.poisson_ratio`) and, for
+//! syntax and type errors, the line. `--set path.to.field=value` overrides are applied to the
+//! TOML document before it is checked, so they are validated exactly like the file.
+//!
+//! ```toml
+//! [simulation]
+//! frame_rate = 60.0          # frames per second
+//! substeps = 2               # time steps per frame
+//! gravity = [0.0, 0.0, -9.81]
+//! solver = "newton"          # or "symplectic-euler"
+//!
+//! [[body]]
+//! name = "cube"
+//! mesh = { generator = "box", size = [0.5, 0.5, 0.5], cells = [10, 10, 10] }
+//! translation = [0.0, 0.0, 0.35]
+//! material = { model = "stable-neo-hookean", youngs_modulus = 5e5, poisson_ratio = 0.3, density = 1000.0 }
+//!
+//! [[collider]]
+//! shape = { plane = { normal = [0.0, 0.0, 1.0], offset = 0.0 } }
+//! friction = 0.3
+//! ```
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A problem with a scene: where it is and what is wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SceneError {
+    /// The scene file (or `<inline>` / `--set`).
+    pub file: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// The field path, when known (e.g. `body[0].material.density`).
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for SceneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for SceneError {}
+
+/// A whole scene.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scene {
+    /// Time stepping, gravity and solver choice.
+    #[serde(default)]
+    pub simulation: Simulation,
+    /// Solver parameters.
+    #[serde(default)]
+    pub solver: SolverSettings,
+    /// Deformable bodies.
+    #[serde(default, rename = "body")]
+    pub bodies: Vec<Body>,
+    /// Analytic colliders.
+    #[serde(default, rename = "collider")]
+    pub colliders: Vec<Collider>,
+    /// What to write.
+    #[serde(default)]
+    pub output: Output,
+}
+
+/// Time stepping and global forces.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Simulation {
+    /// Frames per second of the output (Hz).
+    pub frame_rate: f64,
+    /// Time steps per frame.
+    pub substeps: u32,
+    /// Number of frames to simulate.
+    pub frames: u32,
+    /// Gravitational acceleration (m/s²).
+    pub gravity: [f64; 3],
+    /// Time integrator.
+    pub solver: SolverKind,
+}
+
+impl Default for Simulation {
+    fn default() -> Self {
+        Simulation {
+            frame_rate: 60.0,
+            substeps: 1,
+            frames: 120,
+            gravity: [0.0, 0.0, -9.81],
+            solver: SolverKind::Newton,
+        }
+    }
+}
+
+impl Simulation {
+    /// Time step (s): one frame divided by the substeps.
+    pub fn time_step(&self) -> f64 {
+        1.0 / (self.frame_rate * self.substeps as f64)
+    }
+}
+
+/// Time integrator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SolverKind {
+    /// Implicit Euler as incremental-potential minimisation with Newton–PCG.
+    Newton,
+    /// Semi-implicit (symplectic) Euler, the RAINBOW baseline.
+    SymplecticEuler,
+}
+
+/// Parameters of the Newton–PCG solver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SolverSettings {
+    /// Newton iterations per time step at most.
+    pub newton_max_iterations: u32,
+    /// Newton stops when ‖∇E‖∞ · h² / (mass-weighted length scale) falls below this (m).
+    pub newton_tolerance: f64,
+    /// PCG stops at this relative residual.
+    pub pcg_tolerance: f64,
+    /// PCG iterations per Newton step at most.
+    pub pcg_max_iterations: u32,
+    /// PCG stops when the residual has not improved over this many iterations.
+    pub pcg_stagnation_window: u32,
+    /// Warm-start PCG with block-Jacobi solves of stiffness groups.
+    pub stiffness_group_warm_start: bool,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        SolverSettings {
+            newton_max_iterations: 20,
+            newton_tolerance: 1e-5,
+            pcg_tolerance: 1e-4,
+            pcg_max_iterations: 1000,
+            pcg_stagnation_window: 100,
+            stiffness_group_warm_start: true,
+        }
+    }
+}
+
+/// One deformable body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Body {
+    /// Name used in reports.
+    pub name: String,
+    /// Where the geometry comes from.
+    pub mesh: MeshSource,
+    /// Constitutive model and parameters.
+    pub material: Material,
+    /// Translation applied after scaling and rotation (m).
+    #[serde(default)]
+    pub translation: [f64; 3],
+    /// Rotation as XYZ Euler angles (degrees).
+    #[serde(default)]
+    pub rotation_deg: [f64; 3],
+    /// Uniform scale.
+    #[serde(default = "one")]
+    pub scale: f64,
+    /// Initial velocity (m/s).
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    /// Vertex sets held fixed.
+    #[serde(default)]
+    pub fixed: Vec<VertexSet>,
+    /// Scripted kinematic motion of vertex sets.
+    #[serde(default)]
+    pub motion: Vec<ScriptedMotion>,
+    /// External forces.
+    #[serde(default)]
+    pub force: Vec<Force>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Geometry of a body: a file or a procedural generator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum MeshSource {
+    /// A mesh file (any format `supple mesh info` reads), relative to the scene file.
+    File {
+        /// Path of the mesh file.
+        file: PathBuf,
+    },
+    /// A procedural mesh.
+    Generator {
+        /// Which generator.
+        generator: Generator,
+        /// Overall size (m): box/beam extents, or `[radius, _, _]` for spheres.
+        size: [f64; 3],
+        /// Cells per axis (boxes and beams) or resolution (sphere: `[n, _, _]`).
+        #[serde(default = "default_cells")]
+        cells: [u32; 3],
+    },
+}
+
+fn default_cells() -> [u32; 3] {
+    [4, 4, 4]
+}
+
+/// Procedural mesh generators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Generator {
+    /// Tetrahedralized box with 5 tets per cell.
+    Box,
+    /// Tetrahedralized box with 6 tets per cell.
+    Box6,
+    /// Tetrahedralized ball.
+    Sphere,
+    /// Square cloth grid in the XY plane.
+    Cloth,
+}
+
+/// Constitutive model and parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Material {
+    /// The model.
+    pub model: MaterialModel,
+    /// Young's modulus (Pa).
+    pub youngs_modulus: f64,
+    /// Poisson ratio (dimensionless, in (-1, 0.5)).
+    pub poisson_ratio: f64,
+    /// Mass density (kg/m³; for cloth, of the sheet material).
+    pub density: f64,
+    /// Cloth thickness (m).
+    #[serde(default)]
+    pub thickness: Option<f64>,
+    /// Bending stiffness for cloth and rods (N·m).
+    #[serde(default)]
+    pub bending_stiffness: Option<f64>,
+}
+
+/// Constitutive models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MaterialModel {
+    /// Stable Neo-Hookean solid.
+    StableNeoHookean,
+    /// St. Venant–Kirchhoff solid.
+    Stvk,
+    /// Corotated linear solid.
+    Corotated,
+    /// Membrane + bending shell.
+    Cloth,
+    /// Stretch + bend rod.
+    Rod,
+}
+
+/// A set of vertices: by region or by index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VertexSet {
+    /// Vertices inside this axis-aligned box (m, after the body transform).
+    #[serde(default)]
+    pub region: Option<Aabb>,
+    /// Vertex indices.
+    #[serde(default)]
+    pub indices: Option<Vec<u32>>,
+}
+
+/// An axis-aligned box (m).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Aabb {
+    /// Lower corner (m).
+    pub min: [f64; 3],
+    /// Upper corner (m).
+    pub max: [f64; 3],
+}
+
+/// Scripted motion of a vertex set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedMotion {
+    /// The moved vertices.
+    pub vertices: VertexSet,
+    /// Constant velocity (m/s).
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    /// Rotation axis direction (normalised on use).
+    #[serde(default)]
+    pub axis: Option<[f64; 3]>,
+    /// A point on the rotation axis (m).
+    #[serde(default)]
+    pub center: [f64; 3],
+    /// Angular velocity about the axis (rad/s).
+    #[serde(default)]
+    pub angular_velocity: f64,
+}
+
+/// An external force on a vertex set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Force {
+    /// The loaded vertices.
+    pub vertices: VertexSet,
+    /// Total force spread evenly over the set (N).
+    #[serde(default)]
+    pub total: Option<[f64; 3]>,
+    /// Traction over the set's boundary area (Pa).
+    #[serde(default)]
+    pub traction: Option<[f64; 3]>,
+}
+
+/// An analytic collider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Collider {
+    /// Geometry.
+    pub shape: ColliderShape,
+    /// Coulomb friction coefficient.
+    #[serde(default)]
+    pub friction: f64,
+    /// Constant velocity of a scripted collider (m/s).
+    #[serde(default)]
+    pub velocity: [f64; 3],
+}
+
+/// Collider geometry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ColliderShape {
+    /// Half-space `n·x ≥ offset`.
+    Plane {
+        /// Outward normal (normalised on use).
+        normal: [f64; 3],
+        /// Signed distance of the plane from the origin along the normal (m).
+        offset: f64,
+    },
+    /// Solid sphere.
+    Sphere {
+        /// Centre (m).
+        center: [f64; 3],
+        /// Radius (m).
+        radius: f64,
+    },
+    /// Solid axis-aligned box.
+    Box {
+        /// Lower corner (m).
+        min: [f64; 3],
+        /// Upper corner (m).
+        max: [f64; 3],
+    },
+}
+
+/// Output settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Output {
+    /// Output folder.
+    pub dir: PathBuf,
+    /// Per-frame export format.
+    pub export: Option<ExportFormat>,
+    /// Frames rendered into the PNG preview.
+    pub preview_frames: Vec<u32>,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Output {
+            dir: PathBuf::from("out"),
+            export: None,
+            preview_frames: Vec::new(),
+        }
+    }
+}
+
+/// Per-frame export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExportFormat {
+    /// Wavefront OBJ surfaces.
+    Obj,
+    /// Binary PLY surfaces.
+    Ply,
+    /// One time-sampled USD stage.
+    Usd,
+    /// VTK unstructured grids.
+    Vtu,
+}
+
+/// 1-based line of byte offset `pos` in `text`.
+fn line_of(text: &str, pos: usize) -> usize {
+    text[..pos.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Splits `body[1].material.density` / `body.1.material.density` into path segments.
+fn path_segments(path: &str) -> Vec<String> {
+    path.replace('[', ".")
+        .replace(']', "")
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Applies one `path=value` override to a TOML document.
+fn apply_override(doc: &mut toml::Table, spec: &str) -> Result<(), SceneError> {
+    let err = |field: Option<String>, message: String| SceneError {
+        file: "--set".into(),
+        line: None,
+        field,
+        message,
+    };
+    let (path, value) = spec.split_once('=').ok_or_else(|| {
+        err(
+            None,
+            format!("'{spec}' is not of the form path.to.field=value"),
+        )
+    })?;
+    let segs = path_segments(path.trim());
+    let Some((last, parents)) = segs.split_last() else {
+        return Err(err(None, format!("'{spec}' names no field")));
+    };
+    // Parse the value as TOML (numbers, booleans, arrays, inline tables); bare words as strings.
+    let value: toml::Value = match format!("v = {}", value.trim()).parse::<toml::Table>() {
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or(toml::Value::String(value.trim().into())),
+        Err(_) => toml::Value::String(value.trim().to_string()),
+    };
+    let Some((first, rest)) = parents.split_first() else {
+        doc.insert(last.clone(), value);
+        return Ok(());
+    };
+    let mut cur = doc
+        .entry(first.clone())
+        .or_insert_with(|| toml::Value::Table(Default::default()));
+    for seg in rest {
+        cur = match cur {
+            toml::Value::Table(t) => t
+                .entry(seg.clone())
+                .or_insert_with(|| toml::Value::Table(Default::default())),
+            toml::Value::Array(a) => {
+                let i: usize = seg.parse().map_err(|_| {
+                    err(Some(path.into()), format!("'{seg}' is not an array index"))
+                })?;
+                let len = a.len();
+                a.get_mut(i).ok_or_else(|| {
+                    err(
+                        Some(path.into()),
+                        format!("index {i} out of range (have {len})"),
+                    )
+                })?
+            }
+            _ => {
+                return Err(err(
+                    Some(path.into()),
+                    format!("'{seg}' is not a table or array"),
+                ))
+            }
+        };
+    }
+    match cur {
+        toml::Value::Table(t) => {
+            t.insert(last.clone(), value);
+        }
+        toml::Value::Array(a) => {
+            let i: usize = last
+                .parse()
+                .map_err(|_| err(Some(path.into()), format!("'{last}' is not an array index")))?;
+            let len = a.len();
+            *a.get_mut(i).ok_or_else(|| {
+                err(
+                    Some(path.into()),
+                    format!("index {i} out of range (have {len})"),
+                )
+            })? = value;
+        }
+        _ => {
+            return Err(err(
+                Some(path.into()),
+                "its parent is not a table or array".into(),
+            ))
+        }
+    }
+    Ok(())
+}
+
+impl Scene {
+    /// Reads and checks a scene file, applying `--set` overrides first.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Scene, SceneError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SceneError {
+            file: path.display().to_string(),
+            line: None,
+            field: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        let mut scene = Scene::parse(&text, &path.display().to_string(), overrides)?;
+        // Mesh files are relative to the scene file.
+        let base = path.parent().unwrap_or(Path::new("."));
+        for b in &mut scene.bodies {
+            if let MeshSource::File { file } = &mut b.mesh {
+                if file.is_relative() {
+                    *file = base.join(&*file);
+                }
+            }
+        }
+        Ok(scene)
+    }
+
+    /// Parses and checks scene text; `name` labels errors.
+    pub fn parse(text: &str, name: &str, overrides: &[String]) -> Result<Scene, SceneError> {
+        let syntax = |e: toml::de::Error| SceneError {
+            file: name.to_string(),
+            line: e.span().map(|s| line_of(text, s.start)),
+            field: None,
+            message: e.message().trim().to_string(),
+        };
+        let mut doc: toml::Table = text.parse().map_err(syntax)?;
+        for o in overrides {
+            apply_override(&mut doc, o)?;
+        }
+        let merged = if overrides.is_empty() {
+            text.to_string()
+        } else {
+            toml::to_string(&doc).unwrap_or_default()
+        };
+        let scene: Scene = toml::from_str(&merged).map_err(|e| {
+            let mut err = syntax(e);
+            if !overrides.is_empty() {
+                // Lines refer to the merged document, not the file: do not report them.
+                err.line = None;
+                err.message = format!("{} (after --set overrides)", err.message);
+            }
+            err
+        })?;
+        scene.validate(name)?;
+        Ok(scene)
+    }
+
+    /// Checks values that the types cannot express (positive moduli, ranges, references).
+    pub fn validate(&self, name: &str) -> Result<(), SceneError> {
+        let bad = |field: String, message: String| {
+            Err(SceneError {
+                file: name.into(),
+                line: None,
+                field: Some(field),
+                message,
+            })
+        };
+        let finite3 = |v: &[f64; 3]| v.iter().all(|x| x.is_finite());
+        let s = &self.simulation;
+        if !(s.frame_rate.is_finite() && s.frame_rate > 0.0) {
+            return bad(
+                "simulation.frame_rate".into(),
+                format!(
+                    "must be a positive number of frames per second, got {}",
+                    s.frame_rate
+                ),
+            );
+        }
+        if s.substeps == 0 {
+            return bad("simulation.substeps".into(), "must be at least 1".into());
+        }
+        if !finite3(&s.gravity) {
+            return bad("simulation.gravity".into(), "must be finite (m/s²)".into());
+        }
+        let sv = &self.solver;
+        if !(sv.pcg_tolerance > 0.0 && sv.pcg_tolerance < 1.0) {
+            return bad(
+                "solver.pcg_tolerance".into(),
+                format!("must be in (0, 1), got {}", sv.pcg_tolerance),
+            );
+        }
+        if !(sv.newton_tolerance > 0.0 && sv.newton_tolerance.is_finite()) {
+            return bad(
+                "solver.newton_tolerance".into(),
+                format!("must be positive, got {}", sv.newton_tolerance),
+            );
+        }
+        if sv.newton_max_iterations == 0 || sv.pcg_max_iterations == 0 {
+            return bad(
+                "solver".into(),
+                "iteration limits must be at least 1".into(),
+            );
+        }
+        let mut names = std::collections::HashSet::new();
+        for (i, b) in self.bodies.iter().enumerate() {
+            let f = |k: &str| format!("body[{i}].{k}");
+            if !names.insert(b.name.as_str()) {
+                return bad(f("name"), format!("'{}' is used by another body", b.name));
+            }
+            let m = &b.material;
+            if !(m.youngs_modulus.is_finite() && m.youngs_modulus > 0.0) {
+                return bad(
+                    f("material.youngs_modulus"),
+                    format!(
+                        "must be a positive stiffness in Pa, got {}",
+                        m.youngs_modulus
+                    ),
+                );
+            }
+            if !(m.poisson_ratio > -1.0 && m.poisson_ratio < 0.5) {
+                return bad(
+                    f("material.poisson_ratio"),
+                    format!("must be in (-1, 0.5), got {}", m.poisson_ratio),
+                );
+            }
+            if !(m.density.is_finite() && m.density > 0.0) {
+                return bad(
+                    f("material.density"),
+                    format!("must be a positive density in kg/m³, got {}", m.density),
+                );
+            }
+            if m.model == MaterialModel::Cloth
+                && !m.thickness.is_some_and(|t| t > 0.0 && t.is_finite())
+            {
+                return bad(
+                    f("material.thickness"),
+                    "cloth needs a positive thickness in m".into(),
+                );
+            }
+            if let MeshSource::Generator {
+                generator,
+                size,
+                cells,
+            } = &b.mesh
+            {
+                let needs = match generator {
+                    Generator::Sphere => 1,
+                    Generator::Cloth => 2,
+                    _ => 3,
+                };
+                if !size[..needs].iter().all(|x| x.is_finite() && *x > 0.0) {
+                    return bad(
+                        f("mesh.size"),
+                        format!("{generator:?} needs {needs} positive size(s) in m, got {size:?}"),
+                    );
+                }
+                if cells[..needs].iter().any(|&c| c == 0 || c > 1000) {
+                    return bad(
+                        f("mesh.cells"),
+                        format!("cells must be in 1..=1000, got {cells:?}"),
+                    );
+                }
+            }
+            if !(b.scale.is_finite() && b.scale > 0.0) {
+                return bad(f("scale"), format!("must be positive, got {}", b.scale));
+            }
+            if !finite3(&b.translation) || !finite3(&b.velocity) || !finite3(&b.rotation_deg) {
+                return bad(
+                    f("translation/velocity/rotation_deg"),
+                    "must be finite".into(),
+                );
+            }
+            for (k, v) in b.fixed.iter().enumerate() {
+                check_set(v).or_else(|m| bad(f(&format!("fixed[{k}]")), m))?;
+            }
+            for (k, mo) in b.motion.iter().enumerate() {
+                check_set(&mo.vertices).or_else(|m| bad(f(&format!("motion[{k}].vertices")), m))?;
+                if let Some(a) = mo.axis {
+                    if !finite3(&a) || a.iter().all(|x| *x == 0.0) {
+                        return bad(
+                            f(&format!("motion[{k}].axis")),
+                            "must be a non-zero finite direction".into(),
+                        );
+                    }
+                }
+            }
+            for (k, fo) in b.force.iter().enumerate() {
+                check_set(&fo.vertices).or_else(|m| bad(f(&format!("force[{k}].vertices")), m))?;
+                if fo.total.is_none() == fo.traction.is_none() {
+                    return bad(
+                        f(&format!("force[{k}]")),
+                        "give exactly one of `total` (N) or `traction` (Pa)".into(),
+                    );
+                }
+            }
+        }
+        for (i, c) in self.colliders.iter().enumerate() {
+            let f = |k: &str| format!("collider[{i}].{k}");
+            if !(c.friction.is_finite() && c.friction >= 0.0) {
+                return bad(
+                    f("friction"),
+                    format!("must be a non-negative coefficient, got {}", c.friction),
+                );
+            }
+            match &c.shape {
+                ColliderShape::Plane { normal, .. }
+                    if normal.iter().all(|x| *x == 0.0) || !finite3(normal) =>
+                {
+                    return bad(
+                        f("shape.plane.normal"),
+                        "must be a non-zero finite direction".into(),
+                    );
+                }
+                ColliderShape::Sphere { radius, .. } if !(radius.is_finite() && *radius > 0.0) => {
+                    return bad(
+                        f("shape.sphere.radius"),
+                        format!("must be positive (m), got {radius}"),
+                    );
+                }
+                ColliderShape::Box { min, max } if (0..3).any(|k| !(min[k] < max[k])) => {
+                    return bad(
+                        f("shape.box"),
+                        format!("min {min:?} must be below max {max:?} on every axis"),
+                    );
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_set(v: &VertexSet) -> Result<(), String> {
+    match (&v.region, &v.indices) {
+        (None, None) | (Some(_), Some(_)) => {
+            Err("give exactly one of `region` or `indices`".into())
+        }
+        (Some(r), None) if (0..3).any(|k| !(r.min[k] <= r.max[k])) => Err(format!(
+            "region min {:?} must not exceed max {:?}",
+            r.min, r.max
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CUBE: &str = r#"
+[simulation]
+frame_rate = 60.0
+substeps = 2
+gravity = [0.0, 0.0, -9.81]
+
+[[body]]
+name = "cube"
+mesh = { generator = "box", size = [0.5, 0.5, 0.5], cells = [10, 10, 10] }
+translation = [0.0, 0.0, 0.35]
+material = { model = "stable-neo-hookean", youngs_modulus = 5e5, poisson_ratio = 0.3, density = 1000.0 }
+
+[[body]]
+name = "sheet"
+mesh = { file = "sheet.obj" }
+material = { model = "cloth", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 200.0, thickness = 0.001 }
+fixed = [{ region = { min = [-1.0, -1.0, -1.0], max = [1.0, -0.49, 1.0] } }]
+
+[[collider]]
+shape = { plane = { normal = [0.0, 0.0, 1.0], offset = 0.0 } }
+friction = 0.3
+"#;
+
+    #[test]
+    fn parses_a_scene_with_defaults() {
+        let s = Scene::parse(CUBE, "cube.toml", &[]).unwrap();
+        assert_eq!(s.bodies.len(), 2);
+        assert!((s.simulation.time_step() - 1.0 / 120.0).abs() < 1e-15);
+        assert_eq!(s.simulation.solver, SolverKind::Newton);
+        assert_eq!(s.bodies[0].scale, 1.0);
+        assert!(matches!(
+            s.bodies[0].mesh,
+            MeshSource::Generator {
+                generator: Generator::Box,
+                ..
+            }
+        ));
+        assert!(matches!(s.bodies[1].mesh, MeshSource::File { .. }));
+        assert!(matches!(s.colliders[0].shape, ColliderShape::Plane { .. }));
+        assert_eq!(s.solver.pcg_tolerance, 1e-4);
+    }
+
+    #[test]
+    fn unknown_fields_and_wrong_types_name_the_line() {
+        let text = CUBE.replace("substeps = 2", "substeps = 2\ntime_stepp = 0.01");
+        let e = Scene::parse(&text, "cube.toml", &[]).unwrap_err();
+        assert!(e.message.contains("time_stepp"), "{e}");
+        assert_eq!(e.line, Some(5), "{e}");
+        let text = CUBE.replace("substeps = 2", "substeps = \"two\"");
+        let e = Scene::parse(&text, "cube.toml", &[]).unwrap_err();
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(e.to_string().starts_with("cube.toml:4: "), "{e}");
+        let text = CUBE.replace("model = \"cloth\"", "model = \"jelly\"");
+        assert!(Scene::parse(&text, "cube.toml", &[])
+            .unwrap_err()
+            .message
+            .contains("jelly"));
+    }
+
+    #[test]
+    fn impossible_values_name_the_field() {
+        let cases = [
+            (
+                "poisson_ratio = 0.3, density = 1000.0",
+                "poisson_ratio = 0.5, density = 1000.0",
+                "body[0].material.poisson_ratio",
+            ),
+            (
+                "youngs_modulus = 5e5",
+                "youngs_modulus = -5e5",
+                "body[0].material.youngs_modulus",
+            ),
+            (
+                "density = 1000.0",
+                "density = 0.0",
+                "body[0].material.density",
+            ),
+            (", thickness = 0.001", "", "body[1].material.thickness"),
+            ("substeps = 2", "substeps = 0", "simulation.substeps"),
+            ("friction = 0.3", "friction = -1.0", "collider[0].friction"),
+            (
+                "cells = [10, 10, 10]",
+                "cells = [10, 0, 10]",
+                "body[0].mesh.cells",
+            ),
+            ("name = \"sheet\"", "name = \"cube\"", "body[1].name"),
+            (
+                "max = [1.0, -0.49, 1.0]",
+                "max = [1.0, -2.0, 1.0]",
+                "body[1].fixed[0]",
+            ),
+        ];
+        for (from, to, field) in cases {
+            let text = CUBE.replacen(from, to, 1);
+            assert_ne!(text, CUBE, "{from}");
+            let e = Scene::parse(&text, "cube.toml", &[]).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{e}");
+        }
+        let e = Scene::parse(
+            &CUBE.replace("frame_rate = 60.0", "frame_rate = nan"),
+            "c",
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("simulation.frame_rate"), "{e}");
+    }
+
+    #[test]
+    fn overrides_are_applied_and_checked() {
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let s = Scene::parse(
+            CUBE,
+            "cube.toml",
+            &set(&[
+                "simulation.substeps=4",
+                "body[0].material.density=2000",
+                "body.1.velocity=[0, 1, 0]",
+                "simulation.solver=symplectic-euler",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(s.simulation.substeps, 4);
+        assert_eq!(s.bodies[0].material.density, 2000.0);
+        assert_eq!(s.bodies[1].velocity, [0.0, 1.0, 0.0]);
+        assert_eq!(s.simulation.solver, SolverKind::SymplecticEuler);
+        let e = Scene::parse(CUBE, "cube.toml", &set(&["simulation.substepz=4"])).unwrap_err();
+        assert!(
+            e.message.contains("substepz") && e.message.contains("--set"),
+            "{e}"
+        );
+        let e = Scene::parse(CUBE, "cube.toml", &set(&["body[7].name=x"])).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("body[7].name"), "{e}");
+        let e = Scene::parse(
+            CUBE,
+            "cube.toml",
+            &set(&["body[0].material.poisson_ratio=0.7"]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.field.as_deref(),
+            Some("body[0].material.poisson_ratio"),
+            "{e}"
+        );
+        assert!(Scene::parse(CUBE, "cube.toml", &set(&["no-equals-sign"])).is_err());
+    }
+
+    #[test]
+    fn load_reports_missing_files_and_resolves_mesh_paths() {
+        let e = Scene::load(Path::new("/nonexistent/scene.toml"), &[]).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/scene.toml: cannot read"),
+            "{e}"
+        );
+        let dir = std::env::temp_dir().join(format!("supple-scene-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("s.toml"), CUBE).unwrap();
+        let s = Scene::load(&dir.join("s.toml"), &[]).unwrap();
+        let MeshSource::File { file } = &s.bodies[1].mesh else {
+            panic!("file mesh")
+        };
+        assert_eq!(file, &dir.join("sheet.obj"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
