@@ -217,13 +217,13 @@ fn default_cells() -> [u32; 3] {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Generator {
-    /// Tetrahedralized box with 5 tets per cell.
+    /// Tetrahedralized box with 5 tets per cell, centred on the body origin.
     Box,
-    /// Tetrahedralized box with 6 tets per cell.
+    /// Tetrahedralized box with 6 tets per cell, centred on the body origin.
     Box6,
-    /// Tetrahedralized ball.
+    /// Tetrahedralized ball centred on the body origin.
     Sphere,
-    /// Square cloth grid in the XY plane.
+    /// Rectangular cloth grid in the XY plane, centred on the body origin.
     Cloth,
 }
 
@@ -905,5 +905,22 @@ friction = 0.3
         };
         assert_eq!(file, &dir.join("sheet.obj"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn repository_scenes_are_valid() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                Scene::load(&p, &[]).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
+            }
+        }
+        assert!(
+            n >= 6,
+            "expected the scenes of the simulation issue, found {n}"
+        );
     }
 }
