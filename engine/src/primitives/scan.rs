@@ -9,9 +9,9 @@ use crate::vk::{ids, BufferUsage, Context, Dispatch, GpuBuffer, Graph, VkResult}
 /// Exclusive or inclusive scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScanKind {
-    /// out[i] = in[0] + … + in[i-1].
+    /// `out[i] = in[0] + … + in[i-1]`.
     Exclusive,
-    /// out[i] = in[0] + … + in[i].
+    /// `out[i] = in[0] + … + in[i]`.
     Inclusive,
 }
 

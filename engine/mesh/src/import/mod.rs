@@ -20,7 +20,7 @@
 //! - `vtkio` (VTK/VTU): pre-allocates from header counts, pulls in a large dependency tree,
 //!   and its last stable release predates VTK 5.1 OFFSETS/CONNECTIVITY support.
 //!
-//! So every parser here is written against a bounded cursor ([`Cursor`]) over the file's
+//! So every parser here is written against a bounded cursor (`Cursor`) over the file's
 //! bytes: capacities are capped by `remaining bytes / minimum bytes per record`. Well-kept
 //! crates are used where they are the right tool: `flate2` (zlib, with a bounded output),
 //! `base64` and `quick-xml` (VTU).
