@@ -227,3 +227,44 @@ fn graph_errors_are_reported_not_panicked() {
     );
     assert_no_validation_errors(&ctx);
 }
+
+#[test]
+fn disjoint_ranges_of_one_buffer_are_independent() {
+    let ctx = context(false);
+    let src = ctx
+        .upload_buffer("src", &vec![1u32; 128], BufferUsage::STORAGE)
+        .unwrap();
+    let dst = ctx
+        .create_buffer::<u32>("dst", 128, BufferUsage::STORAGE)
+        .unwrap();
+    let out = ctx
+        .create_buffer::<u32>("out", 64, BufferUsage::STORAGE)
+        .unwrap();
+    let inc = |name: &str, s: supple::vk::BufferSlice, d: supple::vk::BufferSlice| {
+        Dispatch::new(name, ids::TEST_INCREMENT, [1, 1, 1])
+            .workgroup_size(64)
+            .read(s)
+            .write(d)
+            .push(&64u32)
+    };
+    let mut g = Graph::new("halves");
+    g.dispatch(inc("low", src.slice(0..64), dst.slice(0..64)));
+    g.dispatch(inc("high", src.slice(64..128), dst.slice(64..128)));
+    g.dispatch(inc("read-high", dst.slice(64..128), out.slice(0..64)));
+    let c = g.compile(&ctx, CompileOptions::default()).unwrap();
+    assert!(
+        c.dependencies()[1].is_empty(),
+        "writes to disjoint halves do not depend on each other"
+    );
+    assert_eq!(
+        c.dependencies()[2],
+        vec![1],
+        "reading the high half waits only for its writer"
+    );
+    assert_eq!(c.barrier_count(), 1, "{}", c.to_text());
+    c.run().unwrap();
+    assert_eq!(dst.read().unwrap(), vec![2u32; 128]);
+    assert_eq!(out.read().unwrap(), vec![3u32; 64]);
+    drop(c);
+    assert_no_validation_errors(&ctx);
+}
