@@ -4,6 +4,7 @@
 //! [`primitives`] builds GPU scan, compaction, radix sort and reductions on it, each with a
 //! plain-Rust reference in [`cpu_reference`]; [`mesh`] re-exports the host-side mesh tools.
 
+pub mod bvh;
 pub mod coloring;
 pub mod cpu_reference;
 pub mod geometry;
