@@ -11,6 +11,7 @@ pub mod geometry;
 pub mod math;
 pub mod primitives;
 pub mod scene;
+pub mod solver;
 pub mod vk;
 
 pub use supple_mesh as mesh;

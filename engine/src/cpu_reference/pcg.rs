@@ -1,0 +1,114 @@
+//! Reference block-sparse symmetric matrices (3×3 blocks) and block-Jacobi preconditioned
+//! conjugate gradients, in f64: the twin of `kernels/solver/*.comp` and
+//! [`crate::solver`]. The matrix is `A = D + Σ_k (E_ij(B_k) + E_ji(B_kᵀ))`: diagonal blocks `D_r`
+//! plus symmetric off-diagonal block pairs (mesh adjacency or contact pairs).
+
+use nalgebra::{Matrix3, Vector3};
+
+/// A symmetric block-sparse matrix with 3×3 blocks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockMatrix {
+    /// Diagonal blocks, one per block row.
+    pub diag: Vec<Matrix3<f64>>,
+    /// Off-diagonal blocks `(i, j, B)` with `i != j`: `A_ij = B` and `A_ji = Bᵀ`.
+    pub off: Vec<(u32, u32, Matrix3<f64>)>,
+}
+
+impl BlockMatrix {
+    /// Number of block rows.
+    pub fn rows(&self) -> usize {
+        self.diag.len()
+    }
+
+    /// y = A x.
+    pub fn mul(&self, x: &[Vector3<f64>]) -> Vec<Vector3<f64>> {
+        let mut y: Vec<Vector3<f64>> = self.diag.iter().zip(x).map(|(d, xi)| d * xi).collect();
+        for (i, j, b) in &self.off {
+            let (i, j) = (*i as usize, *j as usize);
+            y[i] += b * x[j];
+            y[j] += b.transpose() * x[i];
+        }
+        y
+    }
+
+    /// The dense 3n × 3n matrix (tests).
+    pub fn dense(&self) -> nalgebra::DMatrix<f64> {
+        let n = self.rows();
+        let mut m = nalgebra::DMatrix::zeros(3 * n, 3 * n);
+        for (r, d) in self.diag.iter().enumerate() {
+            m.view_mut((3 * r, 3 * r), (3, 3)).copy_from(d);
+        }
+        for (i, j, b) in &self.off {
+            let (i, j) = (*i as usize, *j as usize);
+            let mut v = m.view_mut((3 * i, 3 * j), (3, 3));
+            v += b;
+            let mut v = m.view_mut((3 * j, 3 * i), (3, 3));
+            v += b.transpose();
+        }
+        m
+    }
+}
+
+/// Result of a PCG solve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PcgResult {
+    /// The solution.
+    pub x: Vec<Vector3<f64>>,
+    /// Iterations performed.
+    pub iterations: u32,
+    /// Final ‖r‖ / ‖b‖.
+    pub relative_residual: f64,
+}
+
+fn dot(a: &[Vector3<f64>], b: &[Vector3<f64>]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x.dot(y)).sum()
+}
+
+/// Block-Jacobi PCG from the initial guess `x0`, stopping at ‖r‖ ≤ `tol`·‖b‖ or `max_iter`.
+pub fn pcg(
+    a: &BlockMatrix,
+    b: &[Vector3<f64>],
+    x0: &[Vector3<f64>],
+    tol: f64,
+    max_iter: u32,
+) -> PcgResult {
+    let minv: Vec<Matrix3<f64>> = a
+        .diag
+        .iter()
+        .map(|d| d.try_inverse().unwrap_or_else(Matrix3::identity))
+        .collect();
+    let mut x = x0.to_vec();
+    let ax = a.mul(&x);
+    let mut r: Vec<Vector3<f64>> = b.iter().zip(&ax).map(|(b, ax)| b - ax).collect();
+    let bnorm = dot(b, b).sqrt().max(f64::MIN_POSITIVE);
+    let mut z: Vec<Vector3<f64>> = minv.iter().zip(&r).map(|(m, r)| m * r).collect();
+    let mut p = z.clone();
+    let mut rz = dot(&r, &z);
+    let mut it = 0;
+    while it < max_iter && dot(&r, &r).sqrt() > tol * bnorm {
+        let q = a.mul(&p);
+        let pq = dot(&p, &q);
+        if pq <= 0.0 {
+            break;
+        }
+        let alpha = rz / pq;
+        for k in 0..x.len() {
+            x[k] += alpha * p[k];
+            r[k] -= alpha * q[k];
+            z[k] = minv[k] * r[k];
+        }
+        let rz_new = dot(&r, &z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        for k in 0..p.len() {
+            p[k] = z[k] + beta * p[k];
+        }
+        it += 1;
+    }
+    let relative_residual = dot(&r, &r).sqrt() / bnorm;
+    PcgResult {
+        x,
+        iterations: it,
+        relative_residual,
+    }
+}

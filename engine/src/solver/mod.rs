@@ -1,0 +1,6 @@
+//! Linear solvers recorded into command graphs: block-Jacobi preconditioned conjugate gradients
+//! on symmetric block-sparse matrices with 3×3 blocks (the building block of the Newton solver).
+
+pub mod pcg;
+
+pub use pcg::{BlockMatrixF32, Pcg, PcgSolve};

@@ -1,0 +1,306 @@
+//! Block-Jacobi PCG on the GPU (`kernels/solver/spmv.comp`, `dot_partials.comp`,
+//! `dot_final.comp`, `pcg_update.comp`). Scalars (α, β numerators and denominators) stay on the
+//! device; the host reads one residual per run of `iterations_per_run` iterations to decide
+//! whether to stop. Reference: [`crate::cpu_reference::pcg`].
+
+use crate::vk::{
+    ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
+    VkError, VkResult,
+};
+
+/// A symmetric block-sparse matrix in f32: diagonal 3×3 blocks and off-diagonal pairs
+/// `(i, j, B)` meaning `A_ij = B`, `A_ji = Bᵀ` (row-major blocks).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BlockMatrixF32 {
+    /// Diagonal blocks, row-major.
+    pub diag: Vec<[f32; 9]>,
+    /// Off-diagonal blocks `(i, j, B)`, row-major, `i != j`.
+    pub off: Vec<(u32, u32, [f32; 9])>,
+}
+
+/// Outcome of a solve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PcgSolve {
+    /// Solution.
+    pub x: Vec<[f32; 3]>,
+    /// Iterations run (a multiple of the iterations per graph run).
+    pub iterations: u32,
+    /// Final ‖r‖ / ‖b‖.
+    pub relative_residual: f32,
+}
+
+const RZ: [u32; 2] = [0, 1];
+const PQ: u32 = 2;
+const RR: u32 = 3;
+const BB: u32 = 4;
+
+/// A PCG solver for one matrix (sparsity and values uploaded once; the right-hand side and
+/// initial guess per solve).
+pub struct Pcg {
+    n: usize,
+    x: GpuBuffer<[f32; 4]>,
+    b: GpuBuffer<[f32; 4]>,
+    scalars: GpuBuffer<f32>,
+    init: CompiledGraph,
+    iterate: CompiledGraph,
+    iterations_per_run: u32,
+}
+
+fn rows12(m: &[f32; 9]) -> [[f32; 4]; 3] {
+    [
+        [m[0], m[1], m[2], 0.0],
+        [m[3], m[4], m[5], 0.0],
+        [m[6], m[7], m[8], 0.0],
+    ]
+}
+
+fn invert3(m: &[f32; 9]) -> Option<[f32; 9]> {
+    let a = nalgebra::Matrix3::from_row_slice(&m.map(f64::from));
+    let inv = a.try_inverse()?;
+    let mut out = [0f32; 9];
+    for r in 0..3 {
+        for c in 0..3 {
+            out[3 * r + c] = inv[(r, c)] as f32;
+        }
+    }
+    Some(out)
+}
+
+struct Workspace {
+    r: GpuBuffer<[f32; 4]>,
+    z: GpuBuffer<[f32; 4]>,
+    p: GpuBuffer<[f32; 4]>,
+    q: GpuBuffer<[f32; 4]>,
+    diag: GpuBuffer<[f32; 4]>,
+    minv: GpuBuffer<[f32; 4]>,
+    off: GpuBuffer<[f32; 4]>,
+    row_ptr: GpuBuffer<u32>,
+    incidence: GpuBuffer<[u32; 2]>,
+    partials: GpuBuffer<f32>,
+}
+
+const WG: u32 = 64;
+const ITEMS: u32 = 16;
+
+impl Pcg {
+    /// Uploads the matrix and records the solver graphs (`iterations_per_run` iterations each).
+    pub fn new(ctx: &Context, a: &BlockMatrixF32, iterations_per_run: u32) -> VkResult<Pcg> {
+        let n = a.diag.len();
+        let bad = |m: String| VkError::Graph {
+            graph: "pcg".into(),
+            message: m,
+        };
+        if let Some((i, j, _)) = a
+            .off
+            .iter()
+            .find(|(i, j, _)| *i as usize >= n || *j as usize >= n || i == j)
+        {
+            return Err(bad(format!(
+                "off-diagonal block ({i}, {j}) is outside the {n} block rows or on the diagonal"
+            )));
+        }
+        // Incidence lists per block row: (block | transposed << 31, other row), in block order.
+        let mut count = vec![0u32; n + 1];
+        for (i, j, _) in &a.off {
+            count[*i as usize + 1] += 1;
+            count[*j as usize + 1] += 1;
+        }
+        for k in 0..n {
+            count[k + 1] += count[k];
+        }
+        let mut fill = count.clone();
+        let mut incidence = vec![[0u32; 2]; 2 * a.off.len()];
+        for (b, (i, j, _)) in a.off.iter().enumerate() {
+            let (i, j) = (*i as usize, *j as usize);
+            incidence[fill[i] as usize] = [b as u32, j as u32];
+            fill[i] += 1;
+            incidence[fill[j] as usize] = [b as u32 | 1 << 31, i as u32];
+            fill[j] += 1;
+        }
+        let flat = |blocks: &mut dyn Iterator<Item = [f32; 9]>| -> Vec<[f32; 4]> {
+            blocks.flat_map(|m| rows12(&m)).collect()
+        };
+        let minv: Vec<[f32; 9]> = a
+            .diag
+            .iter()
+            .enumerate()
+            .map(|(r, d)| invert3(d).ok_or_else(|| bad(format!("diagonal block {r} is singular"))))
+            .collect::<VkResult<_>>()?;
+        let vec4 = |name: &str| ctx.create_buffer::<[f32; 4]>(name, n, BufferUsage::STORAGE);
+        let w = Workspace {
+            r: vec4("pcg.r")?,
+            z: vec4("pcg.z")?,
+            p: vec4("pcg.p")?,
+            q: vec4("pcg.q")?,
+            diag: ctx.upload_buffer(
+                "pcg.diag",
+                &flat(&mut a.diag.iter().copied()),
+                BufferUsage::STORAGE,
+            )?,
+            minv: ctx.upload_buffer(
+                "pcg.minv",
+                &flat(&mut minv.into_iter()),
+                BufferUsage::STORAGE,
+            )?,
+            off: ctx.upload_buffer(
+                "pcg.off",
+                &flat(&mut a.off.iter().map(|o| o.2)),
+                BufferUsage::STORAGE,
+            )?,
+            row_ptr: ctx.upload_buffer("pcg.row_ptr", &count, BufferUsage::STORAGE)?,
+            incidence: ctx.upload_buffer("pcg.incidence", &incidence, BufferUsage::STORAGE)?,
+            partials: ctx.create_buffer(
+                "pcg.partials",
+                (n as u32).div_ceil(WG * ITEMS).max(1) as usize,
+                BufferUsage::STORAGE,
+            )?,
+        };
+        let x = vec4("pcg.x")?;
+        let b = vec4("pcg.b")?;
+        let scalars = ctx.create_buffer::<f32>("pcg.scalars", 8, BufferUsage::STORAGE)?;
+        let record_spmv = |g: &mut Graph, input: &GpuBuffer<[f32; 4]>| {
+            g.dispatch(
+                Dispatch::new(
+                    "pcg.spmv",
+                    ids::SOLVER_SPMV,
+                    [(n as u32).div_ceil(WG).max(1), 1, 1],
+                )
+                .workgroup_size(WG)
+                .read(&w.diag)
+                .read(&w.off)
+                .read(&w.row_ptr)
+                .read(&w.incidence)
+                .read(input)
+                .write(&w.q)
+                .push(&(n as u32)),
+            );
+        };
+        let record_dot =
+            |g: &mut Graph, a: &GpuBuffer<[f32; 4]>, b: &GpuBuffer<[f32; 4]>, slot: u32| {
+                let m = (n as u32).div_ceil(WG * ITEMS).max(1);
+                g.dispatch(
+                    Dispatch::new("pcg.dot_partials", ids::SOLVER_DOT_PARTIALS, [m, 1, 1])
+                        .workgroup_size(WG)
+                        .spec(&[ITEMS])
+                        .read(a)
+                        .read(b)
+                        .write(&w.partials)
+                        .push(&(n as u32)),
+                );
+                g.dispatch(
+                    Dispatch::new("pcg.dot_final", ids::SOLVER_DOT_FINAL, [1, 1, 1])
+                        .workgroup_size(WG)
+                        .read(&w.partials)
+                        .read_write(&scalars)
+                        .push(&[m, slot]),
+                );
+            };
+        let record_update =
+            |g: &mut Graph, name: &str, mode: u32, num: u32, den: u32, acc: [Access; 4]| {
+                g.dispatch(
+                    Dispatch::new(
+                        name,
+                        ids::SOLVER_PCG_UPDATE,
+                        [(n as u32).div_ceil(WG).max(1), 1, 1],
+                    )
+                    .workgroup_size(WG)
+                    .spec(&[mode])
+                    .read(&w.minv)
+                    .read(&scalars)
+                    .bind(&x, acc[0])
+                    .bind(&w.r, acc[1])
+                    .bind(&w.z, acc[2])
+                    .bind(&w.p, acc[3])
+                    .read(&w.q)
+                    .read(&b)
+                    .push(&[n as u32, num, den]),
+                );
+            };
+        let (rd, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
+        let mut g = Graph::new("pcg.init");
+        record_spmv(&mut g, &x);
+        record_update(&mut g, "pcg.init_vectors", 0, 0, 0, [rd, wr, wr, wr]);
+        record_dot(&mut g, &w.r, &w.z, RZ[0]);
+        record_dot(&mut g, &b, &b, BB);
+        record_dot(&mut g, &w.r, &w.r, RR);
+        let init = g.compile(ctx, CompileOptions::default())?;
+        let mut g = Graph::new("pcg.iterate");
+        let k = iterations_per_run.max(1);
+        if k % 2 != 0 {
+            return Err(bad(
+                "iterations_per_run must be even (the rz slots alternate)".into(),
+            ));
+        }
+        for it in 0..k {
+            let (old, new) = (RZ[(it % 2) as usize], RZ[((it + 1) % 2) as usize]);
+            record_spmv(&mut g, &w.p);
+            record_dot(&mut g, &w.p, &w.q, PQ);
+            record_update(&mut g, "pcg.step", 1, old, PQ, [rw, rw, wr, rd]);
+            record_dot(&mut g, &w.r, &w.z, new);
+            record_update(&mut g, "pcg.direction", 2, new, old, [rd, rd, rd, rw]);
+        }
+        record_dot(&mut g, &w.r, &w.r, RR);
+        let iterate = g.compile(ctx, CompileOptions::default())?;
+        // The compiled graphs keep every workspace buffer alive.
+        Ok(Pcg {
+            n,
+            x,
+            b,
+            scalars,
+            init,
+            iterate,
+            iterations_per_run: k,
+        })
+    }
+
+    /// Solves A x = b from `x0`, stopping at ‖r‖ ≤ `tol`·‖b‖ (checked after each run of
+    /// `iterations_per_run` iterations) or after `max_iterations`.
+    pub fn solve(
+        &self,
+        b: &[[f32; 3]],
+        x0: &[[f32; 3]],
+        tol: f32,
+        max_iterations: u32,
+    ) -> VkResult<PcgSolve> {
+        if b.len() != self.n || x0.len() != self.n {
+            return Err(VkError::SizeMismatch {
+                name: "pcg rhs/x0".into(),
+                expected: self.n,
+                got: b.len().min(x0.len()),
+            });
+        }
+        let pad = |v: &[[f32; 3]]| {
+            v.iter()
+                .map(|a| [a[0], a[1], a[2], 0.0])
+                .collect::<Vec<_>>()
+        };
+        self.b.write(&pad(b))?;
+        self.x.write(&pad(x0))?;
+        self.init.run()?;
+        let mut s = [0f32; 8];
+        self.scalars.read_into(&mut s)?;
+        let bnorm = s[BB as usize].sqrt().max(f32::MIN_POSITIVE);
+        let mut rel = s[RR as usize].sqrt() / bnorm;
+        let mut iterations = 0;
+        while rel > tol && iterations < max_iterations {
+            self.iterate.run()?;
+            iterations += self.iterations_per_run;
+            self.scalars.read_into(&mut s)?;
+            rel = s[RR as usize].sqrt() / bnorm;
+            if !rel.is_finite() {
+                break;
+            }
+        }
+        let x = self
+            .x
+            .read()?
+            .into_iter()
+            .map(|v| [v[0], v[1], v[2]])
+            .collect();
+        Ok(PcgSolve {
+            x,
+            iterations,
+            relative_residual: rel,
+        })
+    }
+}

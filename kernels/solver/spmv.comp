@@ -1,0 +1,29 @@
+#version 460
+// y = A x for a symmetric block-sparse matrix: diagonal blocks plus off-diagonal block pairs,
+// gathered per block row through an incidence list (deterministic: no atomics).
+// Host: engine/src/solver/pcg.rs. Reference: cpu_reference/pcg.rs (BlockMatrix::mul).
+#include "common.glsl"
+#include "block3.glsl"
+layout(std430, binding = 0) readonly buffer Diag { vec4 diag[]; };
+layout(std430, binding = 1) readonly buffer Off { vec4 off[]; };
+layout(std430, binding = 2) readonly buffer RowPtr { uint row_ptr[]; };
+layout(std430, binding = 3) readonly buffer Inc { uvec2 incidence[]; }; // (block | transposed << 31, other row)
+layout(std430, binding = 4) readonly buffer X { vec4 x[]; };
+layout(std430, binding = 5) writeonly buffer Y { vec4 y[]; };
+layout(push_constant) uniform P { uint n; } p;
+void main() {
+    uint r = gl_GlobalInvocationID.x;
+    if (r >= p.n) return;
+    vec3 acc = block_mul(diag[3u * r], diag[3u * r + 1u], diag[3u * r + 2u], x[r].xyz);
+    for (uint e = row_ptr[r]; e < row_ptr[r + 1u]; ++e) {
+        uvec2 inc = incidence[e];
+        uint b = inc.x & 0x7fffffffu;
+        vec3 xo = x[inc.y].xyz;
+        if ((inc.x >> 31) != 0u) {
+            acc += block_mul_transposed(off[3u * b], off[3u * b + 1u], off[3u * b + 2u], xo);
+        } else {
+            acc += block_mul(off[3u * b], off[3u * b + 1u], off[3u * b + 2u], xo);
+        }
+    }
+    y[r] = vec4(acc, 0.0);
+}
