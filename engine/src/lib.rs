@@ -7,6 +7,7 @@
 pub mod bvh;
 pub mod coloring;
 pub mod cpu_reference;
+pub mod fem;
 pub mod geometry;
 pub mod math;
 pub mod primitives;

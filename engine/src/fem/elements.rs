@@ -1,0 +1,157 @@
+//! Tetrahedral elastic elements: rest data uploaded once, energies and gradients recorded into
+//! command graphs. Reference: [`crate::cpu_reference::fem`].
+
+use crate::cpu_reference::fem::TetRest;
+use crate::vk::{ids, BufferUsage, Context, Dispatch, GpuBuffer, Graph, VkError, VkResult};
+use nalgebra::Vector3;
+
+/// Constitutive models available in the GPU element kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElementModel {
+    /// Stable Neo-Hookean.
+    StableNeoHookean,
+    /// St. Venant–Kirchhoff.
+    StVenantKirchhoff,
+}
+
+/// The tets of one or more bodies with their rest shapes and Lamé parameters.
+pub struct TetElements {
+    num_vertices: usize,
+    num_tets: usize,
+    model: ElementModel,
+    tets: GpuBuffer<[u32; 4]>,
+    rest: GpuBuffer<[f32; 4]>,
+    lame: GpuBuffer<[f32; 2]>,
+    corner_grad: GpuBuffer<[f32; 4]>,
+    energy: GpuBuffer<f32>,
+    start: GpuBuffer<u32>,
+    corners: GpuBuffer<u32>,
+    vertex_grad: GpuBuffer<[f32; 4]>,
+}
+
+const WG: u32 = 64;
+
+impl TetElements {
+    /// Uploads the rest data of `tets` over `rest_positions` (m) with per-tet `(μ, λ)` (Pa).
+    pub fn new(
+        ctx: &Context,
+        rest_positions: &[[f64; 3]],
+        tets: &[[u32; 4]],
+        lame: &[(f64, f64)],
+        model: ElementModel,
+    ) -> VkResult<TetElements> {
+        let bad = |m: String| VkError::Graph {
+            graph: "fem.elements".into(),
+            message: m,
+        };
+        if lame.len() != tets.len() {
+            return Err(bad(format!(
+                "{} Lamé pairs for {} tets",
+                lame.len(),
+                tets.len()
+            )));
+        }
+        let nv = rest_positions.len();
+        let mut rest = Vec::with_capacity(3 * tets.len());
+        for (t, tet) in tets.iter().enumerate() {
+            if tet.iter().any(|&v| v as usize >= nv) {
+                return Err(bad(format!("tet {t} references a vertex beyond {nv}")));
+            }
+            let x = tet.map(|v| Vector3::from(rest_positions[v as usize]));
+            let r =
+                TetRest::new(&x).ok_or_else(|| bad(format!("tet {t} is degenerate at rest")))?;
+            for row in 0..3 {
+                let w = if row == 0 { r.volume as f32 } else { 0.0 };
+                rest.push([
+                    r.dm_inv[(row, 0)] as f32,
+                    r.dm_inv[(row, 1)] as f32,
+                    r.dm_inv[(row, 2)] as f32,
+                    w,
+                ]);
+            }
+        }
+        // Vertex -> (tet corner) CSR in tet order: a fixed summation order per vertex.
+        let mut start = vec![0u32; nv + 1];
+        for tet in tets {
+            for &v in tet {
+                start[v as usize + 1] += 1;
+            }
+        }
+        for k in 0..nv {
+            start[k + 1] += start[k];
+        }
+        let mut fill = start.clone();
+        let mut corners = vec![0u32; 4 * tets.len()];
+        for (t, tet) in tets.iter().enumerate() {
+            for (k, &v) in tet.iter().enumerate() {
+                corners[fill[v as usize] as usize] = (4 * t + k) as u32;
+                fill[v as usize] += 1;
+            }
+        }
+        let lame32: Vec<[f32; 2]> = lame.iter().map(|&(m, l)| [m as f32, l as f32]).collect();
+        Ok(TetElements {
+            num_vertices: nv,
+            num_tets: tets.len(),
+            model,
+            tets: ctx.upload_buffer("fem.tets", tets, BufferUsage::STORAGE)?,
+            rest: ctx.upload_buffer("fem.rest", &rest, BufferUsage::STORAGE)?,
+            lame: ctx.upload_buffer("fem.lame", &lame32, BufferUsage::STORAGE)?,
+            corner_grad: ctx.create_buffer(
+                "fem.corner_grad",
+                4 * tets.len(),
+                BufferUsage::STORAGE,
+            )?,
+            energy: ctx.create_buffer("fem.energy", tets.len(), BufferUsage::STORAGE)?,
+            start: ctx.upload_buffer("fem.vertex_start", &start, BufferUsage::STORAGE)?,
+            corners: ctx.upload_buffer("fem.vertex_corners", &corners, BufferUsage::STORAGE)?,
+            vertex_grad: ctx.create_buffer("fem.vertex_grad", nv, BufferUsage::STORAGE)?,
+        })
+    }
+
+    /// Records per-tet energies and gradients at `positions` and their per-vertex sums.
+    pub fn record_gradient(&self, g: &mut Graph, positions: &GpuBuffer<[f32; 4]>) {
+        let model = match self.model {
+            ElementModel::StableNeoHookean => 0,
+            ElementModel::StVenantKirchhoff => 1,
+        };
+        g.dispatch(
+            Dispatch::new(
+                "fem.tet_gradient",
+                ids::FEM_TET_GRADIENT,
+                [(self.num_tets as u32).div_ceil(WG).max(1), 1, 1],
+            )
+            .workgroup_size(WG)
+            .spec(&[model])
+            .read(positions)
+            .read(&self.tets)
+            .read(&self.rest)
+            .read(&self.lame)
+            .write(&self.corner_grad)
+            .write(&self.energy)
+            .push(&(self.num_tets as u32)),
+        );
+        g.dispatch(
+            Dispatch::new(
+                "fem.gather_vertex",
+                ids::FEM_GATHER_VERTEX,
+                [(self.num_vertices as u32).div_ceil(WG).max(1), 1, 1],
+            )
+            .workgroup_size(WG)
+            .read(&self.corner_grad)
+            .read(&self.start)
+            .read(&self.corners)
+            .write(&self.vertex_grad)
+            .push(&(self.num_vertices as u32)),
+        );
+    }
+
+    /// Per-vertex energy gradient (N), valid after a recorded gradient ran.
+    pub fn vertex_gradient(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.vertex_grad
+    }
+
+    /// Per-tet energies (J), valid after a recorded gradient ran.
+    pub fn energies(&self) -> &GpuBuffer<f32> {
+        &self.energy
+    }
+}

@@ -1,0 +1,138 @@
+//! GPU element energies and gradients against the f64 reference elements.
+use nalgebra::Vector3;
+use rand::Rng;
+use supple::cpu_reference::fem::{lame, Material, TetRest};
+use supple::fem::{ElementModel, TetElements};
+use supple::mesh::procedural::{box_tets, CellSplit};
+use supple::vk::{BufferUsage, CompileOptions, Graph};
+use supple_gpu_tests::{assert_no_validation_errors, context, rng};
+
+#[test]
+fn gpu_energies_and_gradients_match_the_reference() {
+    let ctx = context(false);
+    let mesh = box_tets(
+        [6, 4, 3],
+        [0.05, 0.05, 0.05],
+        [0.0, 0.0, 0.0],
+        CellSplit::Five,
+    );
+    let (mu, lambda) = lame(5e5, 0.3);
+    let mut r = rng(21);
+    // Large random deformation (up to 60 % of a cell), some tets invert.
+    let deformed: Vec<[f64; 3]> = mesh
+        .positions
+        .iter()
+        .map(|p| {
+            [
+                p[0] * 1.1 + r.random_range(-0.03..0.03),
+                p[1] + r.random_range(-0.03..0.03),
+                p[2] * 0.9 + r.random_range(-0.03..0.03),
+            ]
+        })
+        .collect();
+    let pos32: Vec<[f32; 4]> = deformed
+        .iter()
+        .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
+        .collect();
+    let positions = ctx
+        .upload_buffer("positions", &pos32, BufferUsage::STORAGE)
+        .unwrap();
+    for (model, material) in [
+        (
+            ElementModel::StableNeoHookean,
+            Material::StableNeoHookean { mu, lambda },
+        ),
+        (
+            ElementModel::StVenantKirchhoff,
+            Material::StVenantKirchhoff { mu, lambda },
+        ),
+    ] {
+        let elements = TetElements::new(
+            &ctx,
+            &mesh.positions,
+            &mesh.tets,
+            &vec![(mu, lambda); mesh.tets.len()],
+            model,
+        )
+        .unwrap();
+        let mut g = Graph::new("fem");
+        elements.record_gradient(&mut g, &positions);
+        let c = g.compile(&ctx, CompileOptions::default()).unwrap();
+        c.run().unwrap();
+        let energies = elements.energies().read().unwrap();
+        let grads = elements.vertex_gradient().read().unwrap();
+        // Reference in f64.
+        let mut want_g = vec![Vector3::<f64>::zeros(); mesh.positions.len()];
+        let mut inverted = 0;
+        let mut max_e: f64 = 0.0;
+        let mut want_e = Vec::new();
+        for tet in &mesh.tets {
+            let rest =
+                TetRest::new(&tet.map(|v| Vector3::from(mesh.positions[v as usize]))).unwrap();
+            let x = tet.map(|v| Vector3::from(deformed[v as usize]));
+            inverted += (rest.deformation_gradient(&x).determinant() < 0.0) as usize;
+            let e = rest.energy(&material, &x);
+            max_e = max_e.max(e.abs());
+            want_e.push(e);
+            let gr = rest.gradient(&material, &x);
+            for (k, &v) in tet.iter().enumerate() {
+                want_g[v as usize] += Vector3::new(gr[3 * k], gr[3 * k + 1], gr[3 * k + 2]);
+            }
+        }
+        assert!(inverted > 0, "the test deformation should invert some tets");
+        for (t, (got, want)) in energies.iter().zip(&want_e).enumerate() {
+            assert!(
+                (*got as f64 - want).abs() <= 1e-4 * max_e,
+                "{model:?} tet {t}: energy {got} vs {want}"
+            );
+        }
+        let max_g = want_g.iter().map(|g| g.norm()).fold(0.0, f64::max);
+        for (v, (got, want)) in grads.iter().zip(&want_g).enumerate() {
+            let got = Vector3::new(got[0] as f64, got[1] as f64, got[2] as f64);
+            assert!(
+                (got - want).norm() <= 1e-4 * max_g,
+                "{model:?} vertex {v}: {got:?} vs {want:?}"
+            );
+        }
+        // Deterministic: a second run gives the same bits.
+        c.run().unwrap();
+        let again = elements.vertex_gradient().read().unwrap();
+        assert!(again
+            .iter()
+            .zip(&grads)
+            .all(|(a, b)| a.map(f32::to_bits) == b.map(f32::to_bits)));
+    }
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
+fn degenerate_or_out_of_range_tets_are_refused() {
+    let ctx = context(false);
+    let p = [
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [2.0, 0.0, 0.0],
+    ];
+    let e = TetElements::new(
+        &ctx,
+        &p,
+        &[[0, 1, 2, 3]],
+        &[(1.0, 1.0)],
+        ElementModel::StableNeoHookean,
+    )
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("degenerate"), "{e}");
+    let e = TetElements::new(
+        &ctx,
+        &p,
+        &[[0, 1, 2, 9]],
+        &[(1.0, 1.0)],
+        ElementModel::StableNeoHookean,
+    )
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("beyond"), "{e}");
+    assert_no_validation_errors(&ctx);
+}
