@@ -94,6 +94,37 @@ fn gpu_energies_and_gradients_match_the_reference() {
                 "{model:?} vertex {v}: {got:?} vs {want:?}"
             );
         }
+        // PSD-projected element Hessians.
+        let mut g = Graph::new("fem.hessian");
+        elements.record_hessian(&mut g, &positions, 8);
+        g.compile(&ctx, CompileOptions::default())
+            .unwrap()
+            .run()
+            .unwrap();
+        let hess = elements.hessians().read().unwrap();
+        for (t, tet) in mesh.tets.iter().enumerate() {
+            let rest =
+                TetRest::new(&tet.map(|v| Vector3::from(mesh.positions[v as usize]))).unwrap();
+            let x = tet.map(|v| Vector3::from(deformed[v as usize]));
+            let want = rest.hessian_stress_projected(&material, &x);
+            let scale = want.norm().max(1e-12);
+            let got = nalgebra::SMatrix::<f64, 12, 12>::from_row_slice(
+                &hess[144 * t..144 * (t + 1)]
+                    .iter()
+                    .map(|&v| v as f64)
+                    .collect::<Vec<_>>(),
+            );
+            let err = (got - want).norm() / scale;
+            assert!(
+                err < 2e-4,
+                "{model:?} tet {t}: Hessian relative error {err}"
+            );
+            let min_eig = got.symmetric_eigen().eigenvalues.min();
+            assert!(
+                min_eig >= -1e-4 * scale,
+                "{model:?} tet {t}: eigenvalue {min_eig}"
+            );
+        }
         // Deterministic: a second run gives the same bits.
         c.run().unwrap();
         let again = elements.vertex_gradient().read().unwrap();

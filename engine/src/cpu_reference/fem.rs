@@ -236,6 +236,27 @@ impl TetRest {
     }
 }
 
+impl TetRest {
+    /// Element Hessian `V ∂F/∂xᵀ proj(∂²Ψ/∂F²) ∂F/∂x` with the 9×9 stress-space Hessian
+    /// projected to PSD (what the GPU element kernel computes; PSD by construction and cheaper
+    /// than projecting the 12×12 matrix).
+    pub fn hessian_stress_projected(&self, m: &Material, x: &[Vector3<f64>; 4]) -> Mat12 {
+        let d = self.df_dx();
+        self.volume
+            * d.transpose()
+            * project_to_psd_9(&m.hessian_f(&self.deformation_gradient(x)))
+            * d
+    }
+}
+
+/// The nearest positive semi-definite 9×9 matrix (negative eigenvalues → 0).
+pub fn project_to_psd_9(h: &Mat9) -> Mat9 {
+    let sym = 0.5 * (h + h.transpose());
+    let eig = sym.symmetric_eigen();
+    let clamped = eig.eigenvalues.map(|v| v.max(0.0));
+    eig.eigenvectors * Mat9::from_diagonal(&clamped) * eig.eigenvectors.transpose()
+}
+
 /// The nearest positive semi-definite matrix of a symmetric matrix (negative eigenvalues → 0).
 pub fn project_to_psd(h: &Mat12) -> Mat12 {
     let sym = 0.5 * (h + h.transpose());

@@ -27,6 +27,7 @@ pub struct TetElements {
     start: GpuBuffer<u32>,
     corners: GpuBuffer<u32>,
     vertex_grad: GpuBuffer<[f32; 4]>,
+    hessians: GpuBuffer<f32>,
 }
 
 const WG: u32 = 64;
@@ -105,15 +106,13 @@ impl TetElements {
             start: ctx.upload_buffer("fem.vertex_start", &start, BufferUsage::STORAGE)?,
             corners: ctx.upload_buffer("fem.vertex_corners", &corners, BufferUsage::STORAGE)?,
             vertex_grad: ctx.create_buffer("fem.vertex_grad", nv, BufferUsage::STORAGE)?,
+            hessians: ctx.create_buffer("fem.hessians", 144 * tets.len(), BufferUsage::STORAGE)?,
         })
     }
 
     /// Records per-tet energies and gradients at `positions` and their per-vertex sums.
     pub fn record_gradient(&self, g: &mut Graph, positions: &GpuBuffer<[f32; 4]>) {
-        let model = match self.model {
-            ElementModel::StableNeoHookean => 0,
-            ElementModel::StVenantKirchhoff => 1,
-        };
+        let model = self.model_code();
         g.dispatch(
             Dispatch::new(
                 "fem.tet_gradient",
@@ -143,6 +142,38 @@ impl TetElements {
             .write(&self.vertex_grad)
             .push(&(self.num_vertices as u32)),
         );
+    }
+
+    /// Records the PSD-projected element Hessians at `positions` (12×12 per tet, row-major,
+    /// vertex-major rows), with `sweeps` Jacobi sweeps for the 9×9 projection (6 is plenty).
+    pub fn record_hessian(&self, g: &mut Graph, positions: &GpuBuffer<[f32; 4]>, sweeps: u32) {
+        g.dispatch(
+            Dispatch::new(
+                "fem.tet_hessian",
+                ids::FEM_TET_HESSIAN,
+                [(self.num_tets as u32).div_ceil(WG).max(1), 1, 1],
+            )
+            .workgroup_size(WG)
+            .spec(&[self.model_code()])
+            .read(positions)
+            .read(&self.tets)
+            .read(&self.rest)
+            .read(&self.lame)
+            .write(&self.hessians)
+            .push(&[self.num_tets as u32, sweeps]),
+        );
+    }
+
+    /// Element Hessians (N/m), 144 floats per tet, valid after a recorded Hessian ran.
+    pub fn hessians(&self) -> &GpuBuffer<f32> {
+        &self.hessians
+    }
+
+    fn model_code(&self) -> u32 {
+        match self.model {
+            ElementModel::StableNeoHookean => 0,
+            ElementModel::StVenantKirchhoff => 1,
+        }
     }
 
     /// Per-vertex energy gradient (N), valid after a recorded gradient ran.
