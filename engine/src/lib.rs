@@ -9,6 +9,7 @@ pub mod coloring;
 pub mod cpu_reference;
 pub mod fem;
 pub mod geometry;
+pub mod integrate;
 pub mod math;
 pub mod primitives;
 pub mod scene;

@@ -7,6 +7,7 @@ pub mod coloring;
 pub mod compact;
 pub mod distance;
 pub mod fem;
+pub mod integrate;
 pub mod pcg;
 pub mod radix_sort;
 pub mod reduce;
