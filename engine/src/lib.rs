@@ -1,8 +1,11 @@
 //! Supple: penetration-free deformable-body simulation on Vulkan compute.
 //!
 //! The crate is layered: [`vk`] owns the device, persistent buffers and command graphs;
-//! [`primitives`] builds GPU scan, compaction, radix sort and reductions on it, each with a
-//! plain-Rust reference in [`cpu_reference`]; [`mesh`] re-exports the host-side mesh tools.
+//! [`primitives`] builds GPU scan, compaction, radix sort and reductions on it; [`geometry`],
+//! [`bvh`] and [`coloring`] are the collision kernels; [`fem`], [`solver`] and [`integrate`]
+//! the dynamics building blocks; [`scene`] and [`model`] turn scene files into simulation
+//! arrays. Every kernel has a plain-Rust twin in [`cpu_reference`]; [`mesh`] re-exports the
+//! host-side mesh tools.
 
 pub mod bvh;
 pub mod coloring;
@@ -11,6 +14,7 @@ pub mod fem;
 pub mod geometry;
 pub mod integrate;
 pub mod math;
+pub mod model;
 pub mod primitives;
 pub mod scene;
 pub mod solver;

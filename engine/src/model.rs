@@ -1,0 +1,320 @@
+//! The simulation model built from a [`Scene`]: every body's vertices concatenated into one
+//! structure-of-arrays model (what the GPU buffers hold), with lumped masses, fixed vertices,
+//! per-tet Lamé parameters and each body's boundary surface for export. Host side, built once.
+
+use crate::cpu_reference::fem::{lame, TetRest};
+use crate::scene::{Body, Generator, MaterialModel, MeshSource, Scene, SceneError, VertexSet};
+use nalgebra::{Rotation3, Vector3};
+use std::ops::Range;
+use supple_mesh::procedural::{box_tets, cloth_grid, sphere, CellSplit};
+use supple_mesh::{TetMesh, TriMesh};
+
+/// One body's slice of the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodyRange {
+    /// Body name from the scene.
+    pub name: String,
+    /// Its vertices in the model's arrays.
+    pub vertices: Range<u32>,
+    /// Its tets in [`SimModel::tets`].
+    pub tets: Range<u32>,
+    /// Its triangles in [`SimModel::triangles`] (cloth).
+    pub triangles: Range<u32>,
+    /// Its boundary (tets) or cloth triangles, in model vertex indices, outward.
+    pub surface: Vec<[u32; 3]>,
+    /// Constitutive model.
+    pub model: MaterialModel,
+}
+
+/// All bodies of a scene as flat arrays (SI units).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SimModel {
+    /// Initial positions (m).
+    pub positions: Vec<[f64; 3]>,
+    /// Initial velocities (m/s).
+    pub velocities: Vec<[f64; 3]>,
+    /// Lumped masses (kg).
+    pub masses: Vec<f64>,
+    /// Inverse masses (1/kg); 0 for fixed or scripted vertices.
+    pub inv_mass: Vec<f64>,
+    /// Tetrahedra (model vertex indices).
+    pub tets: Vec<[u32; 4]>,
+    /// Lamé parameters `(μ, λ)` per tet (Pa).
+    pub tet_lame: Vec<(f64, f64)>,
+    /// Cloth triangles (model vertex indices).
+    pub triangles: Vec<[u32; 3]>,
+    /// Per-body ranges.
+    pub bodies: Vec<BodyRange>,
+}
+
+fn err(field: String, message: String) -> SceneError {
+    SceneError {
+        file: "scene".into(),
+        line: None,
+        field: Some(field),
+        message,
+    }
+}
+
+enum Geometry {
+    Tets(TetMesh),
+    Cloth(TriMesh),
+}
+
+fn geometry(i: usize, body: &Body) -> Result<Geometry, SceneError> {
+    match &body.mesh {
+        MeshSource::File { file } => {
+            let loaded = supple_mesh::load(file)
+                .map_err(|e| err(format!("body[{i}].mesh.file"), e.to_string()))?;
+            if !loaded.tets.tets.is_empty() {
+                Ok(Geometry::Tets(loaded.tets))
+            } else if body.material.model == MaterialModel::Cloth
+                && !loaded.surface.triangles.is_empty()
+            {
+                Ok(Geometry::Cloth(loaded.surface))
+            } else {
+                Err(err(
+                    format!("body[{i}].mesh.file"),
+                    format!("{} holds no tetrahedra for a solid", file.display()),
+                ))
+            }
+        }
+        MeshSource::Generator {
+            generator,
+            size,
+            cells,
+        } => {
+            let c = cells.map(|c| c as usize);
+            let half = size.map(|s| -0.5 * s);
+            Ok(match generator {
+                Generator::Box | Generator::Box6 => {
+                    let split = if *generator == Generator::Box {
+                        CellSplit::Five
+                    } else {
+                        CellSplit::Six
+                    };
+                    let cell = [
+                        size[0] / c[0] as f64,
+                        size[1] / c[1] as f64,
+                        size[2] / c[2] as f64,
+                    ];
+                    Geometry::Tets(box_tets(c, cell, half, split))
+                }
+                Generator::Sphere => Geometry::Tets(
+                    sphere([0.0; 3], size[0], c[0].max(4))
+                        .map_err(|e| err(format!("body[{i}].mesh"), e.to_string()))?,
+                ),
+                Generator::Cloth => Geometry::Cloth(cloth_grid(
+                    [c[0], c[1]],
+                    [size[0], size[1]],
+                    [half[0], half[1], 0.0],
+                )),
+            })
+        }
+    }
+}
+
+fn in_set(set: &VertexSet, local: u32, p: &[f64; 3]) -> bool {
+    if let Some(r) = &set.region {
+        return (0..3).all(|k| p[k] >= r.min[k] && p[k] <= r.max[k]);
+    }
+    set.indices.as_ref().is_some_and(|ix| ix.contains(&local))
+}
+
+impl SimModel {
+    /// Builds the model: generates or loads every body, applies its transform, lumps masses and
+    /// marks fixed and scripted vertices.
+    pub fn from_scene(scene: &Scene) -> Result<SimModel, SceneError> {
+        let mut m = SimModel::default();
+        for (i, body) in scene.bodies.iter().enumerate() {
+            let geo = geometry(i, body)?;
+            let r = body.rotation_deg.map(f64::to_radians);
+            let rot = Rotation3::from_euler_angles(r[0], r[1], r[2]);
+            let t = Vector3::from(body.translation);
+            let xf =
+                |p: &[f64; 3]| -> [f64; 3] { (rot * (Vector3::from(*p) * body.scale) + t).into() };
+            let base = m.positions.len() as u32;
+            let (positions, surface_local, tets_local, tris_local): (
+                Vec<[f64; 3]>,
+                Vec<[u32; 3]>,
+                Vec<[u32; 4]>,
+                Vec<[u32; 3]>,
+            ) = match &geo {
+                Geometry::Tets(tm) => (
+                    tm.positions.iter().map(xf).collect(),
+                    tm.boundary_triangles(),
+                    tm.tets.clone(),
+                    vec![],
+                ),
+                Geometry::Cloth(tri) => (
+                    tri.positions.iter().map(xf).collect(),
+                    tri.triangles.clone(),
+                    vec![],
+                    tri.triangles.clone(),
+                ),
+            };
+            let nv = positions.len();
+            let mut mass = vec![0.0; nv];
+            let (mu, lambda) = lame(body.material.youngs_modulus, body.material.poisson_ratio);
+            let tet_start = m.tets.len() as u32;
+            for (k, tet) in tets_local.iter().enumerate() {
+                let x = tet.map(|v| Vector3::from(positions[v as usize]));
+                let rest = TetRest::new(&x).ok_or_else(|| {
+                    err(format!("body[{i}].mesh"), format!("tet {k} is degenerate"))
+                })?;
+                for &v in tet {
+                    mass[v as usize] += body.material.density * rest.volume / 4.0;
+                }
+                m.tets.push(tet.map(|v| v + base));
+                m.tet_lame.push((mu, lambda));
+            }
+            let tri_start = m.triangles.len() as u32;
+            let thickness = body.material.thickness.unwrap_or(0.0);
+            for tri in &tris_local {
+                let [a, b, c] = tri.map(|v| Vector3::from(positions[v as usize]));
+                let area = 0.5 * (b - a).cross(&(c - a)).norm();
+                for &v in tri {
+                    mass[v as usize] += body.material.density * thickness * area / 3.0;
+                }
+                m.triangles.push(tri.map(|v| v + base));
+            }
+            let mut fixed = vec![false; nv];
+            for set in body
+                .fixed
+                .iter()
+                .chain(body.motion.iter().map(|mo| &mo.vertices))
+            {
+                for (v, p) in positions.iter().enumerate() {
+                    fixed[v] |= in_set(set, v as u32, p);
+                }
+            }
+            for (k, set) in body.fixed.iter().enumerate() {
+                if let Some(ix) = &set.indices {
+                    if let Some(bad) = ix.iter().find(|&&v| v as usize >= nv) {
+                        return Err(err(
+                            format!("body[{i}].fixed[{k}].indices"),
+                            format!("vertex {bad} beyond the body's {nv} vertices"),
+                        ));
+                    }
+                }
+                if !positions
+                    .iter()
+                    .enumerate()
+                    .any(|(v, p)| in_set(set, v as u32, p))
+                {
+                    return Err(err(
+                        format!("body[{i}].fixed[{k}]"),
+                        "selects no vertex".into(),
+                    ));
+                }
+            }
+            if let Some(v) = mass.iter().position(|&x| !(x > 0.0)) {
+                return Err(err(
+                    format!("body[{i}].mesh"),
+                    format!("vertex {v} belongs to no element (zero mass)"),
+                ));
+            }
+            m.inv_mass.extend(
+                mass.iter()
+                    .zip(&fixed)
+                    .map(|(&ms, &f)| if f { 0.0 } else { 1.0 / ms }),
+            );
+            m.masses.extend(mass);
+            m.velocities.extend(std::iter::repeat_n(body.velocity, nv));
+            m.positions.extend(positions);
+            m.bodies.push(BodyRange {
+                name: body.name.clone(),
+                vertices: base..base + nv as u32,
+                tets: tet_start..m.tets.len() as u32,
+                triangles: tri_start..m.triangles.len() as u32,
+                surface: surface_local.iter().map(|t| t.map(|v| v + base)).collect(),
+                model: body.material.model,
+            });
+        }
+        Ok(m)
+    }
+
+    /// Total mass (kg).
+    pub fn total_mass(&self) -> f64 {
+        self.masses.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scene(name: &str) -> Scene {
+        Scene::load(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../scenes")
+                .join(name),
+            &[],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn tet_cube_drop_matches_the_peer_benchmark() {
+        let m = SimModel::from_scene(&scene("tet_cube_drop.toml")).unwrap();
+        assert_eq!(m.positions.len(), 1331);
+        assert_eq!(m.tets.len(), 5000);
+        assert_eq!(m.bodies[0].surface.len(), 1200);
+        assert!(
+            (m.total_mass() - 125.0).abs() < 1e-9,
+            "0.5 m cube of 1000 kg/m^3"
+        );
+        let zmin = m
+            .positions
+            .iter()
+            .map(|p| p[2])
+            .fold(f64::INFINITY, f64::min);
+        let xmid: f64 = m.positions.iter().map(|p| p[0]).sum::<f64>() / 1331.0;
+        assert!((zmin - 0.10).abs() < 1e-12 && xmid.abs() < 1e-12);
+        assert!(m.inv_mass.iter().all(|&w| w > 0.0));
+        // Element lumping: 125 kg over 1331 vertices. (The peer script instead gives every vertex
+        // one cell's mass, 0.125 kg, 166 kg in total; see ../shared/peers/README.md.)
+        assert!((m.total_mass() / 1331.0 - 0.0939).abs() < 1e-3);
+    }
+
+    #[test]
+    fn fixed_regions_and_cloth_masses() {
+        let m = SimModel::from_scene(&scene("hanging_beam.toml")).unwrap();
+        assert_eq!(
+            m.inv_mass.iter().filter(|&&w| w == 0.0).count(),
+            9,
+            "a 3x3 vertex end face is clamped"
+        );
+        let m = SimModel::from_scene(&scene("cloth_pinned.toml")).unwrap();
+        assert_eq!(m.triangles.len(), 32 * 32 * 2);
+        assert_eq!(
+            m.inv_mass.iter().filter(|&&w| w == 0.0).count(),
+            2,
+            "two pinned corners"
+        );
+        assert!((m.total_mass() - 200.0 * 0.001 * 1.0).abs() < 1e-9);
+        let m = SimModel::from_scene(&scene("sheet_with_cube.toml")).unwrap();
+        assert_eq!(m.bodies.len(), 2);
+        assert_eq!(m.bodies[1].vertices.start as usize, 21 * 21 * 2);
+        assert!(m.tets[m.bodies[1].tets.start as usize]
+            .iter()
+            .all(|&v| v >= m.bodies[1].vertices.start));
+    }
+
+    #[test]
+    fn empty_selections_and_bad_indices_are_errors() {
+        let mut s = scene("hanging_beam.toml");
+        s.bodies[0].fixed[0].region.as_mut().unwrap().min = [5.0, 5.0, 5.0];
+        s.bodies[0].fixed[0].region.as_mut().unwrap().max = [6.0, 6.0, 6.0];
+        let e = SimModel::from_scene(&s).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("body[0].fixed[0]"), "{e}");
+        let mut s = scene("hanging_beam.toml");
+        s.bodies[0].fixed[0] = VertexSet {
+            region: None,
+            indices: Some(vec![1_000_000]),
+        };
+        let e = SimModel::from_scene(&s).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("body[0].fixed[0].indices"), "{e}");
+    }
+}
