@@ -16,6 +16,7 @@ pub mod integrate;
 pub mod math;
 pub mod model;
 pub mod primitives;
+pub mod proximity;
 pub mod scene;
 pub mod solver;
 pub mod vk;

@@ -1,6 +1,7 @@
 //! `supple`: the command-line tool (devices, benchmarks, mesh tools).
 
 mod bench_primitives;
+mod bench_proximity;
 mod cmd_mesh;
 
 use clap::{Parser, Subcommand};
@@ -38,6 +39,8 @@ enum Command {
 enum BenchCommand {
     /// GPU primitives (scan, reduce, compact, radix sort) with bandwidth and dispatch baselines.
     Primitives(bench_primitives::Args),
+    /// Proximity search (spatial hashing + exact distances) and a CCD batch on a mesh.
+    Proximity(bench_proximity::Args),
 }
 
 fn devices(json: bool) -> Result<(), String> {
@@ -93,6 +96,9 @@ fn main() -> ExitCode {
         Command::Bench {
             which: BenchCommand::Primitives(args),
         } => bench_primitives::run(&args),
+        Command::Bench {
+            which: BenchCommand::Proximity(args),
+        } => bench_proximity::run(&args),
         Command::Mesh { cmd } => return ExitCode::from(cmd_mesh::run(cmd).clamp(0, 255) as u8),
     };
     match result {

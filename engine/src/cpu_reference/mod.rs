@@ -9,6 +9,7 @@ pub mod distance;
 pub mod fem;
 pub mod integrate;
 pub mod pcg;
+pub mod proximity;
 pub mod radix_sort;
 pub mod reduce;
 pub mod scan;

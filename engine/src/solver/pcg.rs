@@ -38,6 +38,9 @@ const BB: u32 = 4;
 /// initial guess per solve).
 pub struct Pcg {
     n: usize,
+    diag: GpuBuffer<[f32; 4]>,
+    off: GpuBuffer<[f32; 4]>,
+    minv: GpuBuffer<[f32; 4]>,
     x: GpuBuffer<[f32; 4]>,
     b: GpuBuffer<[f32; 4]>,
     scalars: GpuBuffer<f32>,
@@ -85,15 +88,36 @@ const ITEMS: u32 = 16;
 impl Pcg {
     /// Uploads the matrix and records the solver graphs (`iterations_per_run` iterations each).
     pub fn new(ctx: &Context, a: &BlockMatrixF32, iterations_per_run: u32) -> VkResult<Pcg> {
-        let n = a.diag.len();
+        let pairs: Vec<(u32, u32)> = a.off.iter().map(|(i, j, _)| (*i, *j)).collect();
+        Self::build(ctx, a.diag.len(), &pairs, Some(a), iterations_per_run)
+    }
+
+    /// A solver for a matrix whose values are written on the device (e.g. assembled by a
+    /// graph): `n` block rows and off-diagonal block pairs `(i, j)`; fill
+    /// [`Pcg::diag_blocks`], [`Pcg::off_blocks`] and [`Pcg::inverse_diag_blocks`] before solving.
+    pub fn with_sparsity(
+        ctx: &Context,
+        n: usize,
+        pairs: &[(u32, u32)],
+        iterations_per_run: u32,
+    ) -> VkResult<Pcg> {
+        Self::build(ctx, n, pairs, None, iterations_per_run)
+    }
+
+    fn build(
+        ctx: &Context,
+        n: usize,
+        pairs: &[(u32, u32)],
+        values: Option<&BlockMatrixF32>,
+        iterations_per_run: u32,
+    ) -> VkResult<Pcg> {
         let bad = |m: String| VkError::Graph {
             graph: "pcg".into(),
             message: m,
         };
-        if let Some((i, j, _)) = a
-            .off
+        if let Some((i, j)) = pairs
             .iter()
-            .find(|(i, j, _)| *i as usize >= n || *j as usize >= n || i == j)
+            .find(|(i, j)| *i as usize >= n || *j as usize >= n || i == j)
         {
             return Err(bad(format!(
                 "off-diagonal block ({i}, {j}) is outside the {n} block rows or on the diagonal"
@@ -101,7 +125,7 @@ impl Pcg {
         }
         // Incidence lists per block row: (block | transposed << 31, other row), in block order.
         let mut count = vec![0u32; n + 1];
-        for (i, j, _) in &a.off {
+        for (i, j) in pairs {
             count[*i as usize + 1] += 1;
             count[*j as usize + 1] += 1;
         }
@@ -109,8 +133,8 @@ impl Pcg {
             count[k + 1] += count[k];
         }
         let mut fill = count.clone();
-        let mut incidence = vec![[0u32; 2]; 2 * a.off.len()];
-        for (b, (i, j, _)) in a.off.iter().enumerate() {
+        let mut incidence = vec![[0u32; 2]; 2 * pairs.len()];
+        for (b, (i, j)) in pairs.iter().enumerate() {
             let (i, j) = (*i as usize, *j as usize);
             incidence[fill[i] as usize] = [b as u32, j as u32];
             fill[i] += 1;
@@ -120,12 +144,21 @@ impl Pcg {
         let flat = |blocks: &mut dyn Iterator<Item = [f32; 9]>| -> Vec<[f32; 4]> {
             blocks.flat_map(|m| rows12(&m)).collect()
         };
-        let minv: Vec<[f32; 9]> = a
-            .diag
-            .iter()
-            .enumerate()
-            .map(|(r, d)| invert3(d).ok_or_else(|| bad(format!("diagonal block {r} is singular"))))
-            .collect::<VkResult<_>>()?;
+        let zero = [0f32; 9];
+        let (diag, off, minv): (Vec<[f32; 9]>, Vec<[f32; 9]>, Vec<[f32; 9]>) = match values {
+            Some(a) => (
+                a.diag.clone(),
+                a.off.iter().map(|o| o.2).collect(),
+                a.diag
+                    .iter()
+                    .enumerate()
+                    .map(|(r, d)| {
+                        invert3(d).ok_or_else(|| bad(format!("diagonal block {r} is singular")))
+                    })
+                    .collect::<VkResult<_>>()?,
+            ),
+            None => (vec![zero; n], vec![zero; pairs.len()], vec![zero; n]),
+        };
         let vec4 = |name: &str| ctx.create_buffer::<[f32; 4]>(name, n, BufferUsage::STORAGE);
         let w = Workspace {
             r: vec4("pcg.r")?,
@@ -134,7 +167,7 @@ impl Pcg {
             q: vec4("pcg.q")?,
             diag: ctx.upload_buffer(
                 "pcg.diag",
-                &flat(&mut a.diag.iter().copied()),
+                &flat(&mut diag.into_iter()),
                 BufferUsage::STORAGE,
             )?,
             minv: ctx.upload_buffer(
@@ -142,11 +175,7 @@ impl Pcg {
                 &flat(&mut minv.into_iter()),
                 BufferUsage::STORAGE,
             )?,
-            off: ctx.upload_buffer(
-                "pcg.off",
-                &flat(&mut a.off.iter().map(|o| o.2)),
-                BufferUsage::STORAGE,
-            )?,
+            off: ctx.upload_buffer("pcg.off", &flat(&mut off.into_iter()), BufferUsage::STORAGE)?,
             row_ptr: ctx.upload_buffer("pcg.row_ptr", &count, BufferUsage::STORAGE)?,
             incidence: ctx.upload_buffer("pcg.incidence", &incidence, BufferUsage::STORAGE)?,
             partials: ctx.create_buffer(
@@ -244,6 +273,9 @@ impl Pcg {
         // The compiled graphs keep every workspace buffer alive.
         Ok(Pcg {
             n,
+            diag: w.diag.clone(),
+            off: w.off.clone(),
+            minv: w.minv.clone(),
             x,
             b,
             scalars,
@@ -276,21 +308,7 @@ impl Pcg {
         };
         self.b.write(&pad(b))?;
         self.x.write(&pad(x0))?;
-        self.init.run()?;
-        let mut s = [0f32; 8];
-        self.scalars.read_into(&mut s)?;
-        let bnorm = s[BB as usize].sqrt().max(f32::MIN_POSITIVE);
-        let mut rel = s[RR as usize].sqrt() / bnorm;
-        let mut iterations = 0;
-        while rel > tol && iterations < max_iterations {
-            self.iterate.run()?;
-            iterations += self.iterations_per_run;
-            self.scalars.read_into(&mut s)?;
-            rel = s[RR as usize].sqrt() / bnorm;
-            if !rel.is_finite() {
-                break;
-            }
-        }
+        let (iterations, rel) = self.solve_resident(tol, max_iterations)?;
         let x = self
             .x
             .read()?
@@ -302,5 +320,61 @@ impl Pcg {
             iterations,
             relative_residual: rel,
         })
+    }
+
+    /// Solves with the right-hand side and initial guess already in [`Pcg::rhs`] and
+    /// [`Pcg::solution`] (written by other graphs), reading back only residual scalars.
+    /// Returns the iterations run and the final ‖r‖/‖b‖ (0 when b = 0).
+    pub fn solve_resident(&self, tol: f32, max_iterations: u32) -> VkResult<(u32, f32)> {
+        self.init.run()?;
+        let mut s = [0f32; 8];
+        self.scalars.read_into(&mut s)?;
+        let bb = s[BB as usize];
+        if bb == 0.0 {
+            return Ok((0, 0.0));
+        }
+        let bnorm = bb.sqrt();
+        let mut rel = s[RR as usize].sqrt() / bnorm;
+        let mut iterations = 0;
+        while rel > tol && iterations < max_iterations {
+            self.iterate.run()?;
+            iterations += self.iterations_per_run;
+            self.scalars.read_into(&mut s)?;
+            rel = s[RR as usize].sqrt() / bnorm;
+            if !rel.is_finite() {
+                break;
+            }
+        }
+        Ok((iterations, rel))
+    }
+
+    /// Number of block rows.
+    pub fn rows(&self) -> usize {
+        self.n
+    }
+
+    /// Diagonal blocks (3 row vec4s per block row), writable by assembly graphs.
+    pub fn diag_blocks(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.diag
+    }
+
+    /// Off-diagonal blocks in the order of the pairs given at construction (3 row vec4s each).
+    pub fn off_blocks(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.off
+    }
+
+    /// Inverted diagonal blocks (the block-Jacobi preconditioner), 3 row vec4s each.
+    pub fn inverse_diag_blocks(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.minv
+    }
+
+    /// The right-hand side b (vec4 per block row, w unused).
+    pub fn rhs(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.b
+    }
+
+    /// The solution x, also the initial guess (vec4 per block row, w unused).
+    pub fn solution(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.x
     }
 }

@@ -1,0 +1,494 @@
+//! Plain-Rust references of the proximity search: the brute-force pair set with exact f64
+//! distances (what the search must return), and the f32 twin of each kernel of
+//! `kernels/proximity/` (same operations in the same order; see
+//! [`crate::proximity::spatial_hash`] for the method).
+
+use super::distance::{edge_edge, point_triangle};
+use crate::proximity::spatial_hash::ORDER_BITS;
+use crate::proximity::{BodyFilter, HashParams, Pair};
+use nalgebra::Vector3;
+
+/// Unique edges `[a, b]` (`a < b`, sorted) of a triangle list.
+pub fn unique_edges(triangles: &[[u32; 3]]) -> Vec<[u32; 2]> {
+    let mut e: Vec<[u32; 2]> = triangles
+        .iter()
+        .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| [a.min(b), a.max(b)])
+        .collect();
+    e.sort_unstable();
+    e.dedup();
+    e
+}
+
+/// A pair of the brute-force set with its exact distance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RefPair {
+    /// Vertex (vertex–triangle) or first edge (edge–edge).
+    pub a: u32,
+    /// Triangle (vertex–triangle) or second edge (`b > a`, edge–edge).
+    pub b: u32,
+    /// Exact distance (m, f64).
+    pub dist: f64,
+}
+
+/// Brute-force pair sets.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RefPairs {
+    /// Vertex–triangle pairs, sorted by (a, b).
+    pub vertex_triangle: Vec<RefPair>,
+    /// Edge–edge pairs, sorted by (a, b).
+    pub edge_edge: Vec<RefPair>,
+}
+
+fn v64(p: [f64; 3]) -> Vector3<f64> {
+    Vector3::new(p[0], p[1], p[2])
+}
+
+fn box_of(pts: &[[f64; 3]], pad: f64) -> ([f64; 3], [f64; 3]) {
+    let mut lo = [f64::INFINITY; 3];
+    let mut hi = [f64::NEG_INFINITY; 3];
+    for p in pts {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k] - pad);
+            hi[k] = hi[k].max(p[k] + pad);
+        }
+    }
+    (lo, hi)
+}
+
+fn overlap(a: &([f64; 3], [f64; 3]), b: &([f64; 3], [f64; 3])) -> bool {
+    (0..3).all(|k| a.0[k] <= b.1[k] && b.0[k] <= a.1[k])
+}
+
+/// Every vertex–triangle and edge–edge pair sharing no vertex, allowed by `filter` (body of a
+/// primitive = body of its first vertex), with exact f64 distance `< d`. All pairs are
+/// considered (a box test at a slightly larger distance only skips pairs that are provably
+/// farther than `d`).
+pub fn brute_force(
+    x: &[[f64; 3]],
+    triangles: &[[u32; 3]],
+    edges: &[[u32; 2]],
+    body: &[u32],
+    d: f64,
+    filter: BodyFilter,
+) -> RefPairs {
+    let pad = d * (1.0 + 1e-9);
+    let mut out = RefPairs::default();
+    let tri_boxes: Vec<_> = triangles
+        .iter()
+        .map(|t| box_of(&t.map(|i| x[i as usize]), pad))
+        .collect();
+    for (v, p) in x.iter().enumerate() {
+        let pb = box_of(&[*p], 0.0);
+        for (ti, t) in triangles.iter().enumerate() {
+            if t.contains(&(v as u32)) || !filter.allows(body[v], body[t[0] as usize]) {
+                continue;
+            }
+            if !overlap(&pb, &tri_boxes[ti]) {
+                continue;
+            }
+            let c = point_triangle(
+                &v64(*p),
+                &v64(x[t[0] as usize]),
+                &v64(x[t[1] as usize]),
+                &v64(x[t[2] as usize]),
+            );
+            let dist = c.sq_dist.sqrt();
+            if dist < d {
+                out.vertex_triangle.push(RefPair {
+                    a: v as u32,
+                    b: ti as u32,
+                    dist,
+                });
+            }
+        }
+    }
+    let edge_boxes: Vec<_> = edges
+        .iter()
+        .map(|e| box_of(&e.map(|i| x[i as usize]), 0.5 * pad))
+        .collect();
+    for (a, ea) in edges.iter().enumerate() {
+        for (b, eb) in edges.iter().enumerate().skip(a + 1) {
+            if ea.iter().any(|v| eb.contains(v))
+                || !filter.allows(body[ea[0] as usize], body[eb[0] as usize])
+                || !overlap(&edge_boxes[a], &edge_boxes[b])
+            {
+                continue;
+            }
+            let c = edge_edge(
+                &v64(x[ea[0] as usize]),
+                &v64(x[ea[1] as usize]),
+                &v64(x[eb[0] as usize]),
+                &v64(x[eb[1] as usize]),
+            );
+            let dist = c.sq_dist.sqrt();
+            if dist < d {
+                out.edge_edge.push(RefPair {
+                    a: a as u32,
+                    b: b as u32,
+                    dist,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Largest per-primitive cell count for `np` primitives (`spatial_hash.glsl::count_saturation`).
+pub fn count_saturation(np: u32) -> u32 {
+    0x7fff_ffff / np.max(1)
+}
+
+/// Cell of point `q` (`spatial_hash.glsl::cell_of`).
+pub fn cell_of(q: [f32; 3], inv_h: f32) -> [i32; 3] {
+    q.map(|c| (c * inv_h).floor() as i32)
+}
+
+/// Bucket of cell `c` (`spatial_hash.glsl::cell_bucket`): coordinates modulo `2^k`,
+/// `k = table_bits / 3`, interleaved.
+pub fn cell_bucket(c: [i32; 3], table_bits: u32) -> u32 {
+    let k = table_bits / 3;
+    let m = (1u32 << k) - 1;
+    let u = c.map(|v| v as u32 & m);
+    u[0] | u[1] << k | u[2] << (2 * k)
+}
+
+/// In-cell x order of coordinate `v` (m) in cell column `cx`, 0..15 (`spatial_hash.glsl::x_order`).
+pub fn x_order(v: f32, cx: i32, inv_h: f32) -> u32 {
+    let t = v * inv_h - cx as f32;
+    ((t + 1.0) * 8.0).floor().clamp(0.0, 15.0) as u32
+}
+
+/// Sort key of an entry: type, bucket, in-cell x order (`spatial_hash.glsl::entry_key`).
+pub fn entry_key(ty: u32, bucket: u32, q: u32, table_bits: u32) -> u32 {
+    (ty << (table_bits + ORDER_BITS)) | (bucket << ORDER_BITS) | q
+}
+
+fn xyz(p: [f32; 4]) -> [f32; 3] {
+    [p[0], p[1], p[2]]
+}
+
+fn box32(pts: &[[f32; 3]], pad: f32) -> ([f32; 3], [f32; 3]) {
+    let mut lo = pts[0];
+    let mut hi = pts[0];
+    for p in &pts[1..] {
+        for k in 0..3 {
+            lo[k] = lo[k].min(p[k]);
+            hi[k] = hi[k].max(p[k]);
+        }
+    }
+    (lo.map(|v| v - pad), hi.map(|v| v + pad))
+}
+
+/// Inflated box of primitive `i` (triangles `0..nt`, then edges), as the kernels compute it.
+pub fn primitive_box(
+    x: &[[f32; 4]],
+    triangles: &[[u32; 3]],
+    edges: &[[u32; 2]],
+    p: &HashParams,
+    i: usize,
+) -> ([f32; 3], [f32; 3]) {
+    if i < triangles.len() {
+        let t = triangles[i];
+        // GLSL: min(min(a, b), c).
+        box32(&t.map(|v| xyz(x[v as usize])), p.pad_t)
+    } else {
+        let e = edges[i - triangles.len()];
+        box32(&e.map(|v| xyz(x[v as usize])), p.pad_e)
+    }
+}
+
+/// Saturated cell count of the inclusive range `[lo, hi]` (`spatial_hash.glsl::range_cells`):
+/// `sat` when an axis spans more than `2^axis_bits` cells.
+pub fn range_cells(lo: [i32; 3], hi: [i32; 3], sat: u32, axis_bits: u32) -> u32 {
+    let n: Vec<u64> = (0..3)
+        .map(|k| (hi[k] as i64 - lo[k] as i64 + 1).max(0) as u64)
+        .collect();
+    if n.contains(&0) || n.iter().any(|&k| k > 1u64 << axis_bits) {
+        return sat;
+    }
+    (n[0] * n[1] * n[2]).min(sat as u64) as u32
+}
+
+/// Reference of `cell_counts.comp`: cells overlapped by each primitive's inflated box.
+pub fn cell_counts(
+    x: &[[f32; 4]],
+    triangles: &[[u32; 3]],
+    edges: &[[u32; 2]],
+    p: &HashParams,
+) -> Vec<u32> {
+    let np = triangles.len() + edges.len();
+    let sat = count_saturation(np as u32);
+    (0..np)
+        .map(|i| {
+            let (lo, hi) = primitive_box(x, triangles, edges, p, i);
+            range_cells(
+                cell_of(lo, p.inv_h),
+                cell_of(hi, p.inv_h),
+                sat,
+                p.axis_bits(),
+            )
+        })
+        .collect()
+}
+
+/// Reference of `fill_cells.comp` (before sorting): `entry_cap` keys (sentinel past the
+/// entries) and values, and the true entry total.
+pub fn fill_cells(
+    x: &[[f32; 4]],
+    triangles: &[[u32; 3]],
+    edges: &[[u32; 2]],
+    p: &HashParams,
+) -> (Vec<u32>, Vec<u32>, u64) {
+    let cap = p.entry_cap as usize;
+    let mut keys = vec![p.sentinel(); cap];
+    let mut vals = vec![0u32; cap];
+    let mut k = 0usize;
+    let mut total = 0u64;
+    let nt = triangles.len();
+    for i in 0..nt + edges.len() {
+        let (lo, hi) = primitive_box(x, triangles, edges, p, i);
+        let (c0, c1) = (cell_of(lo, p.inv_h), cell_of(hi, p.inv_h));
+        let (ty, id) = if i < nt { (0, i) } else { (1, i - nt) };
+        total += range_cells(
+            c0,
+            c1,
+            count_saturation((nt + edges.len()) as u32),
+            p.axis_bits(),
+        ) as u64;
+        for z in c0[2]..=c1[2] {
+            for y in c0[1]..=c1[1] {
+                for xx in c0[0]..=c1[0] {
+                    if k < cap {
+                        keys[k] = entry_key(
+                            ty,
+                            cell_bucket([xx, y, z], p.table_bits),
+                            x_order(lo[0], xx, p.inv_h),
+                            p.table_bits,
+                        );
+                        vals[k] = id as u32;
+                    }
+                    k += 1;
+                }
+            }
+        }
+    }
+    (keys, vals, total)
+}
+
+/// Reference of `bucket_ranges.comp` on sorted keys: `[start, end)` per (type, bucket) =
+/// `key >> ORDER_BITS` (0 if empty).
+pub fn bucket_ranges(sorted_keys: &[u32], p: &HashParams) -> Vec<[u32; 2]> {
+    let mut r = vec![[0u32; 2]; 2usize << p.table_bits];
+    let b: Vec<u32> = sorted_keys.iter().map(|k| k >> ORDER_BITS).collect();
+    for (i, &k) in b.iter().enumerate() {
+        if k >= 2 << p.table_bits {
+            continue;
+        }
+        if i == 0 || b[i - 1] != k {
+            r[k as usize][0] = i as u32;
+        }
+        if i + 1 == b.len() || b[i + 1] != k {
+            r[k as usize][1] = i as u32 + 1;
+        }
+    }
+    r
+}
+
+/// Reference of `gather_boxes.comp`: per sorted entry `[lo, id bits]`, `[hi, x order bits]` (none for
+/// sentinel entries, which the kernel leaves unwritten).
+pub fn gather_boxes(
+    x: &[[f32; 4]],
+    triangles: &[[u32; 3]],
+    edges: &[[u32; 2]],
+    sorted_keys: &[u32],
+    sorted_vals: &[u32],
+    p: &HashParams,
+) -> Vec<Option<[[f32; 4]; 2]>> {
+    sorted_keys
+        .iter()
+        .zip(sorted_vals)
+        .map(|(&k, &id)| {
+            if k >= p.sentinel() {
+                return None;
+            }
+            let i = if k >> (p.table_bits + ORDER_BITS) == 0 {
+                id as usize
+            } else {
+                triangles.len() + id as usize
+            };
+            let (lo, hi) = primitive_box(x, triangles, edges, p, i);
+            Some([
+                [lo[0], lo[1], lo[2], f32::from_bits(id)],
+                [
+                    hi[0],
+                    hi[1],
+                    hi[2],
+                    f32::from_bits(k & ((1 << ORDER_BITS) - 1)),
+                ],
+            ])
+        })
+        .collect()
+}
+
+fn v32(p: [f32; 3]) -> Vector3<f32> {
+    Vector3::new(p[0], p[1], p[2])
+}
+
+/// Reference of `query_vt.comp` without its sorted-order early exit and bounding-sphere cull
+/// (both conservative, so the kernel returns a subset holding every candidate closer than D):
+/// vertex–triangle candidates.
+#[allow(clippy::too_many_arguments)]
+pub fn query_vertex_triangle(
+    x: &[[f32; 4]],
+    body: &[u32],
+    triangles: &[[u32; 3]],
+    vals: &[u32],
+    ranges: &[[u32; 2]],
+    p: &HashParams,
+) -> Vec<[u32; 2]> {
+    let mut out = Vec::new();
+    let filter = BodyFilter {
+        within_body: p.flags & 1 != 0,
+        between_bodies: p.flags & 2 != 0,
+    };
+    for v in 0..p.nv as usize {
+        let q = xyz(x[v]);
+        let r = ranges[cell_bucket(cell_of(q, p.inv_h), p.table_bits) as usize];
+        for &t in &vals[r[0] as usize..r[1] as usize] {
+            let f = triangles[t as usize];
+            if f.contains(&(v as u32)) || !filter.allows(body[v], body[f[0] as usize]) {
+                continue;
+            }
+            let (lo, hi) = box32(&f.map(|i| xyz(x[i as usize])), p.pad_t);
+            if (0..3).any(|k| q[k] < lo[k] || q[k] > hi[k]) {
+                continue;
+            }
+            out.push([v as u32, t]);
+        }
+    }
+    out
+}
+
+/// Reference of `query_ee.comp` without its sorted-order early exit and bounding-sphere cull:
+/// edge–edge candidates
+/// `(min, max)` in entry order of the sorted keys and values.
+#[allow(clippy::too_many_arguments)]
+pub fn query_edge_edge(
+    x: &[[f32; 4]],
+    body: &[u32],
+    edges: &[[u32; 2]],
+    sorted_keys: &[u32],
+    sorted_vals: &[u32],
+    ranges: &[[u32; 2]],
+    p: &HashParams,
+) -> Vec<[u32; 2]> {
+    let mut out = Vec::new();
+    let filter = BodyFilter {
+        within_body: p.flags & 1 != 0,
+        between_bodies: p.flags & 2 != 0,
+    };
+    let ebox = |e: [u32; 2]| box32(&e.map(|i| xyz(x[i as usize])), p.pad_e);
+    let ids = sorted_vals;
+    for (i, &key) in sorted_keys.iter().enumerate() {
+        if key >= p.sentinel() || key >> (p.table_bits + ORDER_BITS) != 1 {
+            continue;
+        }
+        let bucket = (key >> ORDER_BITS) & ((1 << p.table_bits) - 1);
+        let r = ranges[(key >> ORDER_BITS) as usize];
+        let ea = ids[i];
+        let ia = edges[ea as usize];
+        let (lo_a, hi_a) = ebox(ia);
+        for &eb in &ids[i + 1..r[1] as usize] {
+            let ib = edges[eb as usize];
+            let (lo_b, hi_b) = ebox(ib);
+            let m: [f32; 3] = std::array::from_fn(|k| lo_a[k].max(lo_b[k]));
+            if (0..3).any(|k| m[k] > hi_a[k].min(hi_b[k])) {
+                continue;
+            }
+            if cell_bucket(cell_of(m, p.inv_h), p.table_bits) != bucket {
+                continue;
+            }
+            if ia.iter().any(|v| ib.contains(v))
+                || !filter.allows(body[ia[0] as usize], body[ib[0] as usize])
+            {
+                continue;
+            }
+            out.push([ea.min(eb), ea.max(eb)]);
+        }
+    }
+    out
+}
+
+/// Reference of `narrow.comp`: the candidates (vertex–triangle when `mode` is 0, edge–edge
+/// otherwise) whose exact f32 distance is below D, in candidate order.
+pub fn narrow(
+    x: &[[f32; 4]],
+    triangles: &[[u32; 3]],
+    edges: &[[u32; 2]],
+    candidates: &[[u32; 2]],
+    mode: u32,
+    p: &HashParams,
+) -> Vec<Pair> {
+    let d2 = p.d * p.d;
+    let pt = |i: u32| v32(xyz(x[i as usize]));
+    candidates
+        .iter()
+        .filter_map(|&[a, b]| {
+            let (sq, kind) = if mode == 0 {
+                let f = triangles[b as usize];
+                let c = point_triangle(&pt(a), &pt(f[0]), &pt(f[1]), &pt(f[2]));
+                (c.sq_dist, c.kind as u32)
+            } else {
+                let (ea, eb) = (edges[a as usize], edges[b as usize]);
+                let c = edge_edge(&pt(ea[0]), &pt(ea[1]), &pt(eb[0]), &pt(eb[1]));
+                (c.sq_dist, c.kind as u32)
+            };
+            (sq < d2).then_some(Pair {
+                a,
+                b,
+                kind,
+                sq_dist: sq,
+            })
+        })
+        .collect()
+}
+
+/// Reference of `candidate_args.comp`: 2D grids `{min(g, 65535), ceil(g / 65535), 1}` with
+/// `g = max(ceil(n / per_group), 1)` for the clamped vertex–triangle and edge–edge counts.
+pub fn grid_args(cvt: u32, cee: u32, p: &HashParams, per_group: u32) -> [u32; 6] {
+    let mut out = [0u32; 6];
+    for (k, n) in [cvt.min(p.cvt_cap), cee.min(p.cee_cap)]
+        .into_iter()
+        .enumerate()
+    {
+        let g = n.div_ceil(per_group).max(1);
+        let gx = g.min(65_535);
+        out[3 * k..3 * k + 3].copy_from_slice(&[gx, g.div_ceil(gx), 1]);
+    }
+    out
+}
+
+/// Reference of `finish.comp`: indirect arguments for `per_group` pairs per workgroup.
+pub fn indirect_args(vt: u32, ee: u32, p: &HashParams, per_group: u32) -> [u32; 6] {
+    [
+        vt.min(p.vt_cap).div_ceil(per_group),
+        1,
+        1,
+        ee.min(p.ee_cap).div_ceil(per_group),
+        1,
+        1,
+    ]
+}
+
+/// Reference of `displacement.comp`: `|x1[i] - x0[i]|` (m, f32).
+pub fn displacements(x0: &[[f32; 4]], x1: &[[f32; 4]]) -> Vec<f32> {
+    x0.iter()
+        .zip(x1)
+        .map(|(a, b)| {
+            let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+            (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()
+        })
+        .collect()
+}

@@ -1,0 +1,949 @@
+//! GPU proximity search by spatial hashing (two-way IPC paper §3.1, RAINBOW report §3.1.4).
+//!
+//! One search is one compiled command graph:
+//! 1. `cell_counts`: each triangle's box inflated by D and each edge's box inflated by D/2
+//!    counts the grid cells (size h) it overlaps; an exclusive [`Scan`] gives entry offsets.
+//! 2. `fill_cells`: one entry (key = hashed cell, triangles and edges in separate key ranges;
+//!    value = primitive) per overlapped cell; the true entry total is recorded.
+//! 3. [`RadixSort`] of the entries by key, then `bucket_ranges` marks each bucket's run and
+//!    `gather_boxes` stores each entry's box next to it (contiguous scans in the queries).
+//! 4. `query_vt`: each vertex scans the triangle entries of its own cell's bucket;
+//!    `query_ee`: each edge entry scans the later edge entries of its bucket, testing a pair
+//!    only in the bucket of the cell holding the minimum corner of the two boxes' intersection
+//!    (each pair once). Pairs sharing
+//!    a vertex, rejected by the body filter or by bounding spheres grown by D (a conservative
+//!    cull) are skipped; candidates are appended with atomic counters.
+//! 5. `narrow` (indirect dispatch over the candidate counts, `candidate_args`): the exact f32
+//!    distance (`distance.glsl`), one candidate per invocation, keeps `dist < D`; kept pairs
+//!    are appended with atomic counters.
+//! 6. `finish`: status (true counts) and indirect-dispatch arguments for consumers.
+//!
+//! Overflow (entries or pairs past capacity) is detected from the true counts after the run;
+//! [`ProximitySearch::run`] then grows the buffers (outside the per-step graph), recompiles and
+//! redoes the search, so no pair is ever dropped silently.
+//! Reference: [`crate::cpu_reference::proximity`].
+
+use crate::cpu_reference::proximity as reference;
+use crate::primitives::{RadixSort, Scan, ScanKind, SortKeys};
+use crate::vk::{
+    ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
+    GraphProfile, VkResult,
+};
+
+/// Workgroup size of the proximity kernels.
+const WG: u32 = 64;
+/// Relative safety margin on box inflations so f32 rounding never culls a pair with dist < D.
+const PAD_MARGIN: f64 = 1e-4;
+/// Bits of the in-cell x order in the low bits of every sort key (`spatial_hash.glsl::QB`).
+pub const ORDER_BITS: u32 = 4;
+/// Maximum number of grow-and-redo rounds of one [`ProximitySearch::run`].
+const MAX_REDO: u32 = 8;
+
+/// Which pairs a search reports, by the bodies of their primitives (body of a primitive = body
+/// of its first vertex).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyFilter {
+    /// Report pairs within one body (self-contact).
+    pub within_body: bool,
+    /// Report pairs between different bodies.
+    pub between_bodies: bool,
+}
+
+impl Default for BodyFilter {
+    fn default() -> Self {
+        BodyFilter {
+            within_body: true,
+            between_bodies: true,
+        }
+    }
+}
+
+impl BodyFilter {
+    /// Kernel flag bits (bit 0 within, bit 1 between).
+    pub fn flags(self) -> u32 {
+        self.within_body as u32 | (self.between_bodies as u32) << 1
+    }
+
+    /// Whether a pair of primitives of bodies `a` and `b` is reported.
+    pub fn allows(self, a: u32, b: u32) -> bool {
+        if a == b {
+            self.within_body
+        } else {
+            self.between_bodies
+        }
+    }
+}
+
+/// Surface topology searched for proximity pairs (vertex indices into one position array).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProximityMesh {
+    /// Number of vertices.
+    pub num_vertices: usize,
+    /// Surface triangles.
+    pub triangles: Vec<[u32; 3]>,
+    /// Unique surface edges `[a, b]`, `a < b`.
+    pub edges: Vec<[u32; 2]>,
+    /// Body id of each vertex.
+    pub body: Vec<u32>,
+}
+
+impl ProximityMesh {
+    /// Topology of `triangles` over `body.len()` vertices (edges derived); checks indices.
+    pub fn new(triangles: Vec<[u32; 3]>, body: Vec<u32>) -> Result<Self, String> {
+        let n = body.len();
+        if n >= u32::MAX as usize || triangles.len() >= u32::MAX as usize {
+            return Err("mesh too large for u32 indices".into());
+        }
+        if let Some((i, t)) = triangles
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.iter().any(|&v| v as usize >= n))
+        {
+            return Err(format!("triangle {i} {t:?} indexes past {n} vertices"));
+        }
+        let edges = reference::unique_edges(&triangles);
+        Ok(ProximityMesh {
+            num_vertices: n,
+            triangles,
+            edges,
+            body,
+        })
+    }
+
+    /// One body: the triangles of `mesh` (all vertices in body 0).
+    pub fn from_trimesh(mesh: &crate::mesh::TriMesh) -> Result<Self, String> {
+        Self::new(mesh.triangles.clone(), vec![0; mesh.positions.len()])
+    }
+
+    /// Mean edge length (m) at positions `x` (0 without edges).
+    pub fn mean_edge_length(&self, x: &[[f64; 3]]) -> f64 {
+        if self.edges.is_empty() {
+            return 0.0;
+        }
+        let s: f64 = self.edges.iter().map(|e| edge_len(x, *e)).sum();
+        s / self.edges.len() as f64
+    }
+
+    /// Longest edge (m) at positions `x`.
+    pub fn max_edge_length(&self, x: &[[f64; 3]]) -> f64 {
+        self.edges
+            .iter()
+            .map(|e| edge_len(x, *e))
+            .fold(0.0, f64::max)
+    }
+}
+
+fn edge_len(x: &[[f64; 3]], e: [u32; 2]) -> f64 {
+    let (a, b) = (x[e[0] as usize], x[e[1] as usize]);
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+/// Settings of a proximity search.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProximityOptions {
+    /// Search distance D (m): pairs with exact distance `< D` are reported.
+    pub distance: f64,
+    /// Grid cell size h (m); `None`: mean edge length + 2 D (at the construction positions).
+    pub cell_size: Option<f64>,
+    /// Which bodies' pairs are reported.
+    pub filter: BodyFilter,
+    /// Initial capacity of the cell entries (`None`: estimated from the first positions).
+    pub entry_capacity: Option<usize>,
+    /// Initial capacity of the vertex–triangle pair list (`None`: 4 per vertex).
+    pub vt_capacity: Option<usize>,
+    /// Initial capacity of the edge–edge pair list (`None`: 4 per edge).
+    pub ee_capacity: Option<usize>,
+    /// Initial capacity of both candidate lists (`None`: 16 per vertex / edge).
+    pub candidate_capacity: Option<usize>,
+    /// Bits per axis `k` of the bucket table, 4..=7 (`None`: from the entry count); scenes
+    /// wider than `2^k` cells share buckets periodically.
+    pub axis_bits: Option<u32>,
+}
+
+impl ProximityOptions {
+    /// Defaults for search distance `distance` (m).
+    pub fn new(distance: f64) -> Self {
+        ProximityOptions {
+            distance,
+            cell_size: None,
+            filter: BodyFilter::default(),
+            entry_capacity: None,
+            vt_capacity: None,
+            ee_capacity: None,
+            candidate_capacity: None,
+            axis_bits: None,
+        }
+    }
+}
+
+/// Push constants shared by every proximity kernel (layout of `kernels/proximity/spatial_hash.glsl`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct HashParams {
+    /// Vertices.
+    pub nv: u32,
+    /// Triangles.
+    pub nt: u32,
+    /// Edges.
+    pub ne: u32,
+    /// Buckets per primitive type: `2^table_bits`, `table_bits = 3 k` (cell coordinates
+    /// modulo `2^k` per axis).
+    pub table_bits: u32,
+    /// 1 / cell size (1/m).
+    pub inv_h: f32,
+    /// Search distance D (m).
+    pub d: f32,
+    /// Inflation of triangle boxes (m).
+    pub pad_t: f32,
+    /// Inflation of edge boxes (m).
+    pub pad_e: f32,
+    /// Capacity of the cell entries.
+    pub entry_cap: u32,
+    /// Capacity of the vertex–triangle pair list.
+    pub vt_cap: u32,
+    /// Capacity of the edge–edge pair list.
+    pub ee_cap: u32,
+    /// Body filter bits ([`BodyFilter::flags`]).
+    pub flags: u32,
+    /// Capacity of the vertex–triangle candidate list.
+    pub cvt_cap: u32,
+    /// Capacity of the edge–edge candidate list.
+    pub cee_cap: u32,
+}
+
+impl HashParams {
+    /// Sentinel key of unused entries (past every bucket of both types).
+    pub fn sentinel(&self) -> u32 {
+        2u32 << (self.table_bits + ORDER_BITS)
+    }
+
+    /// Key bits the radix sort needs (type, bucket, in-cell x order, and the sentinel).
+    pub fn key_bits(&self) -> u32 {
+        self.table_bits + ORDER_BITS + 2
+    }
+
+    /// Bits per axis of a bucket index (`k`).
+    pub fn axis_bits(&self) -> u32 {
+        self.table_bits / 3
+    }
+}
+
+/// One proximity pair: `(vertex, triangle)` or `(edge a, edge b)` with `a < b`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pair {
+    /// Vertex index (vertex–triangle) or first edge index (edge–edge).
+    pub a: u32,
+    /// Triangle index (vertex–triangle) or second edge index (edge–edge).
+    pub b: u32,
+    /// Closest-feature code (`PointTriangleKind` / `EdgeEdgeKind` of `cpu_reference::distance`).
+    pub kind: u32,
+    /// Squared distance (m², f32 as computed on the GPU).
+    pub sq_dist: f32,
+}
+
+impl Pair {
+    /// Decodes a GPU pair record `[a, b, kind, sq_dist bits]`.
+    pub fn from_gpu(r: [u32; 4]) -> Self {
+        Pair {
+            a: r[0],
+            b: r[1],
+            kind: r[2],
+            sq_dist: f32::from_bits(r[3]),
+        }
+    }
+}
+
+/// Pairs of one search, read back to the host.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProximityPairs {
+    /// Vertex–triangle pairs.
+    pub vertex_triangle: Vec<Pair>,
+    /// Edge–edge pairs.
+    pub edge_edge: Vec<Pair>,
+}
+
+/// Outcome of [`ProximitySearch::run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SearchReport {
+    /// Cell entries of the final search.
+    pub entries: u32,
+    /// Vertex–triangle pairs found.
+    pub vertex_triangle: u32,
+    /// Edge–edge pairs found.
+    pub edge_edge: u32,
+    /// Vertex–triangle candidates passed to the exact distance filter.
+    pub candidates_vertex_triangle: u32,
+    /// Edge–edge candidates passed to the exact distance filter.
+    pub candidates_edge_edge: u32,
+    /// Searches that overflowed a buffer and were redone after growing it.
+    pub redone: u32,
+}
+
+/// Buffers sized by capacities (reallocated only when a search overflows) and the graph.
+struct Workspace {
+    params: HashParams,
+    keys: GpuBuffer<u32>,
+    vals: GpuBuffer<u32>,
+    ranges: GpuBuffer<[u32; 2]>,
+    boxes: GpuBuffer<[f32; 4]>,
+    pairs_vt: GpuBuffer<[u32; 4]>,
+    pairs_ee: GpuBuffer<[u32; 4]>,
+    cand_vt: GpuBuffer<[u32; 2]>,
+    cand_ee: GpuBuffer<[u32; 2]>,
+    _sort: RadixSort,
+    graph: CompiledGraph,
+}
+
+/// A GPU proximity search over one surface with its persistent buffers and compiled graph.
+pub struct ProximitySearch {
+    ctx: Context,
+    mesh: ProximityMesh,
+    base: HashParams,
+    compile: CompileOptions,
+    axis_bits: Option<u32>,
+    x: GpuBuffer<[f32; 4]>,
+    body: GpuBuffer<u32>,
+    tris: GpuBuffer<[u32; 4]>,
+    edges: GpuBuffer<[u32; 2]>,
+    counts: GpuBuffer<u32>,
+    offsets: GpuBuffer<u32>,
+    scan: Scan,
+    total: GpuBuffer<u32>,
+    count_vt: GpuBuffer<u32>,
+    count_ee: GpuBuffer<u32>,
+    ccount_vt: GpuBuffer<u32>,
+    ccount_ee: GpuBuffer<u32>,
+    narrow_args: GpuBuffer<u32>,
+    saturated: GpuBuffer<u32>,
+    status: GpuBuffer<u32>,
+    args: GpuBuffer<u32>,
+    ws: Workspace,
+}
+
+/// Dispatch shape `[x, y, 1]` covering `n` invocations of `WG` (kernels use `flat_index`).
+fn groups_2d(n: usize) -> [u32; 3] {
+    let g = n.div_ceil(WG as usize).max(1);
+    let x = g.min(65_535);
+    [x as u32, g.div_ceil(x) as u32, 1]
+}
+
+/// Converts positions (m) to the GPU layout.
+pub fn to_gpu_positions(x: &[[f64; 3]]) -> Vec<[f32; 4]> {
+    x.iter()
+        .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
+        .collect()
+}
+
+impl ProximitySearch {
+    /// Uploads `mesh` at positions `x` (m, one per vertex; pass them relative to a nearby origin,
+    /// the search runs in f32) and allocates the search for `options`.
+    pub fn new(
+        ctx: &Context,
+        mesh: ProximityMesh,
+        x: &[[f64; 3]],
+        options: ProximityOptions,
+    ) -> Result<Self, String> {
+        Self::with_compile_options(ctx, mesh, x, options, CompileOptions::default())
+    }
+
+    /// Like [`ProximitySearch::new`], compiling the search graph with `compile` (timestamps for
+    /// [`ProximitySearch::profile`]).
+    pub fn with_compile_options(
+        ctx: &Context,
+        mesh: ProximityMesh,
+        x: &[[f64; 3]],
+        options: ProximityOptions,
+        compile: CompileOptions,
+    ) -> Result<Self, String> {
+        let e = |e: crate::VkError| e.to_string();
+        if x.len() != mesh.num_vertices || mesh.body.len() != mesh.num_vertices {
+            return Err(format!(
+                "{} positions / {} body ids for {} vertices",
+                x.len(),
+                mesh.body.len(),
+                mesh.num_vertices
+            ));
+        }
+        let d = options.distance;
+        if !(d.is_finite() && d > 0.0) {
+            return Err(format!(
+                "search distance must be positive and finite, got {d}"
+            ));
+        }
+        let h = options
+            .cell_size
+            .unwrap_or_else(|| mesh.mean_edge_length(x) + 2.0 * d);
+        // A primitive should overlap few cells (and at most 2^k per axis): never smaller than
+        // 1/16 of the longest edge.
+        let h = h.max(mesh.max_edge_length(x) / 16.0).max(d);
+        if !(h.is_finite() && h > 0.0) {
+            return Err(format!("invalid cell size {h}"));
+        }
+        let (nv, nt, ne) = (mesh.num_vertices, mesh.triangles.len(), mesh.edges.len());
+        let base = HashParams {
+            nv: nv as u32,
+            nt: nt as u32,
+            ne: ne as u32,
+            table_bits: 0,
+            inv_h: (1.0 / h) as f32,
+            d: d as f32,
+            pad_t: (d * (1.0 + PAD_MARGIN)) as f32,
+            pad_e: (0.5 * d * (1.0 + PAD_MARGIN)) as f32,
+            entry_cap: 0,
+            vt_cap: 0,
+            ee_cap: 0,
+            flags: options.filter.flags(),
+            cvt_cap: 0,
+            cee_cap: 0,
+        };
+        let gx = to_gpu_positions(x);
+        // The estimate allows the largest per-axis span (k = 7).
+        let estimate = HashParams {
+            table_bits: 21,
+            ..base
+        };
+        let entry_cap = match options.entry_capacity {
+            Some(c) => c,
+            None => {
+                let n: u64 = reference::cell_counts(&gx, &mesh.triangles, &mesh.edges, &estimate)
+                    .iter()
+                    .map(|&c| c as u64)
+                    .sum();
+                (n + n / 4 + 1024).min(u32::MAX as u64 / 2) as usize
+            }
+        };
+        let vt_cap = options.vt_capacity.unwrap_or(4 * nv + 64);
+        let ee_cap = options.ee_capacity.unwrap_or(4 * ne + 64);
+        let cvt_cap = options.candidate_capacity.unwrap_or(16 * nv + 64);
+        let cee_cap = options.candidate_capacity.unwrap_or(16 * ne + 64);
+        let usage = BufferUsage::STORAGE;
+        let tris: Vec<[u32; 4]> = mesh
+            .triangles
+            .iter()
+            .map(|t| [t[0], t[1], t[2], 0])
+            .collect();
+        let np = (nt + ne).max(1);
+        let x_buf = ctx
+            .upload_buffer("proximity.x", &pad1(gx), usage)
+            .map_err(e)?;
+        let body = ctx
+            .upload_buffer("proximity.body", &pad1(mesh.body.clone()), usage)
+            .map_err(e)?;
+        let tris = ctx
+            .upload_buffer("proximity.tris", &pad1(tris), usage)
+            .map_err(e)?;
+        let edges = ctx
+            .upload_buffer("proximity.edges", &pad1(mesh.edges.clone()), usage)
+            .map_err(e)?;
+        let counts = ctx
+            .create_buffer("proximity.cell_counts", np, usage)
+            .map_err(e)?;
+        let offsets = ctx
+            .create_buffer("proximity.cell_offsets", np, usage)
+            .map_err(e)?;
+        let scan = Scan::new(ctx, np).map_err(e)?;
+        let total = ctx
+            .create_buffer("proximity.entries_total", 1, usage)
+            .map_err(e)?;
+        let count_vt = ctx
+            .create_buffer("proximity.count_vt", 1, usage)
+            .map_err(e)?;
+        let count_ee = ctx
+            .create_buffer("proximity.count_ee", 1, usage)
+            .map_err(e)?;
+        let ccount_vt = ctx
+            .create_buffer("proximity.candidates_vt", 1, usage)
+            .map_err(e)?;
+        let ccount_ee = ctx
+            .create_buffer("proximity.candidates_ee", 1, usage)
+            .map_err(e)?;
+        let narrow_args = ctx
+            .create_buffer("proximity.narrow_args", 6, BufferUsage::INDIRECT)
+            .map_err(e)?;
+        let saturated = ctx
+            .create_buffer("proximity.saturated", 1, usage)
+            .map_err(e)?;
+        let status = ctx.create_buffer("proximity.status", 8, usage).map_err(e)?;
+        let args = ctx
+            .create_buffer("proximity.indirect_args", 6, BufferUsage::INDIRECT)
+            .map_err(e)?;
+        let mut s = ProximitySearch {
+            ctx: ctx.clone(),
+            mesh,
+            base,
+            compile,
+            axis_bits: options.axis_bits.map(|k| k.clamp(4, 7)),
+            x: x_buf,
+            body,
+            tris,
+            edges,
+            counts,
+            offsets,
+            scan,
+            total,
+            count_vt,
+            count_ee,
+            ccount_vt,
+            ccount_ee,
+            narrow_args,
+            saturated,
+            status,
+            args,
+            ws: Workspace::placeholder(ctx).map_err(e)?,
+        };
+        s.ws = s
+            .workspace([entry_cap, vt_cap, ee_cap, cvt_cap, cee_cap])
+            .map_err(e)?;
+        Ok(s)
+    }
+
+    /// Allocates capacity-sized buffers and records/compiles the search graph.
+    /// `caps`: entries, vertex–triangle pairs, edge–edge pairs, and the two candidate lists.
+    fn workspace(&self, caps: [usize; 5]) -> VkResult<Workspace> {
+        let [entry_cap, vt_cap, ee_cap, cvt_cap, cee_cap] = caps.map(|c| c.max(1));
+        let ctx = &self.ctx;
+        let entry_cap = entry_cap.max(1);
+        // 2^(3k) buckets per type, about the entry count: k in 5..=7 (or as configured).
+        let k = self.axis_bits.unwrap_or_else(|| {
+            (entry_cap.next_power_of_two().trailing_zeros())
+                .div_ceil(3)
+                .clamp(5, 7)
+        });
+        let table_bits = 3 * k;
+        let params = HashParams {
+            table_bits,
+            entry_cap: entry_cap as u32,
+            vt_cap: vt_cap.max(1) as u32,
+            ee_cap: ee_cap.max(1) as u32,
+            cvt_cap: cvt_cap as u32,
+            cee_cap: cee_cap as u32,
+            ..self.base
+        };
+        let usage = BufferUsage::STORAGE;
+        let keys = ctx.create_buffer("proximity.keys", entry_cap, usage)?;
+        let vals = ctx.create_buffer("proximity.vals", entry_cap, usage)?;
+        let ranges = ctx.create_buffer("proximity.ranges", 2usize << table_bits, usage)?;
+        let boxes = ctx.create_buffer("proximity.entry_boxes", 2 * entry_cap, usage)?;
+        let pairs_vt = ctx.create_buffer("proximity.pairs_vt", vt_cap.max(1), usage)?;
+        let pairs_ee = ctx.create_buffer("proximity.pairs_ee", ee_cap.max(1), usage)?;
+        let cand_vt = ctx.create_buffer("proximity.cand_vt", cvt_cap, usage)?;
+        let cand_ee = ctx.create_buffer("proximity.cand_ee", cee_cap, usage)?;
+        let sort = RadixSort::new(ctx, entry_cap, SortKeys::U32)?;
+        let np = (self.mesh.triangles.len() + self.mesh.edges.len()).max(1);
+        let mut g = Graph::new("proximity.search");
+        g.fill("proximity.clear_total", &self.total, 0);
+        g.fill("proximity.clear_count_vt", &self.count_vt, 0);
+        g.fill("proximity.clear_count_ee", &self.count_ee, 0);
+        g.fill("proximity.clear_candidates_vt", &self.ccount_vt, 0);
+        g.fill("proximity.clear_candidates_ee", &self.ccount_ee, 0);
+        g.fill("proximity.clear_saturated", &self.saturated, 0);
+        g.fill("proximity.clear_keys", &keys, params.sentinel());
+        g.fill("proximity.clear_ranges", &ranges, 0);
+        g.dispatch(
+            Dispatch::new(
+                "proximity.cell_counts",
+                ids::PROXIMITY_CELL_COUNTS,
+                groups_2d(np),
+            )
+            .workgroup_size(WG)
+            .read(&self.x)
+            .read(&self.tris)
+            .read(&self.edges)
+            .write(&self.counts)
+            .write(&self.saturated)
+            .push(&params),
+        );
+        self.scan
+            .record(&mut g, &self.counts, &self.offsets, np, ScanKind::Exclusive);
+        g.dispatch(
+            Dispatch::new(
+                "proximity.fill_cells",
+                ids::PROXIMITY_FILL_CELLS,
+                groups_2d(np),
+            )
+            .workgroup_size(WG)
+            .read(&self.x)
+            .read(&self.tris)
+            .read(&self.edges)
+            .read(&self.counts)
+            .read(&self.offsets)
+            .write(&keys)
+            .write(&vals)
+            .write(&self.total)
+            .push(&params),
+        );
+        sort.record(&mut g, &keys, &vals, entry_cap, params.key_bits());
+        g.dispatch(
+            Dispatch::new(
+                "proximity.bucket_ranges",
+                ids::PROXIMITY_BUCKET_RANGES,
+                groups_2d(entry_cap),
+            )
+            .workgroup_size(WG)
+            .read(&keys)
+            .read_write(&ranges)
+            .push(&params),
+        );
+        g.dispatch(
+            Dispatch::new(
+                "proximity.gather_boxes",
+                ids::PROXIMITY_GATHER_BOXES,
+                groups_2d(entry_cap),
+            )
+            .workgroup_size(WG)
+            .read(&self.x)
+            .read(&self.tris)
+            .read(&self.edges)
+            .read(&keys)
+            .read(&vals)
+            .write(&boxes)
+            .push(&params),
+        );
+        if self.mesh.num_vertices > 0 && !self.mesh.triangles.is_empty() {
+            g.dispatch(
+                Dispatch::new(
+                    "proximity.query_vt",
+                    ids::PROXIMITY_QUERY_VT,
+                    groups_2d(self.mesh.num_vertices),
+                )
+                .workgroup_size(WG)
+                .read(&self.x)
+                .read(&self.body)
+                .read(&self.tris)
+                .read(&boxes)
+                .read(&ranges)
+                .read_write(&self.ccount_vt)
+                .write(&cand_vt)
+                .push(&params),
+            );
+        }
+        if !self.mesh.edges.is_empty() {
+            g.dispatch(
+                Dispatch::new(
+                    "proximity.query_ee",
+                    ids::PROXIMITY_QUERY_EE,
+                    groups_2d(entry_cap),
+                )
+                .workgroup_size(WG)
+                .read(&self.x)
+                .read(&self.body)
+                .read(&self.edges)
+                .read(&keys)
+                .read(&boxes)
+                .read(&ranges)
+                .read_write(&self.ccount_ee)
+                .write(&cand_ee)
+                .push(&params),
+            );
+        }
+        g.dispatch(
+            Dispatch::new(
+                "proximity.candidate_args",
+                ids::PROXIMITY_CANDIDATE_ARGS,
+                [1, 1, 1],
+            )
+            .workgroup_size(WG)
+            .spec(&[WG])
+            .read(&self.ccount_vt)
+            .read(&self.ccount_ee)
+            .write(&self.narrow_args)
+            .push(&params),
+        );
+        for (mode, name, cc, cand, count, pairs) in [
+            (
+                0u32,
+                "proximity.narrow_vt",
+                &self.ccount_vt,
+                &cand_vt,
+                &self.count_vt,
+                &pairs_vt,
+            ),
+            (
+                1,
+                "proximity.narrow_ee",
+                &self.ccount_ee,
+                &cand_ee,
+                &self.count_ee,
+                &pairs_ee,
+            ),
+        ] {
+            let first = 3 * mode as usize;
+            g.dispatch(
+                Dispatch::indirect(
+                    name,
+                    ids::PROXIMITY_NARROW,
+                    self.narrow_args.slice(first..first + 3),
+                )
+                .workgroup_size(WG)
+                .spec(&[mode])
+                .read(&self.x)
+                .read(&self.tris)
+                .read(&self.edges)
+                .read(cc)
+                .read(cand)
+                .read_write(count)
+                .write(pairs)
+                .push(&params),
+            );
+        }
+        g.dispatch(
+            Dispatch::new("proximity.finish", ids::PROXIMITY_FINISH, [1, 1, 1])
+                .workgroup_size(WG)
+                .spec(&[WG])
+                .read(&self.total)
+                .read(&self.count_vt)
+                .read(&self.count_ee)
+                .read(&self.ccount_vt)
+                .read(&self.ccount_ee)
+                .read(&self.saturated)
+                .write(&self.status)
+                .write(&self.args)
+                .push(&params),
+        );
+        let graph = g.compile(ctx, self.compile)?;
+        Ok(Workspace {
+            params,
+            keys,
+            vals,
+            ranges,
+            boxes,
+            pairs_vt,
+            pairs_ee,
+            cand_vt,
+            cand_ee,
+            _sort: sort,
+            graph,
+        })
+    }
+
+    /// Uploads new positions (m, f64 → f32); the next [`ProximitySearch::run`] searches them.
+    pub fn set_positions(&self, x: &[[f64; 3]]) -> Result<(), String> {
+        if x.len() != self.mesh.num_vertices {
+            return Err(format!(
+                "{} positions for {} vertices",
+                x.len(),
+                self.mesh.num_vertices
+            ));
+        }
+        self.x
+            .write(&pad1(to_gpu_positions(x)))
+            .map_err(|e| e.to_string())
+    }
+
+    /// Positions buffer (`vec4` per vertex, w unused) the search reads; writers may update it
+    /// in their own graphs before [`ProximitySearch::run`].
+    pub fn positions(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.x
+    }
+
+    /// Runs one search; on overflow grows the buffers, recompiles and redoes it (up to a few
+    /// times), so the pair lists are complete when this returns `Ok`.
+    pub fn run(&mut self) -> Result<SearchReport, String> {
+        let e = |e: crate::VkError| e.to_string();
+        let mut redone = 0;
+        loop {
+            self.ws.graph.run().map_err(e)?;
+            let st = self.status.read().map_err(e)?;
+            let p = &self.ws.params;
+            let (entries, vt, ee, cvt, cee) = (st[0], st[1], st[2], st[3], st[4]);
+            // A saturated primitive count (status[5]) also invalidates the table.
+            let entry_over = entries > p.entry_cap || st[5] != 0;
+            let cand_over = cvt > p.cvt_cap || cee > p.cee_cap;
+            if !entry_over && !cand_over && vt <= p.vt_cap && ee <= p.ee_cap {
+                return Ok(SearchReport {
+                    entries,
+                    vertex_triangle: vt,
+                    edge_edge: ee,
+                    candidates_vertex_triangle: cvt,
+                    candidates_edge_edge: cee,
+                    redone,
+                });
+            }
+            if redone >= MAX_REDO {
+                return Err(format!(
+                    "proximity search still overflows after {redone} regrowths \
+                     (entries {entries}/{}, vt {vt}/{}, ee {ee}/{}, candidates {cvt}/{} {cee}/{})",
+                    p.entry_cap, p.vt_cap, p.ee_cap, p.cvt_cap, p.cee_cap
+                ));
+            }
+            redone += 1;
+            let grow = |n: u32, cap: u32| {
+                if n > cap {
+                    (n as usize) + (n as usize) / 4 + 64
+                } else {
+                    cap as usize
+                }
+            };
+            let entry_cap = if entry_over {
+                match self.exact_entry_count()? {
+                    Some(n) => (n + n / 4 + 64).min(u32::MAX as u64 / 2) as usize,
+                    None => {
+                        // A primitive spans too many cells (stretched far beyond the edge
+                        // lengths the cell size was chosen for): 4x larger cells.
+                        if !(self.base.inv_h > 0.0 && self.base.inv_h.is_finite()) {
+                            return Err("non-finite cell size".into());
+                        }
+                        self.base.inv_h *= 0.25;
+                        p.entry_cap as usize
+                    }
+                }
+            } else {
+                p.entry_cap as usize
+            };
+            // Pairs are only counted among the stored candidates: when the candidates
+            // overflowed, the pair counts are lower bounds, grown again on the redo if needed.
+            let caps = [
+                entry_cap,
+                grow(vt, p.vt_cap),
+                grow(ee, p.ee_cap),
+                grow(cvt, p.cvt_cap),
+                grow(cee, p.cee_cap),
+            ];
+            // Drop the old workspace before allocating the new one.
+            self.ws = Workspace::placeholder(&self.ctx).map_err(e)?;
+            self.ws = self.workspace(caps).map_err(e)?;
+        }
+    }
+
+    /// Sum of the per-primitive cell counts of the last run, in u64; `None` when a primitive
+    /// saturated its count (it spans too many cells: the cell size must grow).
+    fn exact_entry_count(&self) -> Result<Option<u64>, String> {
+        let c = self.counts.read().map_err(|e| e.to_string())?;
+        let np = (self.mesh.triangles.len() + self.mesh.edges.len()).max(1) as u32;
+        let sat = reference::count_saturation(np);
+        if c.iter().any(|&v| v >= sat) {
+            return Ok(None);
+        }
+        Ok(Some(c.iter().map(|&v| v as u64).sum()))
+    }
+
+    /// Parameters of the compiled search (capacities, cell size, table size).
+    pub fn params(&self) -> HashParams {
+        self.ws.params
+    }
+
+    /// The topology being searched.
+    pub fn mesh(&self) -> &ProximityMesh {
+        &self.mesh
+    }
+
+    /// GPU timings of the last run (needs timestamps in the compile options; `None` otherwise).
+    pub fn profile(&self) -> Result<Option<GraphProfile>, String> {
+        self.ws.graph.profile().map_err(|e| e.to_string())
+    }
+
+    /// Vertex–triangle pair records `[v, t, kind, sq_dist bits]`; the first `status[1]` are valid.
+    pub fn pairs_vt(&self) -> &GpuBuffer<[u32; 4]> {
+        &self.ws.pairs_vt
+    }
+
+    /// Edge–edge pair records `[a, b, kind, sq_dist bits]`; the first `status[2]` are valid.
+    pub fn pairs_ee(&self) -> &GpuBuffer<[u32; 4]> {
+        &self.ws.pairs_ee
+    }
+
+    /// Device-side status `{entries, vertex–triangle pairs, edge–edge pairs, vertex–triangle
+    /// candidates, edge–edge candidates, saturated flag, 0, 0}` (true counts).
+    pub fn status(&self) -> &GpuBuffer<u32> {
+        &self.status
+    }
+
+    /// Indirect-dispatch arguments `{ceil(n_vt / 64), 1, 1, ceil(n_ee / 64), 1, 1}`.
+    pub fn indirect_args(&self) -> &GpuBuffer<u32> {
+        &self.args
+    }
+
+    /// Per-primitive cell counts of the last run (triangles then edges).
+    pub fn cell_counts(&self) -> &GpuBuffer<u32> {
+        &self.counts
+    }
+
+    /// Sorted entry keys of the last run (sentinel past the entries).
+    pub fn entry_keys(&self) -> &GpuBuffer<u32> {
+        &self.ws.keys
+    }
+
+    /// Entry values (primitive index) of the last run, in key order.
+    pub fn entry_values(&self) -> &GpuBuffer<u32> {
+        &self.ws.vals
+    }
+
+    /// Bucket runs `[start, end)` into the sorted entries (triangle buckets, then edge buckets).
+    pub fn bucket_ranges(&self) -> &GpuBuffer<[u32; 2]> {
+        &self.ws.ranges
+    }
+
+    /// Vertex–triangle candidates `(v, t)` of the last run; the first `status[3]` are valid.
+    pub fn candidates_vt(&self) -> &GpuBuffer<[u32; 2]> {
+        &self.ws.cand_vt
+    }
+
+    /// Edge–edge candidates `(a, b)`, `a < b`, of the last run; the first `status[4]` are valid.
+    pub fn candidates_ee(&self) -> &GpuBuffer<[u32; 2]> {
+        &self.ws.cand_ee
+    }
+
+    /// Indirect arguments of the exact distance filter (2D grids, vertex–triangle then edge–edge).
+    pub fn narrow_args(&self) -> &GpuBuffer<u32> {
+        &self.narrow_args
+    }
+
+    /// Entry boxes of the last run in key order: `[lo, id bits]`, `[hi, 0]` per entry.
+    pub fn entry_boxes(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.ws.boxes
+    }
+
+    /// Reads back the pairs of the last [`ProximitySearch::run`].
+    pub fn read_pairs(&self) -> Result<ProximityPairs, String> {
+        let e = |e: crate::VkError| e.to_string();
+        let st = self.status.read().map_err(e)?;
+        let p = &self.ws.params;
+        let vt = self.ws.pairs_vt.read().map_err(e)?;
+        let ee = self.ws.pairs_ee.read().map_err(e)?;
+        Ok(ProximityPairs {
+            vertex_triangle: vt[..(st[1].min(p.vt_cap) as usize)]
+                .iter()
+                .map(|r| Pair::from_gpu(*r))
+                .collect(),
+            edge_edge: ee[..(st[2].min(p.ee_cap) as usize)]
+                .iter()
+                .map(|r| Pair::from_gpu(*r))
+                .collect(),
+        })
+    }
+}
+
+impl Workspace {
+    /// A minimal workspace (used while the real one is rebuilt).
+    fn placeholder(ctx: &Context) -> VkResult<Workspace> {
+        let usage = BufferUsage::STORAGE;
+        let g = Graph::new("proximity.empty");
+        Ok(Workspace {
+            params: HashParams::zeroed_default(),
+            keys: ctx.create_buffer("proximity.keys", 1, usage)?,
+            vals: ctx.create_buffer("proximity.vals", 1, usage)?,
+            ranges: ctx.create_buffer("proximity.ranges", 1, usage)?,
+            boxes: ctx.create_buffer("proximity.entry_boxes", 1, usage)?,
+            pairs_vt: ctx.create_buffer("proximity.pairs_vt", 1, usage)?,
+            pairs_ee: ctx.create_buffer("proximity.pairs_ee", 1, usage)?,
+            cand_vt: ctx.create_buffer("proximity.cand_vt", 1, usage)?,
+            cand_ee: ctx.create_buffer("proximity.cand_ee", 1, usage)?,
+            _sort: RadixSort::new(ctx, 1, SortKeys::U32)?,
+            graph: g.compile(ctx, CompileOptions::default())?,
+        })
+    }
+}
+
+impl HashParams {
+    fn zeroed_default() -> Self {
+        bytemuck::Zeroable::zeroed()
+    }
+}
+
+/// Pads an empty array with one default element (zero-length buffers are not allowed).
+fn pad1<T: Default + Clone>(mut v: Vec<T>) -> Vec<T> {
+    if v.is_empty() {
+        v.push(T::default());
+    }
+    v
+}

@@ -1,0 +1,87 @@
+// Shared code of the proximity-search kernels (kernels/proximity/*.comp): push constants, cell
+// coordinates, cell hashing and inflated primitive boxes. Host: engine/src/proximity/spatial_hash.rs.
+// Reference: engine/src/cpu_reference/proximity.rs (same f32 operations in the same order).
+#ifndef SUPPLE_SPATIAL_HASH_GLSL
+#define SUPPLE_SPATIAL_HASH_GLSL
+
+// Same block in every proximity kernel (56 bytes).
+layout(push_constant) uniform P {
+    uint nv;         // vertices
+    uint nt;         // triangles (primitives 0..nt of the cell tables)
+    uint ne;         // edges (primitives nt..nt+ne)
+    uint table_bits; // hash buckets per primitive type: 2^table_bits
+    float inv_h;     // 1 / cell size (1/m)
+    float d;         // search distance D (m): pairs with dist < D are reported
+    float pad_t;     // inflation of triangle boxes (m), >= D
+    float pad_e;     // inflation of edge boxes (m), >= D / 2
+    uint entry_cap;  // capacity of the cell entry arrays
+    uint vt_cap;     // capacity of the vertex-triangle pair list
+    uint ee_cap;     // capacity of the edge-edge pair list
+    uint flags;      // bit 0: pairs within one body, bit 1: pairs between bodies
+    uint cvt_cap;    // capacity of the vertex-triangle candidate list
+    uint cee_cap;    // capacity of the edge-edge candidate list
+} p;
+
+// Flat invocation index of a 2D dispatch ([x, y, 1] groups, x-major).
+uint flat_index() {
+    return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * WG);
+}
+
+ivec3 cell_of(vec3 q) { return ivec3(floor(q * p.inv_h)); }
+
+// Bits of the in-cell x order stored in the low bits of every sort key.
+const uint QB = 4u;
+
+// Bits per axis of a bucket index (table_bits = 3 k).
+uint axis_bits() { return p.table_bits / 3u; }
+
+// Bucket of cell c: its coordinates modulo 2^k, interleaved (periodic: injective over any
+// 2^k cells per axis, and a primitive spans at most 2^k cells per axis, so it has at most one
+// entry per bucket).
+uint cell_bucket(ivec3 c) {
+    uint k = axis_bits();
+    uvec3 u = uvec3(c) & uvec3((1u << k) - 1u);
+    return u.x | (u.y << k) | (u.z << (2u * k));
+}
+
+// Order of coordinate v (m) along x within cell column cx, 0..15: monotone in v for a fixed
+// cell (boxes entering the cell from the left share order 0).
+uint x_order(float v, int cx) {
+    float t = v * p.inv_h - float(cx);
+    return min(uint(clamp(floor((t + 1.0) * 8.0), 0.0, 15.0)), 15u);
+}
+
+// Sort key of an entry: primitive type, bucket, in-cell x order.
+uint entry_key(uint ty, uint bucket, uint q) {
+    return (ty << (p.table_bits + QB)) | (bucket << QB) | q;
+}
+
+// Largest per-primitive cell count: the sum over all primitives then fits in 31 bits (no
+// wrap in the scan); a primitive reaching it marks the search as overflowed (the host reports
+// that the cell size is too small).
+uint count_saturation() { return 0x7fffffffu / max(p.nt + p.ne, 1u); }
+
+// Number of cells of the inclusive range [lo, hi], saturated at count_saturation().
+uint range_cells(ivec3 lo, ivec3 hi) {
+    uint sat = count_saturation();
+    uvec3 n = uvec3(hi - lo + ivec3(1));
+    if (n.x == 0u || n.y == 0u || n.z == 0u) return sat; // NaN or wrapped coordinates
+    // More than 2^k cells per axis also saturates (one entry per bucket; the host then grows
+    // the cell size and redoes the search).
+    uint axis = 1u << axis_bits();
+    if (n.x > axis || n.y > axis || n.z > axis) return sat;
+    if (n.x >= sat || n.y >= sat || n.z >= sat) return sat;
+    uint xy = n.x * n.y;
+    if (n.x > sat / n.y || xy >= sat) return sat;
+    if (xy > sat / n.z) return sat;
+    return min(xy * n.z, sat);
+}
+
+// Relative margin of the bounding-sphere culling tests (covers f32 rounding; conservative).
+const float SPHERE_MARGIN = 1.001;
+
+bool pair_allowed(uint body_a, uint body_b) {
+    return (body_a == body_b) ? ((p.flags & 1u) != 0u) : ((p.flags & 2u) != 0u);
+}
+
+#endif
