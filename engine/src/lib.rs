@@ -15,6 +15,7 @@ pub mod geometry;
 pub mod integrate;
 pub mod math;
 pub mod model;
+pub mod newton;
 pub mod primitives;
 pub mod proximity;
 pub mod scene;

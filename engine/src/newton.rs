@@ -1,0 +1,416 @@
+//! Implicit Euler as minimisation of the incremental potential
+//! `E(x) = 1/(2h²) ‖x − y‖²_M + Ψ(x)`, `y = xₜ + h vₜ + h² g`, by Newton's method on the GPU:
+//! per-element gradients and PSD-projected Hessians ([`crate::fem`]), assembly into 3×3 block
+//! storage (`kernels/fem/assemble_hessian.comp`), block-Jacobi PCG ([`crate::solver`]) and a
+//! backtracking line search on the energy reduced on the GPU. Every step runs from graphs
+//! compiled once; the host reads back scalars only (energies, norms, PCG residuals).
+//! Contact terms plug into the same energy, gradient and block storage (later issues).
+
+use crate::fem::{ElementModel, TetElements};
+use crate::model::SimModel;
+use crate::primitives::{Reduce, ReduceOp, ReduceResult};
+use crate::solver::Pcg;
+use crate::vk::{
+    ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
+    VkResult,
+};
+
+/// Newton solver settings (SI units).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NewtonSettings {
+    /// Time step (s).
+    pub h: f64,
+    /// Gravity (m/s²).
+    pub gravity: [f64; 3],
+    /// Newton iterations per step at most.
+    pub max_iterations: u32,
+    /// Stop when the Newton direction's largest vertex displacement is below this (m).
+    pub tolerance: f64,
+    /// PCG relative residual.
+    pub pcg_tolerance: f32,
+    /// PCG iterations per Newton iteration at most.
+    pub pcg_max_iterations: u32,
+}
+
+/// What one time step did.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepStats {
+    /// Newton iterations.
+    pub newton_iterations: u32,
+    /// PCG iterations summed over the Newton iterations.
+    pub pcg_iterations: u32,
+    /// Incremental potential at the end of the step (J).
+    pub energy: f64,
+    /// Largest vertex displacement of the last Newton direction (m).
+    pub last_direction: f64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct VecPush {
+    gravity: [f32; 4],
+    n: u32,
+    h: f32,
+    _pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct AsmPush {
+    count: u32,
+    inv_h2: f32,
+}
+
+/// A Newton–PCG implicit Euler stepper for the tets of a [`SimModel`].
+pub struct NewtonStepper {
+    settings: NewtonSettings,
+    positions: GpuBuffer<[f32; 4]>,
+    velocities: GpuBuffer<[f32; 4]>,
+    alpha: GpuBuffer<f32>,
+    sums: GpuBuffer<ReduceResult>,
+    pcg: Pcg,
+    predict: CompiledGraph,
+    evaluate: CompiledGraph,
+    hessian: CompiledGraph,
+    trial: CompiledGraph,
+    accept: CompiledGraph,
+    finish: CompiledGraph,
+}
+
+const WG: u32 = 64;
+
+fn groups(n: usize) -> [u32; 3] {
+    [(n as u32).div_ceil(WG).max(1), 1, 1]
+}
+
+/// CSR of `(key, value)` pairs grouped by key (keys < `n`), values in input order.
+fn csr(n: usize, items: &[(usize, u32)]) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; n + 1];
+    for (k, _) in items {
+        start[k + 1] += 1;
+    }
+    for k in 0..n {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut out = vec![0u32; items.len()];
+    for (k, v) in items {
+        out[fill[*k] as usize] = *v;
+        fill[*k] += 1;
+    }
+    (start, out)
+}
+
+impl NewtonStepper {
+    /// Uploads the model's tets and state and compiles every graph of a step.
+    pub fn new(
+        ctx: &Context,
+        model: &SimModel,
+        model_kind: ElementModel,
+        settings: NewtonSettings,
+    ) -> VkResult<NewtonStepper> {
+        let n = model.positions.len();
+        let storage = BufferUsage::STORAGE;
+        let f4 = |v: &[[f64; 3]]| {
+            v.iter()
+                .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
+                .collect::<Vec<_>>()
+        };
+        let positions = ctx.upload_buffer("newton.x", &f4(&model.positions), storage)?;
+        let velocities = ctx.upload_buffer("newton.v", &f4(&model.velocities), storage)?;
+        let vec4 = |name: &str| ctx.create_buffer::<[f32; 4]>(name, n, storage);
+        let (y, x_start, x_trial) = (
+            vec4("newton.y")?,
+            vec4("newton.x_start")?,
+            vec4("newton.x_trial")?,
+        );
+        let mass = ctx.upload_buffer(
+            "newton.mass",
+            &model.masses.iter().map(|&m| m as f32).collect::<Vec<_>>(),
+            storage,
+        )?;
+        let inv_mass = ctx.upload_buffer(
+            "newton.inv_mass",
+            &model.inv_mass.iter().map(|&m| m as f32).collect::<Vec<_>>(),
+            storage,
+        )?;
+        let inertia = ctx.create_buffer::<f32>("newton.inertia", n, storage)?;
+        let gnorm = ctx.create_buffer::<f32>("newton.gnorm", n, storage)?;
+        let dnorm = ctx.create_buffer::<f32>("newton.dnorm", n, storage)?;
+        let alpha =
+            ctx.create_buffer::<f32>("newton.alpha", 1, BufferUsage::HOST_WRITE | storage)?;
+        let sums = ctx.create_buffer::<ReduceResult>("newton.sums", 4, storage)?;
+        let elements = TetElements::new(
+            ctx,
+            &model.positions,
+            &model.tets,
+            &model.tet_lame,
+            model_kind,
+        )?;
+        let trial_elements = &elements;
+        // Sparsity: unique tet edges, and for each edge the (tet, a, b) contributions.
+        let mut edge_index = std::collections::HashMap::new();
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        let mut edge_items: Vec<(usize, u32)> = Vec::new();
+        for (t, tet) in model.tets.iter().enumerate() {
+            for a in 0..4 {
+                for b in 0..4 {
+                    let (i, j) = (tet[a], tet[b]);
+                    if i < j {
+                        let e = *edge_index.entry((i, j)).or_insert_with(|| {
+                            pairs.push((i, j));
+                            pairs.len() - 1
+                        });
+                        edge_items.push((e, (16 * t + 4 * a + b) as u32));
+                    }
+                }
+            }
+        }
+        let corner_items: Vec<(usize, u32)> = model
+            .tets
+            .iter()
+            .enumerate()
+            .flat_map(|(t, tet)| (0..4).map(move |a| (tet[a] as usize, (4 * t + a) as u32)))
+            .collect();
+        let (v_start, v_entries) = csr(n, &corner_items);
+        let (e_start, e_entries) = csr(pairs.len(), &edge_items);
+        let v_start = ctx.upload_buffer("newton.vertex_start", &v_start, storage)?;
+        let v_entries = ctx.upload_buffer("newton.vertex_entries", &v_entries, storage)?;
+        let e_start = ctx.upload_buffer("newton.edge_start", &e_start, storage)?;
+        let e_entries = ctx.upload_buffer("newton.edge_entries", &e_entries, storage)?;
+        let pair_buf = ctx.upload_buffer(
+            "newton.pairs",
+            &pairs.iter().map(|&(i, j)| [i, j]).collect::<Vec<_>>(),
+            storage,
+        )?;
+        let pcg = Pcg::with_sparsity(ctx, n, &pairs, 10)?;
+        let reduce = Reduce::new(ctx, n.max(model.tets.len()))?;
+        let h = settings.h;
+        let vp = VecPush {
+            gravity: [
+                settings.gravity[0] as f32,
+                settings.gravity[1] as f32,
+                settings.gravity[2] as f32,
+                0.0,
+            ],
+            n: n as u32,
+            h: h as f32,
+            _pad: [0; 2],
+        };
+        let (rd, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
+        // All vector kernels share one binding layout; `acc` gives each mode's real accesses.
+        let vectors = |g: &mut Graph, name: &str, mode: u32, acc: [Access; 13]| {
+            let bufs: [crate::vk::BufferSlice; 13] = [
+                (&positions).into(),
+                (&velocities).into(),
+                (&y).into(),
+                (&x_start).into(),
+                (&mass).into(),
+                (&inv_mass).into(),
+                elements.vertex_gradient().into(),
+                pcg.rhs().into(),
+                pcg.solution().into(),
+                (&x_trial).into(),
+                (&inertia).into(),
+                (&gnorm).into(),
+                (&alpha).into(),
+            ];
+            let mut d = Dispatch::new(name, ids::NEWTON_VECTORS, groups(n))
+                .workgroup_size(WG)
+                .spec(&[mode]);
+            for (b, a) in bufs.into_iter().zip(acc) {
+                d = d.bind(b, a);
+            }
+            g.dispatch(d.push(&vp));
+        };
+        let energy_sums = |g: &mut Graph| {
+            reduce.record(
+                g,
+                trial_elements.energies(),
+                model.tets.len(),
+                ReduceOp::Sum,
+                &sums,
+                0,
+            );
+            reduce.record(g, &inertia, n, ReduceOp::Sum, &sums, 1);
+        };
+        let opts = CompileOptions::default();
+        let r = rd;
+        // predict: y, x_start.
+        let mut g = Graph::new("newton.predict");
+        vectors(
+            &mut g,
+            "newton.predict",
+            0,
+            [r, r, wr, wr, r, r, r, r, r, r, r, r, r],
+        );
+        let predict = g.compile(ctx, opts)?;
+        // evaluate: gradient and energy at x; rhs = −g; |g|.
+        let mut g = Graph::new("newton.evaluate");
+        elements.record_gradient(&mut g, &positions);
+        vectors(
+            &mut g,
+            "newton.gradient",
+            1,
+            [r, r, r, r, r, r, r, wr, wr, r, wr, wr, r],
+        );
+        energy_sums(&mut g);
+        reduce.record(&mut g, &gnorm, n, ReduceOp::Max, &sums, 2);
+        let evaluate = g.compile(ctx, opts)?;
+        // hessian: element Hessians, assembly, inverse diagonal blocks.
+        let mut g = Graph::new("newton.hessian");
+        elements.record_hessian(&mut g, &positions, 8);
+        let inv_h2 = (1.0 / (h * h)) as f32;
+        for (mode, name, start, entries, count, out) in [
+            (
+                0u32,
+                "newton.assemble_diag",
+                &v_start,
+                &v_entries,
+                n,
+                pcg.diag_blocks(),
+            ),
+            (
+                1u32,
+                "newton.assemble_off",
+                &e_start,
+                &e_entries,
+                pairs.len(),
+                pcg.off_blocks(),
+            ),
+        ] {
+            g.dispatch(
+                Dispatch::new(name, ids::FEM_ASSEMBLE_HESSIAN, groups(count))
+                    .workgroup_size(WG)
+                    .spec(&[mode])
+                    .read(elements.hessians())
+                    .read(start)
+                    .read(entries)
+                    .read(&mass)
+                    .read(&inv_mass)
+                    .read(&pair_buf)
+                    .write(out)
+                    .bind(pcg.inverse_diag_blocks(), if mode == 0 { wr } else { rd })
+                    .push(&AsmPush {
+                        count: count as u32,
+                        inv_h2,
+                    }),
+            );
+        }
+        let hessian = g.compile(ctx, opts)?;
+        // trial: x_trial = x + α d, energy at x_trial (the element kernel also leaves the
+        // gradient at x_trial, reused when the trial is accepted).
+        let mut g = Graph::new("newton.trial");
+        vectors(
+            &mut g,
+            "newton.trial",
+            2,
+            [r, r, r, r, r, r, r, r, r, wr, wr, r, r],
+        );
+        elements.record_gradient(&mut g, &x_trial);
+        energy_sums(&mut g);
+        // |d| for the stopping test.
+        g.dispatch(
+            Dispatch::new("newton.direction_norm", ids::NEWTON_NORM, groups(n))
+                .workgroup_size(WG)
+                .read(pcg.solution())
+                .write(&dnorm)
+                .push(&(n as u32)),
+        );
+        reduce.record(&mut g, &dnorm, n, ReduceOp::Max, &sums, 3);
+        let trial = g.compile(ctx, opts)?;
+        let mut g = Graph::new("newton.accept");
+        g.copy("newton.accept", &x_trial, &positions);
+        let accept = g.compile(ctx, opts)?;
+        let mut g = Graph::new("newton.finish");
+        vectors(
+            &mut g,
+            "newton.velocity",
+            3,
+            [r, wr, r, r, r, r, r, r, r, r, r, r, r],
+        );
+        let finish = g.compile(ctx, opts)?;
+        let _ = rw;
+        Ok(NewtonStepper {
+            settings,
+            positions,
+            velocities,
+            alpha,
+            sums,
+            pcg,
+            predict,
+            evaluate,
+            hessian,
+            trial,
+            accept,
+            finish,
+        })
+    }
+
+    fn read_sums(&self) -> VkResult<[f64; 4]> {
+        let s = self.sums.read()?;
+        Ok([
+            s[0].value as f64,
+            s[1].value as f64,
+            s[2].value as f64,
+            s[3].value as f64,
+        ])
+    }
+
+    /// Advances one time step.
+    pub fn step(&self) -> VkResult<StepStats> {
+        let st = &self.settings;
+        let mut stats = StepStats::default();
+        self.predict.run()?;
+        self.evaluate.run()?;
+        let mut energy = {
+            let s = self.read_sums()?;
+            s[0] + s[1]
+        };
+        for _ in 0..st.max_iterations {
+            self.hessian.run()?;
+            let (its, _) = self
+                .pcg
+                .solve_resident(st.pcg_tolerance, st.pcg_max_iterations)?;
+            stats.pcg_iterations += its;
+            stats.newton_iterations += 1;
+            // Backtracking line search on the incremental potential.
+            let mut alpha = 1.0f32;
+            let mut accepted = false;
+            let mut dmax = 0.0;
+            while alpha > 1e-6 {
+                self.alpha.write(&[alpha])?;
+                self.trial.run()?;
+                let s = self.read_sums()?;
+                dmax = s[3];
+                let e = s[0] + s[1];
+                if e <= energy + 1e-12 * energy.abs().max(1e-12) {
+                    self.accept.run()?;
+                    energy = e;
+                    accepted = true;
+                    break;
+                }
+                alpha *= 0.5;
+            }
+            stats.last_direction = dmax;
+            if !accepted || dmax * (alpha as f64) < st.tolerance {
+                break;
+            }
+            // Gradient at the accepted x is already in the element buffers; rebuild the rhs.
+            self.evaluate.run()?;
+        }
+        self.finish.run()?;
+        stats.energy = energy;
+        Ok(stats)
+    }
+
+    /// Current positions (m), one vec4 per vertex.
+    pub fn positions(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.positions
+    }
+
+    /// Current velocities (m/s), one vec4 per vertex.
+    pub fn velocities(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.velocities
+    }
+}

@@ -1,0 +1,151 @@
+//! Newton–PCG implicit Euler on the GPU: a clamped beam settles to the static deflection of an
+//! independent dense CPU Newton solve (f64).
+use nalgebra::{DMatrix, DVector, Vector3};
+use supple::cpu_reference::fem::{lame, Material, TetRest};
+use supple::fem::ElementModel;
+use supple::model::SimModel;
+use supple::newton::{NewtonSettings, NewtonStepper};
+use supple::scene::Scene;
+use supple_gpu_tests::{assert_no_validation_errors, context};
+
+const BEAM: &str = r#"
+[[body]]
+name = "beam"
+mesh = { generator = "box", size = [0.2, 0.05, 0.05], cells = [8, 2, 2] }
+material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
+fixed = [{ region = { min = [-0.101, -1.0, -1.0], max = [-0.099, 1.0, 1.0] } }]
+"#;
+
+/// Static equilibrium ∇Ψ(x) = M g over the free vertices by dense Newton in f64.
+fn static_solve(model: &SimModel, material: Material, g: Vector3<f64>) -> Vec<Vector3<f64>> {
+    let n = model.positions.len();
+    let rest: Vec<TetRest> = model
+        .tets
+        .iter()
+        .map(|t| TetRest::new(&t.map(|v| Vector3::from(model.positions[v as usize]))).unwrap())
+        .collect();
+    let free: Vec<bool> = model.inv_mass.iter().map(|&w| w > 0.0).collect();
+    let mut x: Vec<Vector3<f64>> = model.positions.iter().map(|p| Vector3::from(*p)).collect();
+    let energy = |x: &[Vector3<f64>]| -> f64 {
+        let e: f64 = model
+            .tets
+            .iter()
+            .zip(&rest)
+            .map(|(t, r)| r.energy(&material, &t.map(|v| x[v as usize])))
+            .sum();
+        e - (0..n).map(|i| model.masses[i] * g.dot(&x[i])).sum::<f64>()
+    };
+    for _ in 0..50 {
+        let mut grad = DVector::zeros(3 * n);
+        let mut hess = DMatrix::zeros(3 * n, 3 * n);
+        for (t, r) in model.tets.iter().zip(&rest) {
+            let xs = t.map(|v| x[v as usize]);
+            let ge = r.gradient(&material, &xs);
+            let he = r.hessian(&material, &xs, true);
+            for a in 0..4 {
+                for i in 0..3 {
+                    grad[3 * t[a] as usize + i] += ge[3 * a + i];
+                    for b in 0..4 {
+                        for j in 0..3 {
+                            hess[(3 * t[a] as usize + i, 3 * t[b] as usize + j)] +=
+                                he[(3 * a + i, 3 * b + j)];
+                        }
+                    }
+                }
+            }
+        }
+        for i in 0..n {
+            for k in 0..3 {
+                grad[3 * i + k] -= model.masses[i] * g[k];
+                if !free[i] {
+                    grad[3 * i + k] = 0.0;
+                    for c in 0..3 * n {
+                        hess[(3 * i + k, c)] = 0.0;
+                        hess[(c, 3 * i + k)] = 0.0;
+                    }
+                    hess[(3 * i + k, 3 * i + k)] = 1.0;
+                }
+            }
+        }
+        let d = hess.lu().solve(&(-&grad)).expect("solvable");
+        let e0 = energy(&x);
+        let mut alpha = 1.0;
+        loop {
+            let trial: Vec<Vector3<f64>> = (0..n)
+                .map(|i| x[i] + alpha * Vector3::new(d[3 * i], d[3 * i + 1], d[3 * i + 2]))
+                .collect();
+            if energy(&trial) <= e0 || alpha < 1e-8 {
+                x = trial;
+                break;
+            }
+            alpha *= 0.5;
+        }
+        if d.amax() * alpha < 1e-12 {
+            break;
+        }
+    }
+    x
+}
+
+#[test]
+fn clamped_beam_reaches_the_static_deflection_of_a_dense_cpu_newton_solve() {
+    let ctx = context(false);
+    let scene = Scene::parse(BEAM, "beam", &[]).unwrap();
+    let model = SimModel::from_scene(&scene).unwrap();
+    let (mu, lambda) = lame(1e5, 0.3);
+    let g = Vector3::new(0.0, 0.0, -9.81);
+    let want = static_solve(&model, Material::StableNeoHookean { mu, lambda }, g);
+    let settings = NewtonSettings {
+        h: 1.0,
+        gravity: [0.0, 0.0, -9.81],
+        max_iterations: 20,
+        tolerance: 1e-7,
+        pcg_tolerance: 1e-5,
+        pcg_max_iterations: 2000,
+    };
+    let stepper =
+        NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
+    let mut last = Default::default();
+    for _ in 0..30 {
+        last = stepper.step().unwrap();
+    }
+    let got = stepper.positions().read().unwrap();
+    // Tip: the vertex farthest from the clamp.
+    let tip = (0..model.positions.len())
+        .max_by(|&a, &b| model.positions[a][0].total_cmp(&model.positions[b][0]))
+        .unwrap();
+    let deflection = model.positions[tip][2] - want[tip].z;
+    let gpu_deflection = model.positions[tip][2] - got[tip][2] as f64;
+    println!(
+        "tip deflection: CPU {deflection:.6} m, GPU {gpu_deflection:.6} m; last step {last:?}"
+    );
+    assert!(deflection > 1e-3, "the beam visibly sags: {deflection} m");
+    assert!(
+        (gpu_deflection - deflection).abs() <= 0.01 * deflection,
+        "GPU {gpu_deflection} vs CPU {deflection}"
+    );
+    // No tet inverted, clamped vertices unmoved.
+    for t in &model.tets {
+        let r = TetRest::new(&t.map(|v| Vector3::from(model.positions[v as usize]))).unwrap();
+        let x = t.map(|v| {
+            Vector3::new(
+                got[v as usize][0] as f64,
+                got[v as usize][1] as f64,
+                got[v as usize][2] as f64,
+            )
+        });
+        assert!(r.deformation_gradient(&x).determinant() > 0.0);
+    }
+    for (i, p) in model
+        .positions
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| model.inv_mass[*i] == 0.0)
+    {
+        assert_eq!(
+            [got[i][0], got[i][1], got[i][2]],
+            [p[0] as f32, p[1] as f32, p[2] as f32]
+        );
+    }
+    assert_no_validation_errors(&ctx);
+}
