@@ -30,6 +30,11 @@ pub struct NewtonSettings {
     pub pcg_tolerance: f32,
     /// PCG iterations per Newton iteration at most.
     pub pcg_max_iterations: u32,
+    /// Ground plane `n·x ≥ offset` as `(unit normal, offset)`, or `None`.
+    pub ground: Option<([f64; 3], f64)>,
+    /// Ground penalty stiffness relative to m/h² (dimensionless; 100 keeps the penetration
+    /// under weight at g h² / 100).
+    pub contact_stiffness: f64,
 }
 
 /// What one time step did.
@@ -49,16 +54,21 @@ pub struct StepStats {
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct VecPush {
     gravity: [f32; 4],
+    plane: [f32; 4],
     n: u32,
     h: f32,
-    _pad: [u32; 2],
+    kappa: f32,
+    _pad: u32,
 }
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct AsmPush {
+    plane: [f32; 4],
     count: u32,
     inv_h2: f32,
+    kappa: f32,
+    _pad: u32,
 }
 
 /// A Newton–PCG implicit Euler stepper for the tets of a [`SimModel`].
@@ -186,6 +196,21 @@ impl NewtonStepper {
         let pcg = Pcg::with_sparsity(ctx, n, &pairs, 10)?;
         let reduce = Reduce::new(ctx, n.max(model.tets.len()))?;
         let h = settings.h;
+        let plane = match settings.ground {
+            Some((nrm, off)) => {
+                let l = (nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2])
+                    .sqrt()
+                    .max(f64::MIN_POSITIVE);
+                [
+                    (nrm[0] / l) as f32,
+                    (nrm[1] / l) as f32,
+                    (nrm[2] / l) as f32,
+                    off as f32,
+                ]
+            }
+            None => [0.0; 4],
+        };
+        let kappa = settings.contact_stiffness as f32;
         let vp = VecPush {
             gravity: [
                 settings.gravity[0] as f32,
@@ -193,9 +218,11 @@ impl NewtonStepper {
                 settings.gravity[2] as f32,
                 0.0,
             ],
+            plane,
             n: n as u32,
             h: h as f32,
-            _pad: [0; 2],
+            kappa,
+            _pad: 0,
         };
         let (rd, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
         // All vector kernels share one binding layout; `acc` gives each mode's real accesses.
@@ -291,9 +318,13 @@ impl NewtonStepper {
                     .read(&pair_buf)
                     .write(out)
                     .bind(pcg.inverse_diag_blocks(), if mode == 0 { wr } else { rd })
+                    .read(&positions)
                     .push(&AsmPush {
+                        plane,
                         count: count as u32,
                         inv_h2,
+                        kappa,
+                        _pad: 0,
                     }),
             );
         }

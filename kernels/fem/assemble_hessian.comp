@@ -14,7 +14,9 @@ layout(std430, binding = 4) readonly buffer InvMass { float inv_mass[]; };
 layout(std430, binding = 5) readonly buffer Pairs { uvec2 pairs[]; };
 layout(std430, binding = 6) writeonly buffer Blocks { vec4 blocks[]; };
 layout(std430, binding = 7) writeonly buffer Minv { vec4 minv[]; };
-layout(push_constant) uniform P { uint count; float inv_h2; } p;
+layout(std430, binding = 8) readonly buffer Pos { vec4 pos[]; };
+// plane: ground penalty (see newton/vectors.comp): adds κ m/h² n nᵀ to penetrating vertices.
+layout(push_constant) uniform P { vec4 plane; uint count; float inv_h2; float kappa; } p;
 
 mat3 element_block(uint t, uint a, uint b) {
     mat3 m;
@@ -40,6 +42,10 @@ void main() {
             d = mat3(1.0);
         } else {
             d = mat3(mass[k] * p.inv_h2);
+            vec3 n = p.plane.xyz;
+            if (dot(n, n) > 0.0 && dot(n, pos[k].xyz) - p.plane.w < 0.0) {
+                d += p.kappa * mass[k] * p.inv_h2 * outerProduct(n, n);
+            }
             for (uint e = start[k]; e < start[k + 1u]; ++e) {
                 uint c = entries[e];
                 d += element_block(c / 4u, c % 4u, c % 4u);

@@ -1,6 +1,6 @@
 #version 460
 // Per-vertex vector work of the implicit-Euler Newton solver (incremental potential
-// E(x) = 1/(2h²) ‖x − y‖²_M + Ψ(x)). MODE 0 predict: y = x + h v + h² g (fixed: y = x),
+// E(x) = 1/(2h²) ‖x − y‖²_M + Ψ(x) + ground penalty). MODE 0 predict: y = x + h v + h² g (fixed: y = x),
 // x_start = x. MODE 1 gradient: g = m/h² (x − y) + ∇Ψ (fixed: 0), rhs = −g, d = 0, and the
 // per-vertex inertia energy and |g|. MODE 2 trial: x_trial = x + α d, inertia energy at
 // x_trial. MODE 3 velocity: v = (x − x_start) / h.
@@ -20,7 +20,13 @@ layout(std430, binding = 9) buffer XTrial { vec4 x_trial[]; };
 layout(std430, binding = 10) writeonly buffer Inertia { float inertia[]; };
 layout(std430, binding = 11) writeonly buffer GNorm { float gnorm[]; };
 layout(std430, binding = 12) readonly buffer Alpha { float alpha[]; };
-layout(push_constant) uniform P { vec4 gravity; uint n; float h; } p;
+// plane: ground n·x ≥ offset (xyz = unit normal, all zero = none; w = offset), with the
+// penalty ½ κ (m/h²) min(0, n·x − offset)² added to the potential.
+layout(push_constant) uniform P { vec4 gravity; vec4 plane; uint n; float h; float kappa; } p;
+
+float plane_gap(vec3 xi) {
+    return dot(p.plane.xyz, p.plane.xyz) > 0.0 ? dot(p.plane.xyz, xi) - p.plane.w : 1.0;
+}
 void main() {
     uint i = gl_GlobalInvocationID.x;
     if (i >= p.n) return;
@@ -32,16 +38,19 @@ void main() {
         x_start[i] = vec4(xi, 0.0);
     } else if (MODE == 1u) {
         vec3 dx = x[i].xyz - y[i].xyz;
-        vec3 g = fixed_vertex ? vec3(0.0) : k * dx + elastic_grad[i].xyz;
+        float gap = min(plane_gap(x[i].xyz), 0.0);
+        float kc = p.kappa * k;
+        vec3 g = fixed_vertex ? vec3(0.0) : k * dx + elastic_grad[i].xyz + kc * gap * p.plane.xyz;
         rhs[i] = vec4(-g, 0.0);
         dir[i] = vec4(0.0);
-        inertia[i] = 0.5 * k * dot(dx, dx);
+        inertia[i] = 0.5 * k * dot(dx, dx) + 0.5 * kc * gap * gap;
         gnorm[i] = length(g);
     } else if (MODE == 2u) {
         vec3 xt = x[i].xyz + alpha[0] * dir[i].xyz;
         x_trial[i] = vec4(xt, 0.0);
         vec3 dx = xt - y[i].xyz;
-        inertia[i] = 0.5 * k * dot(dx, dx);
+        float gap = min(plane_gap(xt), 0.0);
+        inertia[i] = 0.5 * k * dot(dx, dx) + 0.5 * p.kappa * k * gap * gap;
     } else {
         v[i] = vec4((x[i].xyz - x_start[i].xyz) / p.h, 0.0);
     }

@@ -102,6 +102,8 @@ fn clamped_beam_reaches_the_static_deflection_of_a_dense_cpu_newton_solve() {
         tolerance: 1e-7,
         pcg_tolerance: 1e-5,
         pcg_max_iterations: 2000,
+        ground: None,
+        contact_stiffness: 100.0,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -147,5 +149,68 @@ fn clamped_beam_reaches_the_static_deflection_of_a_dense_cpu_newton_solve() {
             [p[0] as f32, p[1] as f32, p[2] as f32]
         );
     }
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
+fn cube_dropped_on_the_ground_comes_to_rest_within_the_contact_tolerance() {
+    let ctx = context(false);
+    let scene = Scene::parse(
+        r#"
+[[body]]
+name = "cube"
+mesh = { generator = "box", size = [0.1, 0.1, 0.1], cells = [3, 3, 3] }
+translation = [0.0, 0.0, 0.06]
+material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
+"#,
+        "cube",
+        &[],
+    )
+    .unwrap();
+    let model = SimModel::from_scene(&scene).unwrap();
+    let h = 1.0 / 60.0;
+    let settings = NewtonSettings {
+        h,
+        gravity: [0.0, 0.0, -9.81],
+        max_iterations: 20,
+        tolerance: 1e-6,
+        pcg_tolerance: 1e-4,
+        pcg_max_iterations: 500,
+        ground: Some(([0.0, 0.0, 1.0], 0.0)),
+        contact_stiffness: 1000.0,
+    };
+    let stepper =
+        NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
+    // Penalty contact: a bottom vertex carries about 1/16 of the cube's weight with a stiffness
+    // κ m/h² (κ = 1000), so it rests about 1e-5 m deep; the impact at 0.44 m/s may briefly go
+    // deeper (bounded here by 1 mm).
+    let tolerance = 1e-4;
+    let impact_tolerance = 1e-3;
+    let mut lowest = f32::INFINITY;
+    for frame in 0..90 {
+        stepper.step().unwrap();
+        let x = stepper.positions().read().unwrap();
+        let zmin = x.iter().map(|p| p[2]).fold(f32::INFINITY, f32::min);
+        lowest = lowest.min(zmin);
+        let bound = if frame < 30 {
+            impact_tolerance
+        } else {
+            tolerance
+        };
+        assert!(zmin >= -bound as f32, "frame {frame}: penetration {zmin} m");
+    }
+    let x = stepper.positions().read().unwrap();
+    let v = stepper.velocities().read().unwrap();
+    let zmin = x.iter().map(|p| p[2]).fold(f32::INFINITY, f32::min);
+    let vmax = v
+        .iter()
+        .map(|p| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt())
+        .fold(0.0, f32::max);
+    println!("after 1.5 s: lowest z {zmin} m (lowest ever {lowest}), max speed {vmax} m/s");
+    assert!(
+        zmin.abs() <= tolerance as f32,
+        "resting on the ground: {zmin} m"
+    );
+    assert!(vmax < 0.05, "at rest: {vmax} m/s");
     assert_no_validation_errors(&ctx);
 }
