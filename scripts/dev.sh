@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Supple's one entry point for a fresh Debian 12 / Ubuntu 22.04+ machine (as root, or a user
 # with sudo): installs whatever is missing, then
-#   scripts/dev.sh run   -> builds the CLI and runs the main job (devices + primitives benchmark)
+#   scripts/dev.sh run   -> builds the CLI and runs the main job: the default simulation scene
 #   scripts/dev.sh test  -> runs the whole test suite on lavapipe with the validation layer on
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,8 +33,8 @@ case "${1:-run}" in
   run)
     cargo build --release -p supple-tools
     ./target/release/supple devices
-    ./target/release/supple bench primitives --json > primitives-bench.json
-    echo "[run] primitives benchmark written to primitives-bench.json"
+    ./target/release/supple run --out out --export obj
+    echo "[run] frames in out/frames/, statistics in out/report.json"
     ;;
   test)
     # USD export is checked with Pixar's USD (usd-core) when pip can install it.

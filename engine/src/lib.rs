@@ -19,6 +19,7 @@ pub mod newton;
 pub mod primitives;
 pub mod proximity;
 pub mod scene;
+pub mod simulation;
 pub mod solver;
 pub mod vk;
 

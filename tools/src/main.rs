@@ -3,6 +3,7 @@
 mod bench_primitives;
 mod bench_proximity;
 mod cmd_mesh;
+mod cmd_run;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -28,6 +29,8 @@ enum Command {
         #[command(subcommand)]
         which: BenchCommand,
     },
+    /// Simulate a scene (the embedded default scene when none is given).
+    Run(cmd_run::Args),
     /// Mesh tools: inspect, convert and tetrahedralize meshes.
     Mesh {
         #[command(subcommand)]
@@ -99,6 +102,13 @@ fn main() -> ExitCode {
         Command::Bench {
             which: BenchCommand::Proximity(args),
         } => bench_proximity::run(&args),
+        Command::Run(args) => match cmd_run::run(&args) {
+            Ok(()) => Ok(()),
+            Err((code, msg)) => {
+                eprintln!("error: {msg}");
+                return ExitCode::from(code as u8);
+            }
+        },
         Command::Mesh { cmd } => return ExitCode::from(cmd_mesh::run(cmd).clamp(0, 255) as u8),
     };
     match result {

@@ -1,0 +1,323 @@
+//! A simulation built from a scene: the library entry point behind `supple run`. Create it from
+//! a [`Scene`], advance it frame by frame, read positions back. Solid (tet) bodies with fixed
+//! vertices and a ground plane run on the Newton–PCG implicit Euler solver ([`crate::newton`])
+//! or on symplectic Euler ([`crate::integrate`]); scene features not supported yet (cloth,
+//! scripted motion, forces, sphere/box colliders, inter-body contact) are refused with an error
+//! naming the field rather than ignored.
+
+use crate::fem::{ElementModel, TetElements};
+use crate::integrate::{SymplecticEuler, SymplecticEulerParams};
+use crate::model::SimModel;
+use crate::newton::{NewtonSettings, NewtonStepper};
+use crate::scene::{ColliderShape, MaterialModel, Scene, SceneError, SolverKind};
+use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, Graph, VkError};
+
+/// Why a simulation could not be built or stepped.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The scene is invalid.
+    #[error("{0}")]
+    Scene(#[from] SceneError),
+    /// A Vulkan failure.
+    #[error("{0}")]
+    Vk(#[from] VkError),
+    /// A scene feature this version cannot simulate yet.
+    #[error("{field}: {message}")]
+    Unsupported {
+        /// The scene field.
+        field: String,
+        /// What is not supported.
+        message: String,
+    },
+}
+
+/// Statistics of one frame.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct FrameStats {
+    /// Newton iterations summed over the frame's time steps (0 for symplectic Euler).
+    pub newton_iterations: u32,
+    /// PCG iterations summed over the frame's time steps.
+    pub pcg_iterations: u32,
+    /// Incremental potential at the end of the last time step (J; Newton only).
+    pub energy: f64,
+}
+
+enum Stepper {
+    Newton(Box<NewtonStepper>),
+    Symplectic {
+        positions: GpuBuffer<[f32; 4]>,
+        velocities: GpuBuffer<[f32; 4]>,
+        frame: CompiledGraph,
+        _elements: Box<TetElements>,
+    },
+}
+
+/// A running simulation.
+pub struct Simulation {
+    model: SimModel,
+    substeps: u32,
+    stepper: Stepper,
+    surface: Vec<[u32; 3]>,
+    surface_vertices: Vec<u32>,
+}
+
+fn unsupported(field: String, message: &str) -> SimError {
+    SimError::Unsupported {
+        field,
+        message: message.to_string(),
+    }
+}
+
+impl Simulation {
+    /// Builds the model and the solver graphs for `scene` on `ctx`.
+    pub fn new(ctx: &Context, scene: &Scene) -> Result<Simulation, SimError> {
+        for (i, b) in scene.bodies.iter().enumerate() {
+            if matches!(b.material.model, MaterialModel::Cloth | MaterialModel::Rod) {
+                return Err(unsupported(
+                    format!("body[{i}].material.model"),
+                    "cloth and rod bodies need the shell/rod solver, not available yet",
+                ));
+            }
+            if !b.motion.is_empty() {
+                return Err(unsupported(
+                    format!("body[{i}].motion"),
+                    "scripted motion is not supported yet",
+                ));
+            }
+            if !b.force.is_empty() {
+                return Err(unsupported(
+                    format!("body[{i}].force"),
+                    "external forces are not supported yet",
+                ));
+            }
+        }
+        let mut ground = None;
+        for (i, c) in scene.colliders.iter().enumerate() {
+            match &c.shape {
+                ColliderShape::Plane { normal, offset } if ground.is_none() => {
+                    ground = Some((*normal, *offset))
+                }
+                _ => {
+                    return Err(unsupported(
+                        format!("collider[{i}]"),
+                        "only one ground plane collider is supported so far",
+                    ))
+                }
+            }
+            if c.friction != 0.0 || c.velocity != [0.0; 3] {
+                return Err(unsupported(
+                    format!("collider[{i}]"),
+                    "friction and moving colliders are not supported yet",
+                ));
+            }
+        }
+        let models: Vec<MaterialModel> = scene.bodies.iter().map(|b| b.material.model).collect();
+        let kind = match models.first() {
+            None => return Err(unsupported("body".into(), "the scene has no body")),
+            Some(m) if models.iter().any(|x| x != m) => {
+                return Err(unsupported(
+                    "body".into(),
+                    "all bodies must use the same material model for now",
+                ))
+            }
+            Some(MaterialModel::StableNeoHookean) => ElementModel::StableNeoHookean,
+            Some(MaterialModel::Stvk) => ElementModel::StVenantKirchhoff,
+            Some(_) => {
+                return Err(unsupported(
+                    "body[0].material.model".into(),
+                    "corotated elements run on the CPU reference only so far",
+                ))
+            }
+        };
+        let model = SimModel::from_scene(scene)?;
+        let sim = &scene.simulation;
+        let h = sim.time_step();
+        let stepper = match sim.solver {
+            SolverKind::Newton => Stepper::Newton(Box::new(NewtonStepper::new(
+                ctx,
+                &model,
+                kind,
+                NewtonSettings {
+                    h,
+                    gravity: sim.gravity,
+                    max_iterations: scene.solver.newton_max_iterations,
+                    tolerance: scene.solver.newton_tolerance,
+                    pcg_tolerance: scene.solver.pcg_tolerance as f32,
+                    pcg_max_iterations: scene.solver.pcg_max_iterations,
+                    ground,
+                    contact_stiffness: 1000.0,
+                },
+            )?)),
+            SolverKind::SymplecticEuler => {
+                let f4 = |v: &[[f64; 3]]| {
+                    v.iter()
+                        .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
+                        .collect::<Vec<_>>()
+                };
+                let positions =
+                    ctx.upload_buffer("sim.x", &f4(&model.positions), BufferUsage::STORAGE)?;
+                let velocities =
+                    ctx.upload_buffer("sim.v", &f4(&model.velocities), BufferUsage::STORAGE)?;
+                let w: Vec<f32> = model.inv_mass.iter().map(|&w| w as f32).collect();
+                let inv_mass = ctx.upload_buffer("sim.inv_mass", &w, BufferUsage::STORAGE)?;
+                let elements = Box::new(TetElements::new(
+                    ctx,
+                    &model.positions,
+                    &model.tets,
+                    &model.tet_lame,
+                    kind,
+                )?);
+                let plane = ground.map_or([0.0; 4], |(n, o)| {
+                    let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
+                    [
+                        (n[0] / l) as f32,
+                        (n[1] / l) as f32,
+                        (n[2] / l) as f32,
+                        o as f32,
+                    ]
+                });
+                let params = SymplecticEulerParams {
+                    gravity: [
+                        sim.gravity[0] as f32,
+                        sim.gravity[1] as f32,
+                        sim.gravity[2] as f32,
+                        0.0,
+                    ],
+                    plane,
+                    n: model.positions.len() as u32,
+                    h: h as f32,
+                    _pad: [0; 2],
+                };
+                let mut g = Graph::new("sim.symplectic_frame");
+                for _ in 0..sim.substeps {
+                    elements.record_gradient(&mut g, &positions);
+                    SymplecticEuler.record(
+                        &mut g,
+                        &positions,
+                        &velocities,
+                        &inv_mass,
+                        elements.vertex_gradient(),
+                        &params,
+                    );
+                }
+                let frame = g.compile(ctx, CompileOptions::default())?;
+                Stepper::Symplectic {
+                    positions,
+                    velocities,
+                    frame,
+                    _elements: elements,
+                }
+            }
+        };
+        // One surface over all bodies, vertices compacted in ascending model order (stable).
+        let mut used = vec![u32::MAX; model.positions.len()];
+        let mut surface_vertices = Vec::new();
+        let tris: Vec<[u32; 3]> = model
+            .bodies
+            .iter()
+            .flat_map(|b| b.surface.iter().copied())
+            .collect();
+        for t in &tris {
+            for &v in t {
+                used[v as usize] = 0;
+            }
+        }
+        for (v, u) in used.iter_mut().enumerate() {
+            if *u == 0 {
+                *u = surface_vertices.len() as u32;
+                surface_vertices.push(v as u32);
+            }
+        }
+        let surface = tris.iter().map(|t| t.map(|v| used[v as usize])).collect();
+        Ok(Simulation {
+            model,
+            substeps: sim.substeps,
+            stepper,
+            surface,
+            surface_vertices,
+        })
+    }
+
+    /// Advances one frame (the scene's substeps).
+    pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
+        let mut stats = FrameStats::default();
+        match &self.stepper {
+            Stepper::Newton(s) => {
+                for _ in 0..self.substeps {
+                    let st = s.step()?;
+                    stats.newton_iterations += st.newton_iterations;
+                    stats.pcg_iterations += st.pcg_iterations;
+                    stats.energy = st.energy;
+                }
+            }
+            Stepper::Symplectic { frame, .. } => frame.run()?,
+        }
+        Ok(stats)
+    }
+
+    fn buffers(&self) -> (&GpuBuffer<[f32; 4]>, &GpuBuffer<[f32; 4]>) {
+        match &self.stepper {
+            Stepper::Newton(s) => (s.positions(), s.velocities()),
+            Stepper::Symplectic {
+                positions,
+                velocities,
+                ..
+            } => (positions, velocities),
+        }
+    }
+
+    /// Reads the positions of every model vertex (m).
+    pub fn positions(&self) -> Result<Vec<[f64; 3]>, SimError> {
+        Ok(self
+            .buffers()
+            .0
+            .read()?
+            .iter()
+            .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
+            .collect())
+    }
+
+    /// Reads the velocities of every model vertex (m/s).
+    pub fn velocities(&self) -> Result<Vec<[f64; 3]>, SimError> {
+        Ok(self
+            .buffers()
+            .1
+            .read()?
+            .iter()
+            .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
+            .collect())
+    }
+
+    /// The model (rest state, masses, tets, bodies).
+    pub fn model(&self) -> &SimModel {
+        &self.model
+    }
+
+    /// All bodies' boundary surfaces as one triangle list over [`Simulation::surface_vertices`].
+    pub fn surface(&self) -> &[[u32; 3]] {
+        &self.surface
+    }
+
+    /// The model vertex of each surface vertex (ascending; the same every frame).
+    pub fn surface_vertices(&self) -> &[u32] {
+        &self.surface_vertices
+    }
+
+    /// Smallest `det F` over all tets at `positions` (1 at rest; ≤ 0 means an inverted tet).
+    pub fn min_volume_ratio(&self, positions: &[[f64; 3]]) -> f64 {
+        use crate::cpu_reference::fem::TetRest;
+        use nalgebra::Vector3;
+        self.model
+            .tets
+            .iter()
+            .filter_map(|t| {
+                let rest =
+                    TetRest::new(&t.map(|v| Vector3::from(self.model.positions[v as usize])))?;
+                Some(
+                    rest.deformation_gradient(&t.map(|v| Vector3::from(positions[v as usize])))
+                        .determinant(),
+                )
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+}
