@@ -1,5 +1,5 @@
 //! `supple run [SCENE]`: simulates a scene (or the embedded default scene), writes per-frame
-//! surfaces, a `report.json` and prints progress.
+//! surfaces, a `report.json` and a `preview.png` of chosen frames, and prints progress.
 
 use serde::Serialize;
 use std::path::PathBuf;
@@ -111,6 +111,21 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         _ => None,
     };
     let total = scene.simulation.frames;
+    // Preview frames: the scene's choice, else the first, middle and last.
+    let preview_frames: Vec<u32> = if scene.output.preview_frames.is_empty() {
+        let mut v = vec![0, total / 2, total.saturating_sub(1)];
+        v.dedup();
+        v
+    } else {
+        scene
+            .output
+            .preview_frames
+            .iter()
+            .copied()
+            .filter(|&f| f < total)
+            .collect()
+    };
+    let mut preview = Vec::new();
     let mut reports = Vec::new();
     let mut times = Vec::new();
     let started = Instant::now();
@@ -140,7 +155,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
                     "ply"
                 };
                 let mesh = supple::mesh::TriMesh {
-                    positions: surf,
+                    positions: surf.clone(),
                     triangles: surface.triangles.clone(),
                 };
                 write(supple::mesh::export::write_surface(
@@ -164,6 +179,9 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
                 }
             }
             None => {}
+        }
+        if preview_frames.contains(&frame) {
+            preview.push((frame, surf.clone()));
         }
         reports.push(FrameReport {
             frame,
@@ -204,6 +222,11 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         frames: reports,
         ms_per_frame_median: sorted.get(sorted.len() / 2).copied().unwrap_or(0.0),
     };
+    if !preview.is_empty() {
+        let png = dir.join("preview.png");
+        crate::preview::write_preview(&png, sim.surface(), &preview)
+            .map_err(|e| (1, format!("{}: {e}", png.display())))?;
+    }
     let path = dir.join("report.json");
     std::fs::write(
         &path,

@@ -4,6 +4,7 @@ mod bench_primitives;
 mod bench_proximity;
 mod cmd_mesh;
 mod cmd_run;
+mod preview;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
