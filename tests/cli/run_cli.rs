@@ -168,3 +168,39 @@ fn the_embedded_default_scene_runs() {
     assert_eq!(report["scene"], "default scene");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn bench_scene_prints_the_documented_fields() {
+    let dir = tmp("bench");
+    let scene = dir.join("tiny.toml");
+    std::fs::write(&scene, TINY).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_supple"))
+        .args([
+            "bench",
+            "scene",
+            scene.to_str().unwrap(),
+            "--frames",
+            "2",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    for key in [
+        "ms_per_frame_median",
+        "ms_per_frame_p10",
+        "ms_per_frame_p90",
+        "newton_iterations_mean",
+        "pcg_iterations_mean",
+    ] {
+        assert!(v[key].as_f64().is_some_and(|x| x > 0.0), "{key}: {v}");
+    }
+    assert_eq!(v["frames"], 2);
+    assert!(v.get("threads").is_some() && v["scene"].as_str().is_some());
+    let _ = std::fs::remove_dir_all(&dir);
+}

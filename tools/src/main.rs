@@ -2,6 +2,7 @@
 
 mod bench_primitives;
 mod bench_proximity;
+mod bench_scene;
 mod cmd_mesh;
 mod cmd_run;
 mod preview;
@@ -45,6 +46,8 @@ enum BenchCommand {
     Primitives(bench_primitives::Args),
     /// Proximity search (spatial hashing + exact distances) and a CCD batch on a mesh.
     Proximity(bench_proximity::Args),
+    /// Time a scene frame by frame (milliseconds per frame, solver iterations).
+    Scene(bench_scene::Args),
 }
 
 fn devices(json: bool) -> Result<(), String> {
@@ -103,6 +106,15 @@ fn main() -> ExitCode {
         Command::Bench {
             which: BenchCommand::Proximity(args),
         } => bench_proximity::run(&args),
+        Command::Bench {
+            which: BenchCommand::Scene(args),
+        } => match bench_scene::run(&args) {
+            Ok(()) => Ok(()),
+            Err((code, msg)) => {
+                eprintln!("error: {msg}");
+                return ExitCode::from(code as u8);
+            }
+        },
         Command::Run(args) => match cmd_run::run(&args) {
             Ok(()) => Ok(()),
             Err((code, msg)) => {

@@ -1,0 +1,92 @@
+//! `supple bench scene SCENE --frames N [--json]`: times a scene frame by frame (after a warm-up
+//! frame) and prints percentiles and solver iteration means.
+
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
+use supple::scene::Scene;
+use supple::simulation::Simulation;
+
+/// Options of `supple bench scene`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Scene file (TOML).
+    scene: PathBuf,
+    /// Frames to time (after one warm-up frame).
+    #[arg(long, default_value_t = 30)]
+    frames: u32,
+    /// Override scene fields, e.g. --set simulation.substeps=2 (repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    scene: String,
+    device: String,
+    threads: Option<u32>,
+    vertices: usize,
+    tets: usize,
+    frames: u32,
+    substeps: u32,
+    ms_per_frame_median: f64,
+    ms_per_frame_p10: f64,
+    ms_per_frame_p90: f64,
+    newton_iterations_mean: f64,
+    pcg_iterations_mean: f64,
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+/// Runs the benchmark; errors are (exit code, message).
+pub fn run(args: &Args) -> Result<(), (i32, String)> {
+    let scene = Scene::load(&args.scene, &args.set).map_err(|e| (2, e.to_string()))?;
+    let ctx =
+        supple::Context::new(supple::ContextOptions::from_env()).map_err(|e| (1, e.to_string()))?;
+    let mut sim = Simulation::new(&ctx, &scene).map_err(|e| (2, e.to_string()))?;
+    sim.step_frame().map_err(|e| (1, e.to_string()))?;
+    let (mut times, mut newton, mut pcg) = (Vec::new(), 0u64, 0u64);
+    for _ in 0..args.frames.max(1) {
+        let t0 = Instant::now();
+        let s = sim.step_frame().map_err(|e| (1, e.to_string()))?;
+        // The host needs the positions every frame (export); include that readback.
+        sim.positions().map_err(|e| (1, e.to_string()))?;
+        times.push(t0.elapsed().as_secs_f64() * 1e3);
+        newton += s.newton_iterations as u64;
+        pcg += s.pcg_iterations as u64;
+    }
+    let n = times.len() as f64;
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let r = Report {
+        scene: args.scene.display().to_string(),
+        device: ctx.caps().name.clone(),
+        threads: std::env::var("LP_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok()),
+        vertices: sim.model().positions.len(),
+        tets: sim.model().tets.len(),
+        frames: args.frames.max(1),
+        substeps: scene.simulation.substeps,
+        ms_per_frame_median: percentile(&sorted, 0.5),
+        ms_per_frame_p10: percentile(&sorted, 0.1),
+        ms_per_frame_p90: percentile(&sorted, 0.9),
+        newton_iterations_mean: newton as f64 / n,
+        pcg_iterations_mean: pcg as f64 / n,
+    };
+    let text = if args.json {
+        serde_json::to_string(&r)
+    } else {
+        serde_json::to_string_pretty(&r)
+    };
+    println!("{}", text.map_err(|e| (1, e.to_string()))?);
+    Ok(())
+}
