@@ -45,6 +45,42 @@ pub struct SimModel {
     pub triangles: Vec<[u32; 3]>,
     /// Per-body ranges.
     pub bodies: Vec<BodyRange>,
+    /// Scripted motions (kinematic vertex sets), referenced by [`SimModel::vertex_motion`].
+    pub motions: Vec<Motion>,
+    /// For each vertex, the index of its scripted motion, or `u32::MAX`.
+    pub vertex_motion: Vec<u32>,
+}
+
+/// A scripted rigid motion of a vertex set: at time t a vertex with initial position x₀ is at
+/// `R(ω t)(x₀ − c) + c + v t`, R a rotation about `axis` (unit) through the centre `c`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Motion {
+    /// Unit rotation axis (zero: no rotation).
+    pub axis: [f64; 3],
+    /// A point on the axis (m).
+    pub center: [f64; 3],
+    /// Angular velocity (rad/s).
+    pub angular_velocity: f64,
+    /// Translation velocity (m/s).
+    pub velocity: [f64; 3],
+}
+
+impl Motion {
+    /// Position at time `t` (s) of the vertex that started at `x0`.
+    pub fn position(&self, x0: [f64; 3], t: f64) -> [f64; 3] {
+        let c = Vector3::from(self.center);
+        let d = Vector3::from(x0) - c;
+        let axis = Vector3::from(self.axis);
+        let rotated = if axis.norm_squared() > 0.0 {
+            Rotation3::from_axis_angle(
+                &nalgebra::Unit::new_normalize(axis),
+                self.angular_velocity * t,
+            ) * d
+        } else {
+            d
+        };
+        (rotated + c + Vector3::from(self.velocity) * t).into()
+    }
 }
 
 fn err(field: String, message: String) -> SceneError {
@@ -178,6 +214,27 @@ impl SimModel {
                 }
                 m.triangles.push(tri.map(|v| v + base));
             }
+            let mut motion_of = vec![u32::MAX; nv];
+            for mo in &body.motion {
+                let axis = mo.axis.unwrap_or([0.0; 3]);
+                let l = Vector3::from(axis).norm();
+                m.motions.push(Motion {
+                    axis: if l > 0.0 {
+                        [axis[0] / l, axis[1] / l, axis[2] / l]
+                    } else {
+                        [0.0; 3]
+                    },
+                    center: mo.center,
+                    angular_velocity: mo.angular_velocity,
+                    velocity: mo.velocity,
+                });
+                let id = (m.motions.len() - 1) as u32;
+                for (v, p) in positions.iter().enumerate() {
+                    if in_set(&mo.vertices, v as u32, p) {
+                        motion_of[v] = id;
+                    }
+                }
+            }
             let mut fixed = vec![false; nv];
             for set in body
                 .fixed
@@ -220,6 +277,7 @@ impl SimModel {
                     .map(|(&ms, &f)| if f { 0.0 } else { 1.0 / ms }),
             );
             m.masses.extend(mass);
+            m.vertex_motion.extend(motion_of);
             m.velocities.extend(std::iter::repeat_n(body.velocity, nv));
             m.positions.extend(positions);
             m.bodies.push(BodyRange {
@@ -232,6 +290,11 @@ impl SimModel {
             });
         }
         Ok(m)
+    }
+
+    /// Whether any vertex follows a scripted motion.
+    pub fn has_motion(&self) -> bool {
+        self.vertex_motion.iter().any(|&m| m != u32::MAX)
     }
 
     /// Total mass (kg).
@@ -300,6 +363,26 @@ mod tests {
         assert!(m.tets[m.bodies[1].tets.start as usize]
             .iter()
             .all(|&v| v >= m.bodies[1].vertices.start));
+    }
+
+    #[test]
+    fn scripted_motions_rotate_about_their_axis() {
+        let m = SimModel::from_scene(&scene("twisting_beam.toml")).unwrap();
+        assert_eq!(m.motions.len(), 2);
+        let left: Vec<usize> = (0..m.positions.len())
+            .filter(|&v| m.vertex_motion[v] == 0)
+            .collect();
+        assert_eq!(left.len(), 25, "a 5x5 end face");
+        assert!(left.iter().all(|&v| m.inv_mass[v] == 0.0));
+        // Half a turn (1 s at pi rad/s) about the beam axis maps (y, z - 1) to (-y, -(z - 1)).
+        let v = left[7];
+        let p = m.positions[v];
+        let q = m.motions[0].position(p, 1.0);
+        assert!(
+            (q[0] - p[0]).abs() < 1e-12
+                && (q[1] + p[1]).abs() < 1e-12
+                && (q[2] - 1.0 + (p[2] - 1.0)).abs() < 1e-12
+        );
     }
 
     #[test]

@@ -74,6 +74,9 @@ struct AsmPush {
 /// A Newton–PCG implicit Euler stepper for the tets of a [`SimModel`].
 pub struct NewtonStepper {
     settings: NewtonSettings,
+    time: std::cell::Cell<f64>,
+    time_buf: GpuBuffer<f32>,
+    script: Option<CompiledGraph>,
     positions: GpuBuffer<[f32; 4]>,
     velocities: GpuBuffer<[f32; 4]>,
     alpha: GpuBuffer<f32>,
@@ -361,9 +364,60 @@ impl NewtonStepper {
             [r, wr, r, r, r, r, r, r, r, r, r, r, r],
         );
         let finish = g.compile(ctx, opts)?;
+        // Scripted (kinematic) vertices, moved before each step's prediction.
+        let time_buf =
+            ctx.create_buffer::<f32>("newton.time", 1, BufferUsage::HOST_WRITE | storage)?;
+        let script = if model.has_motion() {
+            let x0 = ctx.upload_buffer("newton.x0", &f4(&model.positions), storage)?;
+            let vm = ctx.upload_buffer("newton.vertex_motion", &model.vertex_motion, storage)?;
+            let mo: Vec<[f32; 4]> = model
+                .motions
+                .iter()
+                .flat_map(|m| {
+                    [
+                        [
+                            m.axis[0] as f32,
+                            m.axis[1] as f32,
+                            m.axis[2] as f32,
+                            m.angular_velocity as f32,
+                        ],
+                        [
+                            m.center[0] as f32,
+                            m.center[1] as f32,
+                            m.center[2] as f32,
+                            0.0,
+                        ],
+                        [
+                            m.velocity[0] as f32,
+                            m.velocity[1] as f32,
+                            m.velocity[2] as f32,
+                            0.0,
+                        ],
+                    ]
+                })
+                .collect();
+            let motions = ctx.upload_buffer("newton.motions", &mo, storage)?;
+            let mut g = Graph::new("newton.script");
+            g.dispatch(
+                Dispatch::new("newton.script", ids::NEWTON_SCRIPT, groups(n))
+                    .workgroup_size(WG)
+                    .read_write(&positions)
+                    .read(&x0)
+                    .read(&vm)
+                    .read(&motions)
+                    .read(&time_buf)
+                    .push(&(n as u32)),
+            );
+            Some(g.compile(ctx, opts)?)
+        } else {
+            None
+        };
         let _ = rw;
         Ok(NewtonStepper {
             settings,
+            time: std::cell::Cell::new(0.0),
+            time_buf,
+            script,
             positions,
             velocities,
             alpha,
@@ -392,6 +446,12 @@ impl NewtonStepper {
     pub fn step(&self) -> VkResult<StepStats> {
         let st = &self.settings;
         let mut stats = StepStats::default();
+        let t = self.time.get() + st.h;
+        self.time.set(t);
+        if let Some(script) = &self.script {
+            self.time_buf.write(&[t as f32])?;
+            script.run()?;
+        }
         self.predict.run()?;
         self.evaluate.run()?;
         let mut energy = {
