@@ -49,6 +49,8 @@ pub struct SimModel {
     pub motions: Vec<Motion>,
     /// For each vertex, the index of its scripted motion, or `u32::MAX`.
     pub vertex_motion: Vec<u32>,
+    /// Constant external force on each vertex (N), from the scene's `force` entries.
+    pub external_forces: Vec<[f64; 3]>,
 }
 
 /// A scripted rigid motion of a vertex set: at time t a vertex with initial position x₀ is at
@@ -276,6 +278,52 @@ impl SimModel {
                     .zip(&fixed)
                     .map(|(&ms, &f)| if f { 0.0 } else { 1.0 / ms }),
             );
+            // External loads: a total force spread evenly over the set, or a traction over the
+            // boundary triangles whose three vertices are all in the set (area / 3 per vertex).
+            let mut fext = vec![[0.0f64; 3]; nv];
+            for (k, fo) in body.force.iter().enumerate() {
+                let members: Vec<bool> = positions
+                    .iter()
+                    .enumerate()
+                    .map(|(v, p)| in_set(&fo.vertices, v as u32, p))
+                    .collect();
+                let count = members.iter().filter(|&&b| b).count();
+                if count == 0 {
+                    return Err(err(
+                        format!("body[{i}].force[{k}]"),
+                        "selects no vertex".into(),
+                    ));
+                }
+                if let Some(total) = fo.total {
+                    for v in (0..nv).filter(|&v| members[v]) {
+                        for c in 0..3 {
+                            fext[v][c] += total[c] / count as f64;
+                        }
+                    }
+                }
+                if let Some(traction) = fo.traction {
+                    let mut area_total = 0.0;
+                    for t in &surface_local {
+                        if t.iter().all(|&v| members[v as usize]) {
+                            let [a, b, c] = t.map(|v| Vector3::from(positions[v as usize]));
+                            let area = 0.5 * (b - a).cross(&(c - a)).norm();
+                            area_total += area;
+                            for &v in t {
+                                for c in 0..3 {
+                                    fext[v as usize][c] += traction[c] * area / 3.0;
+                                }
+                            }
+                        }
+                    }
+                    if area_total == 0.0 {
+                        return Err(err(
+                            format!("body[{i}].force[{k}]"),
+                            "the set covers no boundary face for the traction".into(),
+                        ));
+                    }
+                }
+            }
+            m.external_forces.extend(fext);
             m.masses.extend(mass);
             m.vertex_motion.extend(motion_of);
             m.velocities.extend(std::iter::repeat_n(body.velocity, nv));
@@ -383,6 +431,14 @@ mod tests {
                 && (q[1] + p[1]).abs() < 1e-12
                 && (q[2] - 1.0 + (p[2] - 1.0)).abs() < 1e-12
         );
+    }
+
+    #[test]
+    fn tractions_integrate_over_the_loaded_face() {
+        let m = SimModel::from_scene(&scene("beam_traction.toml")).unwrap();
+        let total: f64 = m.external_forces.iter().map(|f| f[2]).sum();
+        // -2000 Pa over the 1.0 m x 0.1 m top face.
+        assert!((total + 200.0).abs() < 1e-9, "{total}");
     }
 
     #[test]

@@ -148,6 +148,7 @@ impl NewtonStepper {
             storage,
         )?;
         let inertia = ctx.create_buffer::<f32>("newton.inertia", n, storage)?;
+        let f_ext = ctx.upload_buffer("newton.f_ext", &f4(&model.external_forces), storage)?;
         let gnorm = ctx.create_buffer::<f32>("newton.gnorm", n, storage)?;
         let dnorm = ctx.create_buffer::<f32>("newton.dnorm", n, storage)?;
         let alpha =
@@ -230,7 +231,8 @@ impl NewtonStepper {
         let (rd, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
         // All vector kernels share one binding layout; `acc` gives each mode's real accesses.
         let vectors = |g: &mut Graph, name: &str, mode: u32, acc: [Access; 13]| {
-            let bufs: [crate::vk::BufferSlice; 13] = [
+            let acc: Vec<Access> = acc.into_iter().chain([Access::READ]).collect();
+            let bufs: [crate::vk::BufferSlice; 14] = [
                 (&positions).into(),
                 (&velocities).into(),
                 (&y).into(),
@@ -244,6 +246,7 @@ impl NewtonStepper {
                 (&inertia).into(),
                 (&gnorm).into(),
                 (&alpha).into(),
+                (&f_ext).into(),
             ];
             let mut d = Dispatch::new(name, ids::NEWTON_VECTORS, groups(n))
                 .workgroup_size(WG)

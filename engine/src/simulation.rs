@@ -2,7 +2,7 @@
 //! a [`Scene`], advance it frame by frame, read positions back. Solid (tet) bodies with fixed
 //! vertices and a ground plane run on the Newton–PCG implicit Euler solver ([`crate::newton`])
 //! or on symplectic Euler ([`crate::integrate`]); scene features not supported yet (cloth,
-//! forces, sphere/box colliders, inter-body contact) are refused with an error
+//! sphere/box colliders, inter-body contact) are refused with an error
 //! naming the field rather than ignored.
 
 use crate::fem::{ElementModel, TetElements};

@@ -1,6 +1,6 @@
 #version 460
 // Per-vertex vector work of the implicit-Euler Newton solver (incremental potential
-// E(x) = 1/(2h²) ‖x − y‖²_M + Ψ(x) + ground penalty). MODE 0 predict: y = x + h v + h² g (fixed: y = x),
+// E(x) = 1/(2h²) ‖x − y‖²_M + Ψ(x) + ground penalty − f_ext·x). MODE 0 predict: y = x + h v + h² g (fixed: y = x),
 // x_start = x. MODE 1 gradient: g = m/h² (x − y) + ∇Ψ (fixed: 0), rhs = −g, d = 0, and the
 // per-vertex inertia energy and |g|. MODE 2 trial: x_trial = x + α d, inertia energy at
 // x_trial. MODE 3 velocity: v = (x − x_start) / h.
@@ -20,6 +20,7 @@ layout(std430, binding = 9) buffer XTrial { vec4 x_trial[]; };
 layout(std430, binding = 10) writeonly buffer Inertia { float inertia[]; };
 layout(std430, binding = 11) writeonly buffer GNorm { float gnorm[]; };
 layout(std430, binding = 12) readonly buffer Alpha { float alpha[]; };
+layout(std430, binding = 13) readonly buffer ExternalForce { vec4 f_ext[]; }; // constant loads (N): potential −f·x
 // plane: ground n·x ≥ offset (xyz = unit normal, all zero = none; w = offset), with the
 // penalty ½ κ (m/h²) min(0, n·x − offset)² added to the potential.
 layout(push_constant) uniform P { vec4 gravity; vec4 plane; uint n; float h; float kappa; } p;
@@ -40,17 +41,18 @@ void main() {
         vec3 dx = x[i].xyz - y[i].xyz;
         float gap = min(plane_gap(x[i].xyz), 0.0);
         float kc = p.kappa * k;
-        vec3 g = fixed_vertex ? vec3(0.0) : k * dx + elastic_grad[i].xyz + kc * gap * p.plane.xyz;
+        vec3 fe = f_ext[i].xyz;
+        vec3 g = fixed_vertex ? vec3(0.0) : k * dx + elastic_grad[i].xyz + kc * gap * p.plane.xyz - fe;
         rhs[i] = vec4(-g, 0.0);
         dir[i] = vec4(0.0);
-        inertia[i] = 0.5 * k * dot(dx, dx) + 0.5 * kc * gap * gap;
+        inertia[i] = 0.5 * k * dot(dx, dx) + 0.5 * kc * gap * gap - dot(fe, x[i].xyz);
         gnorm[i] = length(g);
     } else if (MODE == 2u) {
         vec3 xt = x[i].xyz + alpha[0] * dir[i].xyz;
         x_trial[i] = vec4(xt, 0.0);
         vec3 dx = xt - y[i].xyz;
         float gap = min(plane_gap(xt), 0.0);
-        inertia[i] = 0.5 * k * dot(dx, dx) + 0.5 * p.kappa * k * gap * gap;
+        inertia[i] = 0.5 * k * dot(dx, dx) + 0.5 * p.kappa * k * gap * gap - dot(f_ext[i].xyz, xt);
     } else {
         v[i] = vec4((x[i].xyz - x_start[i].xyz) / p.h, 0.0);
     }

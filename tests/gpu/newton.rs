@@ -16,7 +16,7 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
 fixed = [{ region = { min = [-0.101, -1.0, -1.0], max = [-0.099, 1.0, 1.0] } }]
 "#;
 
-/// Static equilibrium ∇Ψ(x) = M g over the free vertices by dense Newton in f64.
+/// Static equilibrium ∇Ψ(x) = M g + f_ext over the free vertices by dense Newton in f64.
 fn static_solve(model: &SimModel, material: Material, g: Vector3<f64>) -> Vec<Vector3<f64>> {
     let n = model.positions.len();
     let rest: Vec<TetRest> = model
@@ -33,7 +33,9 @@ fn static_solve(model: &SimModel, material: Material, g: Vector3<f64>) -> Vec<Ve
             .zip(&rest)
             .map(|(t, r)| r.energy(&material, &t.map(|v| x[v as usize])))
             .sum();
-        e - (0..n).map(|i| model.masses[i] * g.dot(&x[i])).sum::<f64>()
+        e - (0..n)
+            .map(|i| (model.masses[i] * g + Vector3::from(model.external_forces[i])).dot(&x[i]))
+            .sum::<f64>()
     };
     for _ in 0..50 {
         let mut grad = DVector::zeros(3 * n);
@@ -56,7 +58,7 @@ fn static_solve(model: &SimModel, material: Material, g: Vector3<f64>) -> Vec<Ve
         }
         for i in 0..n {
             for k in 0..3 {
-                grad[3 * i + k] -= model.masses[i] * g[k];
+                grad[3 * i + k] -= model.masses[i] * g[k] + model.external_forces[i][k];
                 if !free[i] {
                     grad[3 * i + k] = 0.0;
                     for c in 0..3 * n {
@@ -291,5 +293,65 @@ motion = [
     }
     println!("twisted beam: smallest det F over the run {min_det:.3}");
     assert!(min_det > 0.0, "a tet inverted: det F = {min_det}");
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
+fn beam_clamped_at_both_ends_under_traction_matches_the_dense_static_solve() {
+    let ctx = context(false);
+    let scene = Scene::parse(
+        r#"
+[simulation]
+gravity = [0.0, 0.0, 0.0]
+
+[[body]]
+name = "beam"
+mesh = { generator = "box", size = [0.4, 0.05, 0.05], cells = [8, 2, 2] }
+material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
+fixed = [
+    { region = { min = [-0.201, -1.0, -1.0], max = [-0.199, 1.0, 1.0] } },
+    { region = { min = [0.199, -1.0, -1.0], max = [0.201, 1.0, 1.0] } },
+]
+force = [{ vertices = { region = { min = [-0.2, -0.03, 0.024], max = [0.2, 0.03, 0.026] } }, traction = [0.0, 0.0, -500.0] }]
+"#,
+        "traction",
+        &[],
+    )
+    .unwrap();
+    let model = SimModel::from_scene(&scene).unwrap();
+    let (mu, lambda) = lame(1e5, 0.3);
+    let want = static_solve(
+        &model,
+        Material::StableNeoHookean { mu, lambda },
+        Vector3::zeros(),
+    );
+    let settings = NewtonSettings {
+        h: 1.0,
+        gravity: [0.0; 3],
+        max_iterations: 20,
+        tolerance: 1e-7,
+        pcg_tolerance: 1e-5,
+        pcg_max_iterations: 2000,
+        ground: None,
+        contact_stiffness: 1000.0,
+    };
+    let stepper =
+        NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
+    for _ in 0..30 {
+        stepper.step().unwrap();
+    }
+    let got = stepper.positions().read().unwrap();
+    // Midspan: the vertex closest to x = 0 on the top face.
+    let mid = (0..model.positions.len())
+        .min_by(|&a, &b| {
+            let k = |v: usize| model.positions[v][0].abs() + (model.positions[v][2] - 0.025).abs();
+            k(a).total_cmp(&k(b))
+        })
+        .unwrap();
+    let cpu = model.positions[mid][2] - want[mid].z;
+    let gpu = model.positions[mid][2] - got[mid][2] as f64;
+    println!("midspan deflection under traction: CPU {cpu:.6} m, GPU {gpu:.6} m");
+    assert!(cpu > 1e-3, "visible deflection: {cpu}");
+    assert!((gpu - cpu).abs() <= 0.01 * cpu, "GPU {gpu} vs CPU {cpu}");
     assert_no_validation_errors(&ctx);
 }
