@@ -200,28 +200,10 @@ impl NewtonStepper {
         let pcg = Pcg::with_sparsity(ctx, n, &pairs, 10)?;
         let reduce = Reduce::new(ctx, n.max(model.tets.len()))?;
         let h = settings.h;
-        let plane = match settings.ground {
-            Some((nrm, off)) => {
-                let l = (nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2])
-                    .sqrt()
-                    .max(f64::MIN_POSITIVE);
-                [
-                    (nrm[0] / l) as f32,
-                    (nrm[1] / l) as f32,
-                    (nrm[2] / l) as f32,
-                    off as f32,
-                ]
-            }
-            None => [0.0; 4],
-        };
+        let plane = crate::integrate::plane_vec4(settings.ground);
         let kappa = settings.contact_stiffness as f32;
         let vp = VecPush {
-            gravity: [
-                settings.gravity[0] as f32,
-                settings.gravity[1] as f32,
-                settings.gravity[2] as f32,
-                0.0,
-            ],
+            gravity: crate::integrate::vec4(settings.gravity),
             plane,
             n: n as u32,
             h: h as f32,

@@ -167,22 +167,9 @@ impl Simulation {
                     &model.tet_lame,
                     kind,
                 )?);
-                let plane = ground.map_or([0.0; 4], |(n, o)| {
-                    let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-                    [
-                        (n[0] / l) as f32,
-                        (n[1] / l) as f32,
-                        (n[2] / l) as f32,
-                        o as f32,
-                    ]
-                });
+                let plane = crate::integrate::plane_vec4(ground);
                 let params = SymplecticEulerParams {
-                    gravity: [
-                        sim.gravity[0] as f32,
-                        sim.gravity[1] as f32,
-                        sim.gravity[2] as f32,
-                        0.0,
-                    ],
+                    gravity: crate::integrate::vec4(sim.gravity),
                     plane,
                     n: model.positions.len() as u32,
                     h: h as f32,
