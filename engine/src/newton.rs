@@ -153,7 +153,9 @@ impl NewtonStepper {
         let dnorm = ctx.create_buffer::<f32>("newton.dnorm", n, storage)?;
         let alpha =
             ctx.create_buffer::<f32>("newton.alpha", 1, BufferUsage::HOST_WRITE | storage)?;
-        let sums = ctx.create_buffer::<ReduceResult>("newton.sums", 4, storage)?;
+        // Host-visible: read every line-search trial without a staging copy.
+        let sums =
+            ctx.create_buffer::<ReduceResult>("newton.sums", 4, BufferUsage::HOST_READ | storage)?;
         let elements = TetElements::new(
             ctx,
             &model.positions,
@@ -418,7 +420,13 @@ impl NewtonStepper {
     }
 
     fn read_sums(&self) -> VkResult<[f64; 4]> {
-        let s = self.sums.read()?;
+        let s = self.sums.mapped().unwrap_or(&[]);
+        if s.len() < 4 {
+            return Err(crate::vk::VkError::Graph {
+                graph: "newton".into(),
+                message: "sums buffer is not host-visible".into(),
+            });
+        }
         Ok([
             s[0].value as f64,
             s[1].value as f64,

@@ -55,6 +55,10 @@ enum Stepper {
 /// A running simulation.
 pub struct Simulation {
     model: SimModel,
+    /// Host-visible copies of positions and velocities, filled by `readback` (no per-frame
+    /// staging allocation on discrete GPUs).
+    readback: [GpuBuffer<[f32; 4]>; 2],
+    readback_graph: CompiledGraph,
     substeps: u32,
     stepper: Stepper,
     surface: Vec<[u32; 3]>,
@@ -216,7 +220,26 @@ impl Simulation {
             }
         }
         let surface = tris.iter().map(|t| t.map(|v| used[v as usize])).collect();
+        let n = model.positions.len();
+        let readback = [
+            ctx.create_buffer::<[f32; 4]>("sim.readback.x", n, BufferUsage::HOST_READ)?,
+            ctx.create_buffer::<[f32; 4]>("sim.readback.v", n, BufferUsage::HOST_READ)?,
+        ];
+        let (x, v) = match &stepper {
+            Stepper::Newton(s) => (s.positions(), s.velocities()),
+            Stepper::Symplectic {
+                positions,
+                velocities,
+                ..
+            } => (positions, velocities),
+        };
+        let mut g = Graph::new("sim.readback");
+        g.copy("readback.positions", x, &readback[0]);
+        g.copy("readback.velocities", v, &readback[1]);
+        let readback_graph = g.compile(ctx, CompileOptions::default())?;
         Ok(Simulation {
+            readback,
+            readback_graph,
             model,
             substeps: sim.substeps,
             stepper,
@@ -242,37 +265,22 @@ impl Simulation {
         Ok(stats)
     }
 
-    fn buffers(&self) -> (&GpuBuffer<[f32; 4]>, &GpuBuffer<[f32; 4]>) {
-        match &self.stepper {
-            Stepper::Newton(s) => (s.positions(), s.velocities()),
-            Stepper::Symplectic {
-                positions,
-                velocities,
-                ..
-            } => (positions, velocities),
-        }
+    fn read(&self, which: usize) -> Result<Vec<[f64; 3]>, SimError> {
+        self.readback_graph.run()?;
+        let m = self.readback[which].mapped().unwrap_or(&[]);
+        Ok(m.iter()
+            .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
+            .collect())
     }
 
     /// Reads the positions of every model vertex (m).
     pub fn positions(&self) -> Result<Vec<[f64; 3]>, SimError> {
-        Ok(self
-            .buffers()
-            .0
-            .read()?
-            .iter()
-            .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
-            .collect())
+        self.read(0)
     }
 
     /// Reads the velocities of every model vertex (m/s).
     pub fn velocities(&self) -> Result<Vec<[f64; 3]>, SimError> {
-        Ok(self
-            .buffers()
-            .1
-            .read()?
-            .iter()
-            .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
-            .collect())
+        self.read(1)
     }
 
     /// The model (rest state, masses, tets, bodies).

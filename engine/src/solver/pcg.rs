@@ -186,7 +186,12 @@ impl Pcg {
         };
         let x = vec4("pcg.x")?;
         let b = vec4("pcg.b")?;
-        let scalars = ctx.create_buffer::<f32>("pcg.scalars", 8, BufferUsage::STORAGE)?;
+        // Host-visible: the residual is read after every run without a staging copy.
+        let scalars = ctx.create_buffer::<f32>(
+            "pcg.scalars",
+            8,
+            BufferUsage::HOST_READ | BufferUsage::STORAGE,
+        )?;
         let record_spmv = |g: &mut Graph, input: &GpuBuffer<[f32; 4]>| {
             g.dispatch(
                 Dispatch::new(
