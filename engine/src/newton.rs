@@ -9,6 +9,7 @@
 use crate::fem::{ElementModel, TetElements};
 use crate::model::SimModel;
 use crate::primitives::{Reduce, ReduceOp, ReduceResult};
+use crate::solver::pcg::graph_ms;
 use crate::solver::Pcg;
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
@@ -37,9 +38,39 @@ pub struct NewtonSettings {
     pub contact_stiffness: f64,
 }
 
+/// GPU milliseconds per part of a time step (whole-graph timestamps).
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct StepGpuMs {
+    /// Scripted motion and prediction of y.
+    pub predict: f64,
+    /// Gradients, energies and right-hand sides.
+    pub evaluate: f64,
+    /// Element Hessians and their assembly.
+    pub hessian: f64,
+    /// PCG solves.
+    pub pcg: f64,
+    /// Line-search trials and acceptance.
+    pub line_search: f64,
+    /// Velocity update.
+    pub finish: f64,
+}
+
+impl std::ops::AddAssign for StepGpuMs {
+    fn add_assign(&mut self, o: StepGpuMs) {
+        self.predict += o.predict;
+        self.evaluate += o.evaluate;
+        self.hessian += o.hessian;
+        self.pcg += o.pcg;
+        self.line_search += o.line_search;
+        self.finish += o.finish;
+    }
+}
+
 /// What one time step did.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StepStats {
+    /// GPU milliseconds per part.
+    pub gpu_ms: StepGpuMs,
     /// Newton iterations.
     pub newton_iterations: u32,
     /// PCG iterations summed over the Newton iterations.
@@ -251,7 +282,10 @@ impl NewtonStepper {
             );
             reduce.record(g, &inertia, n, ReduceOp::Sum, &sums, 1);
         };
-        let opts = CompileOptions::default();
+        let opts = CompileOptions {
+            graph_timestamps: true,
+            ..Default::default()
+        };
         let r = rd;
         // predict: y, x_start.
         let mut g = Graph::new("newton.predict");
@@ -444,18 +478,23 @@ impl NewtonStepper {
         if let Some(script) = &self.script {
             self.time_buf.write(&[t as f32])?;
             script.run()?;
+            stats.gpu_ms.predict += graph_ms(script)?;
         }
         self.predict.run()?;
+        stats.gpu_ms.predict += graph_ms(&self.predict)?;
         self.evaluate.run()?;
+        stats.gpu_ms.evaluate += graph_ms(&self.evaluate)?;
         let mut energy = {
             let s = self.read_sums()?;
             s[0] + s[1]
         };
         for _ in 0..st.max_iterations {
             self.hessian.run()?;
+            stats.gpu_ms.hessian += graph_ms(&self.hessian)?;
             let (its, _) = self
                 .pcg
                 .solve_resident(st.pcg_tolerance, st.pcg_max_iterations)?;
+            stats.gpu_ms.pcg += self.pcg.last_gpu_ms();
             stats.pcg_iterations += its;
             stats.newton_iterations += 1;
             // Backtracking line search on the incremental potential.
@@ -465,11 +504,13 @@ impl NewtonStepper {
             while alpha > 1e-6 {
                 self.alpha.write(&[alpha])?;
                 self.trial.run()?;
+                stats.gpu_ms.line_search += graph_ms(&self.trial)?;
                 let s = self.read_sums()?;
                 dmax = s[3];
                 let e = s[0] + s[1];
                 if e <= energy + 1e-12 * energy.abs().max(1e-12) {
                     self.accept.run()?;
+                    stats.gpu_ms.line_search += graph_ms(&self.accept)?;
                     energy = e;
                     accepted = true;
                     break;
@@ -482,8 +523,10 @@ impl NewtonStepper {
             }
             // Gradient at the accepted x is already in the element buffers; rebuild the rhs.
             self.evaluate.run()?;
+            stats.gpu_ms.evaluate += graph_ms(&self.evaluate)?;
         }
         self.finish.run()?;
+        stats.gpu_ms.finish += graph_ms(&self.finish)?;
         stats.energy = energy;
         Ok(stats)
     }

@@ -40,6 +40,9 @@ pub struct FrameStats {
     pub pcg_iterations: u32,
     /// Incremental potential at the end of the last time step (J; Newton only).
     pub energy: f64,
+    /// GPU milliseconds per part of the solver, summed over the frame's time steps (whole-graph
+    /// timestamps; the symplectic frame graph counts as `evaluate`).
+    pub gpu_ms: crate::newton::StepGpuMs,
 }
 
 enum Stepper {
@@ -191,7 +194,13 @@ impl Simulation {
                         &params,
                     );
                 }
-                let frame = g.compile(ctx, CompileOptions::default())?;
+                let frame = g.compile(
+                    ctx,
+                    CompileOptions {
+                        graph_timestamps: true,
+                        ..Default::default()
+                    },
+                )?;
                 Stepper::Symplectic {
                     positions,
                     velocities,
@@ -258,9 +267,13 @@ impl Simulation {
                     stats.newton_iterations += st.newton_iterations;
                     stats.pcg_iterations += st.pcg_iterations;
                     stats.energy = st.energy;
+                    stats.gpu_ms += st.gpu_ms;
                 }
             }
-            Stepper::Symplectic { frame, .. } => frame.run()?,
+            Stepper::Symplectic { frame, .. } => {
+                frame.run()?;
+                stats.gpu_ms.evaluate += crate::solver::pcg::graph_ms(frame)?;
+            }
         }
         Ok(stats)
     }

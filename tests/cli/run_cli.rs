@@ -82,6 +82,12 @@ fn run_writes_frames_and_a_report_deterministically() {
             assert!(f["newton_iterations"].as_u64().unwrap() >= 1);
             assert!(f["min_volume_ratio"].as_f64().unwrap() > 0.0);
             assert!(f["max_speed"].as_f64().is_some());
+            let gpu = &f["gpu_ms"];
+            assert!(
+                gpu["hessian"].as_f64().is_some_and(|x| x > 0.0)
+                    && gpu["pcg"].as_f64().is_some_and(|x| x > 0.0),
+                "{gpu}"
+            );
         }
         outputs.push(
             frames

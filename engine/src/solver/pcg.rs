@@ -38,6 +38,7 @@ const BB: u32 = 4;
 /// initial guess per solve).
 pub struct Pcg {
     n: usize,
+    gpu_ms: std::cell::Cell<f64>,
     diag: GpuBuffer<[f32; 4]>,
     off: GpuBuffer<[f32; 4]>,
     minv: GpuBuffer<[f32; 4]>,
@@ -257,7 +258,11 @@ impl Pcg {
         record_dot(&mut g, &w.r, &w.z, RZ[0]);
         record_dot(&mut g, &b, &b, BB);
         record_dot(&mut g, &w.r, &w.r, RR);
-        let init = g.compile(ctx, CompileOptions::default())?;
+        let timed = CompileOptions {
+            graph_timestamps: true,
+            ..Default::default()
+        };
+        let init = g.compile(ctx, timed)?;
         let mut g = Graph::new("pcg.iterate");
         let k = iterations_per_run.max(1);
         if k % 2 != 0 {
@@ -274,10 +279,11 @@ impl Pcg {
             record_update(&mut g, "pcg.direction", 2, new, old, [rd, rd, rd, rw]);
         }
         record_dot(&mut g, &w.r, &w.r, RR);
-        let iterate = g.compile(ctx, CompileOptions::default())?;
+        let iterate = g.compile(ctx, timed)?;
         // The compiled graphs keep every workspace buffer alive.
         Ok(Pcg {
             n,
+            gpu_ms: std::cell::Cell::new(0.0),
             diag: w.diag.clone(),
             off: w.off.clone(),
             minv: w.minv.clone(),
@@ -332,6 +338,7 @@ impl Pcg {
     /// Returns the iterations run and the final ‖r‖/‖b‖ (0 when b = 0).
     pub fn solve_resident(&self, tol: f32, max_iterations: u32) -> VkResult<(u32, f32)> {
         self.init.run()?;
+        self.gpu_ms.set(graph_ms(&self.init)?);
         let mut s = [0f32; 8];
         self.scalars.read_into(&mut s)?;
         let bb = s[BB as usize];
@@ -343,6 +350,8 @@ impl Pcg {
         let mut iterations = 0;
         while rel > tol && iterations < max_iterations {
             self.iterate.run()?;
+            self.gpu_ms
+                .set(self.gpu_ms.get() + graph_ms(&self.iterate)?);
             iterations += self.iterations_per_run;
             self.scalars.read_into(&mut s)?;
             rel = s[RR as usize].sqrt() / bnorm;
@@ -351,6 +360,11 @@ impl Pcg {
             }
         }
         Ok((iterations, rel))
+    }
+
+    /// GPU milliseconds of the last solve (graph timestamps).
+    pub fn last_gpu_ms(&self) -> f64 {
+        self.gpu_ms.get()
     }
 
     /// Number of block rows.
@@ -382,4 +396,9 @@ impl Pcg {
     pub fn solution(&self) -> &GpuBuffer<[f32; 4]> {
         &self.x
     }
+}
+
+/// GPU milliseconds of a graph's last run (0 when the device has no timestamps).
+pub(crate) fn graph_ms(g: &CompiledGraph) -> VkResult<f64> {
+    Ok(g.profile()?.map_or(0.0, |p| p.total_ms))
 }
