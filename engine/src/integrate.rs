@@ -74,3 +74,8 @@ pub fn plane_vec4(ground: Option<([f64; 3], f64)>) -> [f32; 4] {
 pub fn vec4(v: [f64; 3]) -> [f32; 4] {
     [v[0] as f32, v[1] as f32, v[2] as f32, 0.0]
 }
+
+/// 3-vectors as the kernels' vec4 array (w = 0).
+pub fn vec4s(v: &[[f64; 3]]) -> Vec<[f32; 4]> {
+    v.iter().copied().map(vec4).collect()
+}

@@ -6,6 +6,7 @@
 //! compiled once; the host reads back scalars only (energies, norms, PCG residuals).
 //! Contact terms plug into the same energy, gradient and block storage (later issues).
 
+use crate::fem::elements::csr;
 use crate::fem::{ElementModel, TetElements};
 use crate::model::SimModel;
 use crate::primitives::{Reduce, ReduceOp, ReduceResult};
@@ -127,24 +128,6 @@ fn groups(n: usize) -> [u32; 3] {
     [(n as u32).div_ceil(WG).max(1), 1, 1]
 }
 
-/// CSR of `(key, value)` pairs grouped by key (keys < `n`), values in input order.
-fn csr(n: usize, items: &[(usize, u32)]) -> (Vec<u32>, Vec<u32>) {
-    let mut start = vec![0u32; n + 1];
-    for (k, _) in items {
-        start[k + 1] += 1;
-    }
-    for k in 0..n {
-        start[k + 1] += start[k];
-    }
-    let mut fill = start.clone();
-    let mut out = vec![0u32; items.len()];
-    for (k, v) in items {
-        out[fill[*k] as usize] = *v;
-        fill[*k] += 1;
-    }
-    (start, out)
-}
-
 impl NewtonStepper {
     /// Uploads the model's tets and state and compiles every graph of a step.
     pub fn new(
@@ -155,11 +138,7 @@ impl NewtonStepper {
     ) -> VkResult<NewtonStepper> {
         let n = model.positions.len();
         let storage = BufferUsage::STORAGE;
-        let f4 = |v: &[[f64; 3]]| {
-            v.iter()
-                .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
-                .collect::<Vec<_>>()
-        };
+        let f4 = crate::integrate::vec4s;
         let positions = ctx.upload_buffer("newton.x", &f4(&model.positions), storage)?;
         let velocities = ctx.upload_buffer("newton.v", &f4(&model.velocities), storage)?;
         let vec4 = |name: &str| ctx.create_buffer::<[f32; 4]>(name, n, storage);
@@ -213,16 +192,9 @@ impl NewtonStepper {
                 }
             }
         }
-        let corner_items: Vec<(usize, u32)> = model
-            .tets
-            .iter()
-            .enumerate()
-            .flat_map(|(t, tet)| (0..4).map(move |a| (tet[a] as usize, (4 * t + a) as u32)))
-            .collect();
-        let (v_start, v_entries) = csr(n, &corner_items);
         let (e_start, e_entries) = csr(pairs.len(), &edge_items);
-        let v_start = ctx.upload_buffer("newton.vertex_start", &v_start, storage)?;
-        let v_entries = ctx.upload_buffer("newton.vertex_entries", &v_entries, storage)?;
+        // Diagonal blocks gather over the same vertex -> corner lists as the element gradients.
+        let (v_start, v_entries) = elements.vertex_corners();
         let e_start = ctx.upload_buffer("newton.edge_start", &e_start, storage)?;
         let e_entries = ctx.upload_buffer("newton.edge_entries", &e_entries, storage)?;
         let pair_buf = ctx.upload_buffer(
@@ -316,8 +288,8 @@ impl NewtonStepper {
             (
                 0u32,
                 "newton.assemble_diag",
-                &v_start,
-                &v_entries,
+                v_start,
+                v_entries,
                 n,
                 pcg.diag_blocks(),
             ),

@@ -156,11 +156,7 @@ impl Simulation {
                 },
             )?)),
             SolverKind::SymplecticEuler => {
-                let f4 = |v: &[[f64; 3]]| {
-                    v.iter()
-                        .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
-                        .collect::<Vec<_>>()
-                };
+                let f4 = crate::integrate::vec4s;
                 let positions =
                     ctx.upload_buffer("sim.x", &f4(&model.positions), BufferUsage::STORAGE)?;
                 let velocities =

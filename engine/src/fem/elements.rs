@@ -72,23 +72,12 @@ impl TetElements {
             }
         }
         // Vertex -> (tet corner) CSR in tet order: a fixed summation order per vertex.
-        let mut start = vec![0u32; nv + 1];
-        for tet in tets {
-            for &v in tet {
-                start[v as usize + 1] += 1;
-            }
-        }
-        for k in 0..nv {
-            start[k + 1] += start[k];
-        }
-        let mut fill = start.clone();
-        let mut corners = vec![0u32; 4 * tets.len()];
-        for (t, tet) in tets.iter().enumerate() {
-            for (k, &v) in tet.iter().enumerate() {
-                corners[fill[v as usize] as usize] = (4 * t + k) as u32;
-                fill[v as usize] += 1;
-            }
-        }
+        let corner_items: Vec<(usize, u32)> = tets
+            .iter()
+            .enumerate()
+            .flat_map(|(t, tet)| (0..4).map(move |k| (tet[k] as usize, (4 * t + k) as u32)))
+            .collect();
+        let (start, corners) = csr(nv, &corner_items);
         let lame32: Vec<[f32; 2]> = lame.iter().map(|&(m, l)| [m as f32, l as f32]).collect();
         Ok(TetElements {
             num_vertices: nv,
@@ -176,6 +165,12 @@ impl TetElements {
         }
     }
 
+    /// Vertex -> tet-corner CSR (`start`, `4 t + k` entries in tet order), shared by every
+    /// per-vertex gather over incident tets.
+    pub(crate) fn vertex_corners(&self) -> (&GpuBuffer<u32>, &GpuBuffer<u32>) {
+        (&self.start, &self.corners)
+    }
+
     /// Per-vertex energy gradient (N), valid after a recorded gradient ran.
     pub fn vertex_gradient(&self) -> &GpuBuffer<[f32; 4]> {
         &self.vertex_grad
@@ -185,4 +180,23 @@ impl TetElements {
     pub fn energies(&self) -> &GpuBuffer<f32> {
         &self.energy
     }
+}
+
+/// CSR of `(key, value)` pairs grouped by key (keys < `n`), values in input order:
+/// `(start[n + 1], values)`.
+pub(crate) fn csr(n: usize, items: &[(usize, u32)]) -> (Vec<u32>, Vec<u32>) {
+    let mut start = vec![0u32; n + 1];
+    for (k, _) in items {
+        start[k + 1] += 1;
+    }
+    for k in 0..n {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut out = vec![0u32; items.len()];
+    for (k, v) in items {
+        out[fill[*k] as usize] = *v;
+        fill[*k] += 1;
+    }
+    (start, out)
 }
