@@ -3,6 +3,7 @@
 //! per-tet Lamé parameters and each body's boundary surface for export. Host side, built once.
 
 use crate::cpu_reference::fem::{lame, TetRest};
+use crate::fem::thin::{cloth_elements, rod_elements, ClothMaterial, ThinElement};
 use crate::scene::{Body, Generator, MaterialModel, MeshSource, Scene, SceneError, VertexSet};
 use nalgebra::{Rotation3, Vector3};
 use std::ops::Range;
@@ -43,6 +44,8 @@ pub struct SimModel {
     pub tet_lame: Vec<(f64, f64)>,
     /// Cloth triangles (model vertex indices).
     pub triangles: Vec<[u32; 3]>,
+    /// Cloth and rod elements (membranes, hinges, springs, bends) in model vertex indices.
+    pub thin_elements: Vec<ThinElement>,
     /// Per-body ranges.
     pub bodies: Vec<BodyRange>,
     /// Scripted motions (kinematic vertex sets), referenced by [`SimModel::vertex_motion`].
@@ -97,6 +100,8 @@ fn err(field: String, message: String) -> SceneError {
 enum Geometry {
     Tets(TetMesh),
     Cloth(TriMesh),
+    /// A polyline's vertices, in order.
+    Rod(Vec<[f64; 3]>),
 }
 
 fn geometry(i: usize, body: &Body) -> Result<Geometry, SceneError> {
@@ -147,6 +152,11 @@ fn geometry(i: usize, body: &Body) -> Result<Geometry, SceneError> {
                     [size[0], size[1]],
                     [half[0], half[1], 0.0],
                 )),
+                Generator::Rod => Geometry::Rod(
+                    (0..=c[0])
+                        .map(|k| [half[0] + size[0] * k as f64 / c[0] as f64, 0.0, 0.0])
+                        .collect(),
+                ),
             })
         }
     }
@@ -190,6 +200,7 @@ impl SimModel {
                     vec![],
                     tri.triangles.clone(),
                 ),
+                Geometry::Rod(points) => (points.iter().map(xf).collect(), vec![], vec![], vec![]),
             };
             let nv = positions.len();
             let mut mass = vec![0.0; nv];
@@ -204,7 +215,15 @@ impl SimModel {
                     mass[v as usize] += body.material.density * rest.volume / 4.0;
                 }
                 m.tets.push(tet.map(|v| v + base));
-                m.tet_lame.push((mu, lambda));
+                let c = x.iter().sum::<Vector3<f64>>() / 4.0;
+                let region =
+                    body.material_region.iter().rev().find(|r| {
+                        (0..3).all(|k| c[k] >= r.region.min[k] && c[k] <= r.region.max[k])
+                    });
+                m.tet_lame.push(match region {
+                    Some(r) => lame(r.youngs_modulus, body.material.poisson_ratio),
+                    None => (mu, lambda),
+                });
             }
             let tri_start = m.triangles.len() as u32;
             let thickness = body.material.thickness.unwrap_or(0.0);
@@ -215,6 +234,41 @@ impl SimModel {
                     mass[v as usize] += body.material.density * thickness * area / 3.0;
                 }
                 m.triangles.push(tri.map(|v| v + base));
+            }
+            let mat = &body.material;
+            match &geo {
+                Geometry::Cloth(tri) => {
+                    let cloth = ClothMaterial {
+                        youngs_modulus: mat.youngs_modulus,
+                        poisson_ratio: mat.poisson_ratio,
+                        thickness,
+                        bending_stiffness: mat.bending_stiffness,
+                    };
+                    let elements = cloth_elements(tri, &positions, base, &cloth)
+                        .map_err(|e| err(format!("body[{i}].mesh"), e))?;
+                    m.thin_elements.extend(elements);
+                }
+                Geometry::Rod(_) => {
+                    let r = mat.radius.unwrap_or(0.0);
+                    let area = std::f64::consts::PI * r * r;
+                    let ei = mat
+                        .bending_stiffness
+                        .unwrap_or(mat.youngs_modulus * std::f64::consts::PI * r.powi(4) / 4.0);
+                    for k in 0..nv.saturating_sub(1) {
+                        let l =
+                            (Vector3::from(positions[k + 1]) - Vector3::from(positions[k])).norm();
+                        mass[k] += 0.5 * mat.density * area * l;
+                        mass[k + 1] += 0.5 * mat.density * area * l;
+                    }
+                    m.thin_elements.extend(rod_elements(
+                        &positions,
+                        base,
+                        mat.youngs_modulus,
+                        r,
+                        ei,
+                    ));
+                }
+                Geometry::Tets(_) => {}
             }
             let mut motion_of = vec![u32::MAX; nv];
             for mo in &body.motion {

@@ -4,9 +4,15 @@
 //! storage (`kernels/fem/assemble_hessian.comp`), block-Jacobi PCG ([`crate::solver`]) and a
 //! backtracking line search on the energy reduced on the GPU. Every step runs from graphs
 //! compiled once; the host reads back scalars only (energies, norms, PCG residuals).
-//! Contact terms plug into the same energy, gradient and block storage (later issues).
+//! Analytic colliders (plane, sphere, box; static or moving) enter the energy as a penalty with
+//! lagged Coulomb friction re-linearised at every Newton iteration
+//! ([`crate::cpu_reference::contact`]); cloth and rod elements share the tets' element pool
+//! ([`crate::fem::thin`]). Proximity-based contact terms plug into the same energy, gradient
+//! and block storage (later issues).
 
+use crate::cpu_reference::contact::{Collider, Shape};
 use crate::fem::elements::csr;
+use crate::fem::thin::NO_VERTEX;
 use crate::fem::{ElementModel, TetElements};
 use crate::model::SimModel;
 use crate::primitives::{Reduce, ReduceOp, ReduceResult};
@@ -18,7 +24,7 @@ use crate::vk::{
 };
 
 /// Newton solver settings (SI units).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewtonSettings {
     /// Time step (s).
     pub h: f64,
@@ -32,11 +38,14 @@ pub struct NewtonSettings {
     pub pcg_tolerance: f32,
     /// PCG iterations per Newton iteration at most.
     pub pcg_max_iterations: u32,
-    /// Ground plane `n·x ≥ offset` as `(unit normal, offset)`, or `None`.
-    pub ground: Option<([f64; 3], f64)>,
-    /// Ground penalty stiffness relative to m/h² (dimensionless; 100 keeps the penetration
-    /// under weight at g h² / 100).
+    /// Analytic colliders (unit plane normals), with friction coefficients and velocities.
+    pub colliders: Vec<Collider>,
+    /// Collider penalty stiffness relative to m/h² (dimensionless; 1000 keeps the penetration
+    /// under weight at g h² / 1000).
     pub contact_stiffness: f64,
+    /// Friction slip threshold ε (m): tangential displacements per step below it are treated
+    /// as static friction (IPC's ε_v h).
+    pub friction_slip: f64,
 }
 
 /// GPU milliseconds per part of a time step (whole-graph timestamps).
@@ -86,24 +95,45 @@ pub struct StepStats {
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct VecPush {
     gravity: [f32; 4],
-    plane: [f32; 4],
     n: u32,
     h: f32,
     kappa: f32,
-    _pad: u32,
+    num_colliders: u32,
+    slip: f32,
+    _pad: [u32; 3],
 }
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct AsmPush {
-    plane: [f32; 4],
     count: u32,
     inv_h2: f32,
-    kappa: f32,
-    _pad: u32,
 }
 
-/// A Newton–PCG implicit Euler stepper for the tets of a [`SimModel`].
+/// Colliders as the kernels' vec4 quadruples (`kernels/include/colliders.glsl`).
+fn pack_colliders(colliders: &[Collider]) -> Vec<[f32; 4]> {
+    let f = |a: [f64; 3], w: f64| [a[0] as f32, a[1] as f32, a[2] as f32, w as f32];
+    let mut out = Vec::with_capacity(4 * colliders.len().max(1));
+    for c in colliders {
+        let (kind, scalar, a, b) = match c.shape {
+            Shape::Plane { normal, offset } => (0.0, offset, normal, [0.0; 3]),
+            Shape::Sphere { center, radius } => (1.0, radius, center, [0.0; 3]),
+            Shape::Box { min, max } => (2.0, 0.0, min, max),
+        };
+        out.extend([
+            [kind, c.friction as f32, scalar as f32, 0.0],
+            f(a, 0.0),
+            f(b, 0.0),
+            f(c.velocity, 0.0),
+        ]);
+    }
+    if out.is_empty() {
+        out.resize(4, [0.0; 4]);
+    }
+    out
+}
+
+/// A Newton–PCG implicit Euler stepper for the tets, cloth and rods of a [`SimModel`].
 pub struct NewtonStepper {
     settings: NewtonSettings,
     time: std::cell::Cell<f64>,
@@ -113,6 +143,7 @@ pub struct NewtonStepper {
     velocities: GpuBuffer<[f32; 4]>,
     alpha: GpuBuffer<f32>,
     sums: GpuBuffer<ReduceResult>,
+    colliders: GpuBuffer<[f32; 4]>,
     pcg: Pcg,
     predict: CompiledGraph,
     evaluate: CompiledGraph,
@@ -129,7 +160,7 @@ fn groups(n: usize) -> [u32; 3] {
 }
 
 impl NewtonStepper {
-    /// Uploads the model's tets and state and compiles every graph of a step.
+    /// Uploads the model's elements and state and compiles every graph of a step.
     pub fn new(
         ctx: &Context,
         model: &SimModel,
@@ -157,7 +188,16 @@ impl NewtonStepper {
             &model.inv_mass.iter().map(|&m| m as f32).collect::<Vec<_>>(),
             storage,
         )?;
-        let inertia = ctx.create_buffer::<f32>("newton.inertia", n, storage)?;
+        let inertia = ctx.create_buffer::<f32>("newton.vertex_energy", n, storage)?;
+        let colliders = ctx.upload_buffer(
+            "newton.colliders",
+            &pack_colliders(&settings.colliders),
+            BufferUsage::HOST_WRITE | storage,
+        )?;
+        let friction = ctx.create_buffer::<[f32; 4]>("newton.friction", 2 * n, storage)?;
+        let contact_hess = ctx.create_buffer::<[f32; 4]>("newton.contact_hess", 3 * n, storage)?;
+        let time_buf =
+            ctx.create_buffer::<f32>("newton.time", 1, BufferUsage::HOST_WRITE | storage)?;
         let f_ext = ctx.upload_buffer("newton.f_ext", &f4(&model.external_forces), storage)?;
         let gnorm = ctx.create_buffer::<f32>("newton.gnorm", n, storage)?;
         let dnorm = ctx.create_buffer::<f32>("newton.dnorm", n, storage)?;
@@ -166,23 +206,30 @@ impl NewtonStepper {
         // Host-visible: read every line-search trial without a staging copy.
         let sums =
             ctx.create_buffer::<ReduceResult>("newton.sums", 4, BufferUsage::HOST_READ | storage)?;
-        let elements = TetElements::new(
+        let elements = TetElements::with_thin(
             ctx,
             &model.positions,
             &model.tets,
             &model.tet_lame,
             model_kind,
+            &model.thin_elements,
         )?;
+        let num_elements = elements.num_elements();
         let trial_elements = &elements;
-        // Sparsity: unique tet edges, and for each edge the (tet, a, b) contributions.
+        // Sparsity: unique element edges, and for each edge the (element, a, b) contributions.
         let mut edge_index = std::collections::HashMap::new();
         let mut pairs: Vec<(u32, u32)> = Vec::new();
         let mut edge_items: Vec<(usize, u32)> = Vec::new();
-        for (t, tet) in model.tets.iter().enumerate() {
+        let pool = model
+            .tets
+            .iter()
+            .copied()
+            .chain(model.thin_elements.iter().map(|e| e.vertices()));
+        for (t, tet) in pool.enumerate() {
             for a in 0..4 {
                 for b in 0..4 {
                     let (i, j) = (tet[a], tet[b]);
-                    if i < j {
+                    if i < j && j != NO_VERTEX {
                         let e = *edge_index.entry((i, j)).or_insert_with(|| {
                             pairs.push((i, j));
                             pairs.len() - 1
@@ -203,23 +250,29 @@ impl NewtonStepper {
             storage,
         )?;
         let pcg = Pcg::with_sparsity(ctx, n, &pairs, 10)?;
-        let reduce = Reduce::new(ctx, n.max(model.tets.len()))?;
+        let reduce = Reduce::new(ctx, n.max(num_elements))?;
         let h = settings.h;
-        let plane = crate::integrate::plane_vec4(settings.ground);
-        let kappa = settings.contact_stiffness as f32;
         let vp = VecPush {
             gravity: crate::integrate::vec4(settings.gravity),
-            plane,
             n: n as u32,
             h: h as f32,
-            kappa,
-            _pad: 0,
+            kappa: settings.contact_stiffness as f32,
+            num_colliders: settings.colliders.len() as u32,
+            slip: settings.friction_slip as f32,
+            _pad: [0; 3],
         };
         let (rd, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
         // All vector kernels share one binding layout; `acc` gives each mode's real accesses.
         let vectors = |g: &mut Graph, name: &str, mode: u32, acc: [Access; 13]| {
-            let acc: Vec<Access> = acc.into_iter().chain([Access::READ]).collect();
-            let bufs: [crate::vk::BufferSlice; 14] = [
+            // f_ext, colliders, time: read; friction lag and contact blocks: written by the
+            // gradient, friction read by trials.
+            let (fr, ch) = match mode {
+                1 => (wr, wr),
+                2 => (rd, rd),
+                _ => (rd, rd),
+            };
+            let acc: Vec<Access> = acc.into_iter().chain([rd, rd, rd, fr, ch]).collect();
+            let bufs: [crate::vk::BufferSlice; 18] = [
                 (&positions).into(),
                 (&velocities).into(),
                 (&y).into(),
@@ -234,6 +287,10 @@ impl NewtonStepper {
                 (&gnorm).into(),
                 (&alpha).into(),
                 (&f_ext).into(),
+                (&colliders).into(),
+                (&time_buf).into(),
+                (&friction).into(),
+                (&contact_hess).into(),
             ];
             let mut d = Dispatch::new(name, ids::NEWTON_VECTORS, groups(n))
                 .workgroup_size(WG)
@@ -247,7 +304,7 @@ impl NewtonStepper {
             reduce.record(
                 g,
                 trial_elements.energies(),
-                model.tets.len(),
+                num_elements,
                 ReduceOp::Sum,
                 &sums,
                 0,
@@ -284,6 +341,7 @@ impl NewtonStepper {
         let mut g = Graph::new("newton.hessian");
         elements.record_hessian(&mut g, &positions, 8);
         let inv_h2 = (1.0 / (h * h)) as f32;
+        let _ = &contact_hess;
         for (mode, name, start, entries, count, out) in [
             (
                 0u32,
@@ -314,13 +372,10 @@ impl NewtonStepper {
                     .read(&pair_buf)
                     .write(out)
                     .bind(pcg.inverse_diag_blocks(), if mode == 0 { wr } else { rd })
-                    .read(&positions)
+                    .read(&contact_hess)
                     .push(&AsmPush {
-                        plane,
                         count: count as u32,
                         inv_h2,
-                        kappa,
-                        _pad: 0,
                     }),
             );
         }
@@ -358,8 +413,6 @@ impl NewtonStepper {
         );
         let finish = g.compile(ctx, opts)?;
         // Scripted (kinematic) vertices, moved before each step's prediction.
-        let time_buf =
-            ctx.create_buffer::<f32>("newton.time", 1, BufferUsage::HOST_WRITE | storage)?;
         let script = if model.has_motion() {
             let x0 = ctx.upload_buffer("newton.x0", &f4(&model.positions), storage)?;
             let vm = ctx.upload_buffer("newton.vertex_motion", &model.vertex_motion, storage)?;
@@ -415,6 +468,7 @@ impl NewtonStepper {
             velocities,
             alpha,
             sums,
+            colliders,
             pcg,
             predict,
             evaluate,
@@ -447,8 +501,8 @@ impl NewtonStepper {
         let mut stats = StepStats::default();
         let t = self.time.get() + st.h;
         self.time.set(t);
+        self.time_buf.write(&[t as f32])?;
         if let Some(script) = &self.script {
-            self.time_buf.write(&[t as f32])?;
             script.run()?;
             stats.gpu_ms.predict += graph_ms(script)?;
         }
@@ -493,14 +547,54 @@ impl NewtonStepper {
             if !accepted || dmax * (alpha as f64) < st.tolerance {
                 break;
             }
-            // Gradient at the accepted x is already in the element buffers; rebuild the rhs.
+            // Gradient at the accepted x is already in the element buffers; rebuild the rhs and
+            // re-lag friction there (the energy changes with the lag: read it again).
             self.evaluate.run()?;
             stats.gpu_ms.evaluate += graph_ms(&self.evaluate)?;
+            let s = self.read_sums()?;
+            energy = s[0] + s[1];
         }
         self.finish.run()?;
         stats.gpu_ms.finish += graph_ms(&self.finish)?;
         stats.energy = energy;
         Ok(stats)
+    }
+
+    /// Prediction and first linearisation of the next step without solving or advancing: the
+    /// Newton right-hand side `−∇E` (one vec4 per vertex), the diagonal blocks of the Newton
+    /// matrix (three rows per vertex) and the incremental potential E at the current positions.
+    /// For checks against [`crate::cpu_reference::newton`].
+    pub fn linearize(&self) -> VkResult<(Vec<[f32; 4]>, Vec<[f32; 4]>, f64)> {
+        self.time_buf
+            .write(&[(self.time.get() + self.settings.h) as f32])?;
+        if let Some(script) = &self.script {
+            script.run()?;
+        }
+        self.predict.run()?;
+        self.evaluate.run()?;
+        let s = self.read_sums()?;
+        self.hessian.run()?;
+        Ok((
+            self.pcg.rhs().read()?,
+            self.pcg.diag_blocks().read()?,
+            s[0] + s[1],
+        ))
+    }
+
+    /// Replaces the colliders' positions, friction and velocities between steps (same count
+    /// and kinds as at creation; positions are those at time 0, moved by `velocity · t`).
+    pub fn set_colliders(&self, colliders: &[Collider]) -> VkResult<()> {
+        if colliders.len() != self.settings.colliders.len() {
+            return Err(crate::vk::VkError::Graph {
+                graph: "newton".into(),
+                message: format!(
+                    "{} colliders given, the stepper was built with {}",
+                    colliders.len(),
+                    self.settings.colliders.len()
+                ),
+            });
+        }
+        self.colliders.write(&pack_colliders(colliders))
     }
 
     /// Current positions (m), one vec4 per vertex.

@@ -182,6 +182,20 @@ pub struct Body {
     /// External forces.
     #[serde(default)]
     pub force: Vec<Force>,
+    /// Regions of a solid with their own Young's modulus (tets whose centroid lies inside; the
+    /// last matching region wins): heterogeneous bodies bonded in one mesh.
+    #[serde(default)]
+    pub material_region: Vec<MaterialRegion>,
+}
+
+/// A region of a solid body with its own stiffness.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialRegion {
+    /// Axis-aligned box (m, after the body transform).
+    pub region: Aabb,
+    /// Young's modulus inside it (Pa).
+    pub youngs_modulus: f64,
 }
 
 fn one() -> f64 {
@@ -225,6 +239,9 @@ pub enum Generator {
     Sphere,
     /// Rectangular cloth grid in the XY plane, centred on the body origin.
     Cloth,
+    /// Straight rod along X of length `size[0]` with `cells[0]` segments, centred on the body
+    /// origin.
+    Rod,
 }
 
 /// Constitutive model and parameters.
@@ -242,9 +259,12 @@ pub struct Material {
     /// Cloth thickness (m).
     #[serde(default)]
     pub thickness: Option<f64>,
-    /// Bending stiffness for cloth and rods (N·m).
+    /// Bending stiffness: cloth N·m (default E t³ / 12(1 − ν²)), rods N·m² (default E π r⁴/4).
     #[serde(default)]
     pub bending_stiffness: Option<f64>,
+    /// Rod cross-section radius (m).
+    #[serde(default)]
+    pub radius: Option<f64>,
 }
 
 /// Constitutive models.
@@ -632,6 +652,34 @@ impl Scene {
                     "cloth needs a positive thickness in m".into(),
                 );
             }
+            if m.model == MaterialModel::Rod && !m.radius.is_some_and(|r| r > 0.0 && r.is_finite())
+            {
+                return bad(
+                    f("material.radius"),
+                    "a rod needs a positive cross-section radius in m".into(),
+                );
+            }
+            if let Some(kb) = m.bending_stiffness {
+                if !(kb.is_finite() && kb >= 0.0) {
+                    return bad(
+                        f("material.bending_stiffness"),
+                        format!("must be a non-negative stiffness, got {kb}"),
+                    );
+                }
+            }
+            let rod_geometry = matches!(
+                b.mesh,
+                MeshSource::Generator {
+                    generator: Generator::Rod,
+                    ..
+                }
+            );
+            if rod_geometry != (m.model == MaterialModel::Rod) {
+                return bad(
+                    f("material.model"),
+                    "rod bodies use the \"rod\" generator and the \"rod\" material together".into(),
+                );
+            }
             if let MeshSource::Generator {
                 generator,
                 size,
@@ -639,7 +687,7 @@ impl Scene {
             } = &b.mesh
             {
                 let needs = match generator {
-                    Generator::Sphere => 1,
+                    Generator::Sphere | Generator::Rod => 1,
                     Generator::Cloth => 2,
                     _ => 3,
                 };
@@ -667,6 +715,23 @@ impl Scene {
             }
             for (k, v) in b.fixed.iter().enumerate() {
                 check_set(v).or_else(|m| bad(f(&format!("fixed[{k}]")), m))?;
+            }
+            for (k, r) in b.material_region.iter().enumerate() {
+                if !(r.youngs_modulus.is_finite() && r.youngs_modulus > 0.0) {
+                    return bad(
+                        f(&format!("material_region[{k}].youngs_modulus")),
+                        format!(
+                            "must be a positive stiffness in Pa, got {}",
+                            r.youngs_modulus
+                        ),
+                    );
+                }
+                if (0..3).any(|c| !(r.region.min[c] <= r.region.max[c])) {
+                    return bad(
+                        f(&format!("material_region[{k}].region")),
+                        "min must not exceed max".into(),
+                    );
+                }
             }
             for (k, mo) in b.motion.iter().enumerate() {
                 check_set(&mo.vertices).or_else(|m| bad(f(&format!("motion[{k}].vertices")), m))?;

@@ -1,10 +1,12 @@
 //! A simulation built from a scene: the library entry point behind `supple run`. Create it from
-//! a [`Scene`], advance it frame by frame, read positions back. Solid (tet) bodies with fixed
-//! vertices and a ground plane run on the Newton–PCG implicit Euler solver ([`crate::newton`])
-//! or on symplectic Euler ([`crate::integrate`]); scene features not supported yet (cloth,
-//! sphere/box colliders, inter-body contact) are refused with an error
-//! naming the field rather than ignored.
+//! a [`Scene`], advance it frame by frame, read positions back. Solids, cloth and rods with fixed
+//! and scripted vertices, loads and analytic colliders (with friction) run on the Newton–PCG
+//! implicit Euler solver ([`crate::newton`]); symplectic Euler ([`crate::integrate`]) is the
+//! explicit baseline (no scripted motion, loads, friction or non-plane colliders). Scene
+//! features not supported yet (corotated solids on the GPU, inter-body contact) are refused
+//! with an error naming the field rather than ignored.
 
+use crate::cpu_reference::contact::{Collider, Shape};
 use crate::fem::{ElementModel, TetElements};
 use crate::integrate::{SymplecticEuler, SymplecticEulerParams};
 use crate::model::SimModel;
@@ -68,6 +70,30 @@ pub struct Simulation {
     surface_vertices: Vec<u32>,
 }
 
+/// The scene's colliders for the solvers (plane normals normalised).
+pub fn scene_colliders(scene: &Scene) -> Vec<Collider> {
+    scene
+        .colliders
+        .iter()
+        .map(|c| Collider {
+            shape: match c.shape {
+                ColliderShape::Plane { normal, offset } => {
+                    let l = (normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2])
+                        .sqrt();
+                    Shape::Plane {
+                        normal: normal.map(|x| x / l),
+                        offset,
+                    }
+                }
+                ColliderShape::Sphere { center, radius } => Shape::Sphere { center, radius },
+                ColliderShape::Box { min, max } => Shape::Box { min, max },
+            },
+            friction: c.friction,
+            velocity: c.velocity,
+        })
+        .collect()
+}
+
 fn unsupported(field: String, message: &str) -> SimError {
     SimError::Unsupported {
         field,
@@ -78,64 +104,66 @@ fn unsupported(field: String, message: &str) -> SimError {
 impl Simulation {
     /// Builds the model and the solver graphs for `scene` on `ctx`.
     pub fn new(ctx: &Context, scene: &Scene) -> Result<Simulation, SimError> {
+        let newton = scene.simulation.solver == SolverKind::Newton;
         for (i, b) in scene.bodies.iter().enumerate() {
-            if matches!(b.material.model, MaterialModel::Cloth | MaterialModel::Rod) {
-                return Err(unsupported(
-                    format!("body[{i}].material.model"),
-                    "cloth and rod bodies need the shell/rod solver, not available yet",
-                ));
-            }
-            if !b.motion.is_empty() {
+            if !newton && !b.motion.is_empty() {
                 return Err(unsupported(
                     format!("body[{i}].motion"),
-                    "scripted motion is not supported yet",
+                    "scripted motion needs the newton solver",
                 ));
             }
-            if !b.force.is_empty() {
+            if !newton && !b.force.is_empty() {
                 return Err(unsupported(
                     format!("body[{i}].force"),
-                    "external forces are not supported yet",
+                    "external forces need the newton solver",
                 ));
             }
         }
-        let mut ground = None;
-        for (i, c) in scene.colliders.iter().enumerate() {
-            match &c.shape {
-                ColliderShape::Plane { normal, offset } if ground.is_none() => {
-                    ground = Some((*normal, *offset))
-                }
-                _ => {
+        let colliders = scene_colliders(scene);
+        let ground = colliders.iter().find_map(|c| match c.shape {
+            Shape::Plane { normal, offset } => Some((normal, offset)),
+            _ => None,
+        });
+        if !newton {
+            for (i, c) in colliders.iter().enumerate() {
+                if !matches!(c.shape, Shape::Plane { .. })
+                    || i > 0
+                    || c.friction != 0.0
+                    || c.velocity != [0.0; 3]
+                {
                     return Err(unsupported(
                         format!("collider[{i}]"),
-                        "only one ground plane collider is supported so far",
-                    ))
+                        "symplectic Euler supports one static, frictionless ground plane",
+                    ));
                 }
             }
-            if c.friction != 0.0 || c.velocity != [0.0; 3] {
+        }
+        // Solids share one constitutive model per simulation (a specialisation constant).
+        let mut kind = None;
+        for (i, b) in scene.bodies.iter().enumerate() {
+            let k = match b.material.model {
+                MaterialModel::StableNeoHookean => ElementModel::StableNeoHookean,
+                MaterialModel::Stvk => ElementModel::StVenantKirchhoff,
+                MaterialModel::Corotated => {
+                    return Err(unsupported(
+                        format!("body[{i}].material.model"),
+                        "corotated elements run on the CPU reference only so far",
+                    ))
+                }
+                MaterialModel::Cloth | MaterialModel::Rod => continue,
+            };
+            if kind.is_some_and(|x| x != k) {
                 return Err(unsupported(
-                    format!("collider[{i}]"),
-                    "friction and moving colliders are not supported yet",
+                    format!("body[{i}].material.model"),
+                    "all solid bodies must use the same material model for now",
                 ));
             }
+            kind = Some(k);
         }
-        let models: Vec<MaterialModel> = scene.bodies.iter().map(|b| b.material.model).collect();
-        let kind = match models.first() {
-            None => return Err(unsupported("body".into(), "the scene has no body")),
-            Some(m) if models.iter().any(|x| x != m) => {
-                return Err(unsupported(
-                    "body".into(),
-                    "all bodies must use the same material model for now",
-                ))
-            }
-            Some(MaterialModel::StableNeoHookean) => ElementModel::StableNeoHookean,
-            Some(MaterialModel::Stvk) => ElementModel::StVenantKirchhoff,
-            Some(_) => {
-                return Err(unsupported(
-                    "body[0].material.model".into(),
-                    "corotated elements run on the CPU reference only so far",
-                ))
-            }
-        };
+        if scene.bodies.is_empty() {
+            return Err(unsupported("body".into(), "the scene has no body"));
+        }
+        let kind = kind.unwrap_or(ElementModel::StableNeoHookean);
         let model = SimModel::from_scene(scene)?;
         let sim = &scene.simulation;
         let h = sim.time_step();
@@ -151,8 +179,9 @@ impl Simulation {
                     tolerance: scene.solver.newton_tolerance,
                     pcg_tolerance: scene.solver.pcg_tolerance as f32,
                     pcg_max_iterations: scene.solver.pcg_max_iterations,
-                    ground,
+                    colliders,
                     contact_stiffness: 1000.0,
+                    friction_slip: 1e-3 * h,
                 },
             )?)),
             SolverKind::SymplecticEuler => {
@@ -163,12 +192,13 @@ impl Simulation {
                     ctx.upload_buffer("sim.v", &f4(&model.velocities), BufferUsage::STORAGE)?;
                 let w: Vec<f32> = model.inv_mass.iter().map(|&w| w as f32).collect();
                 let inv_mass = ctx.upload_buffer("sim.inv_mass", &w, BufferUsage::STORAGE)?;
-                let elements = Box::new(TetElements::new(
+                let elements = Box::new(TetElements::with_thin(
                     ctx,
                     &model.positions,
                     &model.tets,
                     &model.tet_lame,
                     kind,
+                    &model.thin_elements,
                 )?);
                 let plane = crate::integrate::plane_vec4(ground);
                 let params = SymplecticEulerParams {

@@ -1,22 +1,22 @@
 #version 460
-// Assembles the Newton matrix H = M/h² + Σ_t H_t (element Hessians, 12×12 row-major per tet)
-// into block storage, by gather in fixed (CSR) order: MODE 0: one diagonal block and its
-// inverse per vertex (fixed vertices get identity rows); MODE 1: one off-diagonal block per
-// mesh edge (i, j) = Σ H_t[a, b] over the tets holding it (zero when i or j is fixed).
+// Assembles the Newton matrix H = M/h² + C + Σ_e H_e (C: per-vertex contact/friction blocks
+// from newton/vectors.comp; H_e: element Hessians, 12×12 row-major per pool element — tets and
+// thin elements) into block storage, by gather in fixed (CSR) order: MODE 0: one diagonal block
+// and its inverse per vertex (fixed vertices get identity rows); MODE 1: one off-diagonal block
+// per element edge (i, j) = Σ H_e[a, b] over the elements holding it (zero when i or j is fixed).
 // Host: engine/src/newton.rs. Reference: cpu_reference/newton.rs.
 #include "common.glsl"
 layout(constant_id = 1) const uint MODE = 0;
 layout(std430, binding = 0) readonly buffer Hess { float hess[]; };
 layout(std430, binding = 1) readonly buffer Start { uint start[]; };
-layout(std430, binding = 2) readonly buffer Entries { uint entries[]; }; // MODE 0: 4t+a; MODE 1: 16t+4a+b
+layout(std430, binding = 2) readonly buffer Entries { uint entries[]; }; // MODE 0: 4e+a; MODE 1: 16e+4a+b
 layout(std430, binding = 3) readonly buffer Mass { float mass[]; };
 layout(std430, binding = 4) readonly buffer InvMass { float inv_mass[]; };
 layout(std430, binding = 5) readonly buffer Pairs { uvec2 pairs[]; };
 layout(std430, binding = 6) writeonly buffer Blocks { vec4 blocks[]; };
 layout(std430, binding = 7) writeonly buffer Minv { vec4 minv[]; };
-layout(std430, binding = 8) readonly buffer Pos { vec4 pos[]; };
-// plane: ground penalty (see newton/vectors.comp): adds κ m/h² n nᵀ to penetrating vertices.
-layout(push_constant) uniform P { vec4 plane; uint count; float inv_h2; float kappa; } p;
+layout(std430, binding = 8) readonly buffer ContactHess { vec4 contact_hess[]; }; // 3 rows per vertex
+layout(push_constant) uniform P { uint count; float inv_h2; } p;
 
 mat3 element_block(uint t, uint a, uint b) {
     mat3 m;
@@ -42,9 +42,11 @@ void main() {
             d = mat3(1.0);
         } else {
             d = mat3(mass[k] * p.inv_h2);
-            vec3 n = p.plane.xyz;
-            if (dot(n, n) > 0.0 && dot(n, pos[k].xyz) - p.plane.w < 0.0) {
-                d += p.kappa * mass[k] * p.inv_h2 * outerProduct(n, n);
+            for (uint r = 0u; r < 3u; ++r) {
+                vec4 row = contact_hess[3u * k + r];
+                d[0][r] += row.x;
+                d[1][r] += row.y;
+                d[2][r] += row.z;
             }
             for (uint e = start[k]; e < start[k + 1u]; ++e) {
                 uint c = entries[e];

@@ -1,10 +1,12 @@
 #version 460
 // Per-vertex vector work of the implicit-Euler Newton solver (incremental potential
-// E(x) = 1/(2h²) ‖x − y‖²_M + Ψ(x) + ground penalty − f_ext·x). MODE 0 predict: y = x + h v + h² g (fixed: y = x),
-// x_start = x. MODE 1 gradient: g = m/h² (x − y) + ∇Ψ (fixed: 0), rhs = −g, d = 0, and the
-// per-vertex inertia energy and |g|. MODE 2 trial: x_trial = x + α d, inertia energy at
-// x_trial. MODE 3 velocity: v = (x − x_start) / h.
-// Host: engine/src/newton.rs. Reference: cpu_reference/newton.rs.
+// E(x) = 1/(2h²) ‖x − y‖²_M + Ψ(x) + contact + friction − f_ext·x). MODE 0 predict:
+// y = x + h v + h² g (fixed: y = x), x_start = x. MODE 1 gradient at the linearisation point:
+// lag friction, g = m/h² (x − y) + ∇Ψ + ∇contact − f_ext (fixed: 0), rhs = −g, d = 0, the
+// per-vertex energy (inertia + contact + friction − f·x), |g| and the contact Hessian block.
+// MODE 2 trial: x_trial = x + α d, per-vertex energy at x_trial. MODE 3 velocity:
+// v = (x − x_start) / h. Contact: include/colliders.glsl (stiffness κ m/h²).
+// Host: engine/src/newton.rs. Reference: cpu_reference/newton.rs, cpu_reference/contact.rs.
 #include "common.glsl"
 layout(constant_id = 1) const uint MODE = 0;
 layout(std430, binding = 0) buffer X { vec4 x[]; };
@@ -17,42 +19,63 @@ layout(std430, binding = 6) readonly buffer ElasticGrad { vec4 elastic_grad[]; }
 layout(std430, binding = 7) buffer Rhs { vec4 rhs[]; };
 layout(std430, binding = 8) buffer Dir { vec4 dir[]; };
 layout(std430, binding = 9) buffer XTrial { vec4 x_trial[]; };
-layout(std430, binding = 10) writeonly buffer Inertia { float inertia[]; };
+layout(std430, binding = 10) writeonly buffer Energy { float vertex_energy[]; };
 layout(std430, binding = 11) writeonly buffer GNorm { float gnorm[]; };
 layout(std430, binding = 12) readonly buffer Alpha { float alpha[]; };
-layout(std430, binding = 13) readonly buffer ExternalForce { vec4 f_ext[]; }; // constant loads (N): potential −f·x
-// plane: ground n·x ≥ offset (xyz = unit normal, all zero = none; w = offset), with the
-// penalty ½ κ (m/h²) min(0, n·x − offset)² added to the potential.
-layout(push_constant) uniform P { vec4 gravity; vec4 plane; uint n; float h; float kappa; } p;
+layout(std430, binding = 13) readonly buffer ExternalForce { vec4 f_ext[]; }; // constant loads (N)
+layout(std430, binding = 14) readonly buffer Colliders { vec4 colliders[]; };
+layout(std430, binding = 15) readonly buffer Time { float time[]; }; // end of the step (s)
+layout(std430, binding = 16) buffer Friction { vec4 friction[]; }; // (n, μλ), (shift, 0)
+layout(std430, binding = 17) writeonly buffer ContactHess { vec4 contact_hess[]; }; // 3 rows
+layout(push_constant) uniform P {
+    vec4 gravity;
+    uint n;
+    float h;
+    float kappa;       // contact stiffness relative to m/h²
+    uint num_colliders;
+    float slip;        // friction slip threshold ε (m)
+} p;
+#include "colliders.glsl"
 
-float plane_gap(vec3 xi) {
-    return dot(p.plane.xyz, p.plane.xyz) > 0.0 ? dot(p.plane.xyz, xi) - p.plane.w : 1.0;
-}
 void main() {
     uint i = gl_GlobalInvocationID.x;
     if (i >= p.n) return;
     bool fixed_vertex = inv_mass[i] == 0.0;
     float k = mass[i] / (p.h * p.h);
+    float kc = p.kappa * k;
+    float t = time[0];
     if (MODE == 0u) {
         vec3 xi = x[i].xyz;
         y[i] = vec4(fixed_vertex ? xi : xi + p.h * v[i].xyz + p.h * p.h * p.gravity.xyz, 0.0);
         x_start[i] = vec4(xi, 0.0);
     } else if (MODE == 1u) {
-        vec3 dx = x[i].xyz - y[i].xyz;
-        float gap = min(plane_gap(x[i].xyz), 0.0);
-        float kc = p.kappa * k;
+        vec3 xi = x[i].xyz;
+        vec4 lag_n = vec4(0.0), lag_shift = vec4(0.0);
+        if (!fixed_vertex) friction_lag(xi, t, p.h, kc, p.num_colliders, lag_n, lag_shift);
+        friction[2u * i] = lag_n;
+        friction[2u * i + 1u] = lag_shift;
+        vec3 dx = xi - y[i].xyz;
         vec3 fe = f_ext[i].xyz;
-        vec3 g = fixed_vertex ? vec3(0.0) : k * dx + elastic_grad[i].xyz + kc * gap * p.plane.xyz - fe;
+        vec3 gc = vec3(0.0);
+        mat3 hc = mat3(0.0);
+        float ec = vertex_contact(xi, x_start[i].xyz, lag_n, lag_shift, kc, t, p.slip,
+                                  p.num_colliders, gc, hc);
+        vec3 g = fixed_vertex ? vec3(0.0) : k * dx + elastic_grad[i].xyz + gc - fe;
         rhs[i] = vec4(-g, 0.0);
         dir[i] = vec4(0.0);
-        inertia[i] = 0.5 * k * dot(dx, dx) + 0.5 * kc * gap * gap - dot(fe, x[i].xyz);
+        vertex_energy[i] = 0.5 * k * dot(dx, dx) + ec - dot(fe, xi);
         gnorm[i] = length(g);
+        if (fixed_vertex) hc = mat3(0.0);
+        for (uint r = 0u; r < 3u; ++r) contact_hess[3u * i + r] = vec4(hc[0][r], hc[1][r], hc[2][r], 0.0);
     } else if (MODE == 2u) {
         vec3 xt = x[i].xyz + alpha[0] * dir[i].xyz;
         x_trial[i] = vec4(xt, 0.0);
         vec3 dx = xt - y[i].xyz;
-        float gap = min(plane_gap(xt), 0.0);
-        inertia[i] = 0.5 * k * dot(dx, dx) + 0.5 * p.kappa * k * gap * gap - dot(f_ext[i].xyz, xt);
+        vec3 gc = vec3(0.0);
+        mat3 hc = mat3(0.0);
+        float ec = vertex_contact(xt, x_start[i].xyz, friction[2u * i], friction[2u * i + 1u], kc,
+                                  t, p.slip, p.num_colliders, gc, hc);
+        vertex_energy[i] = 0.5 * k * dot(dx, dx) + ec - dot(f_ext[i].xyz, xt);
     } else {
         v[i] = vec4((x[i].xyz - x_start[i].xyz) / p.h, 0.0);
     }

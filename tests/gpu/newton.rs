@@ -1,6 +1,7 @@
 //! Newton–PCG implicit Euler on the GPU: a clamped beam settles to the static deflection of an
 //! independent dense CPU Newton solve (f64).
 use nalgebra::{DMatrix, DVector, Vector3};
+use supple::cpu_reference::contact::{Collider, Shape};
 use supple::cpu_reference::fem::{lame, Material, TetRest};
 use supple::fem::ElementModel;
 use supple::model::SimModel;
@@ -104,8 +105,9 @@ fn clamped_beam_reaches_the_static_deflection_of_a_dense_cpu_newton_solve() {
         tolerance: 1e-7,
         pcg_tolerance: 1e-5,
         pcg_max_iterations: 2000,
-        ground: None,
+        colliders: vec![],
         contact_stiffness: 100.0,
+        friction_slip: 1e-5,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -178,8 +180,16 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
         tolerance: 1e-6,
         pcg_tolerance: 1e-4,
         pcg_max_iterations: 500,
-        ground: Some(([0.0, 0.0, 1.0], 0.0)),
+        colliders: vec![Collider {
+            shape: Shape::Plane {
+                normal: [0.0, 0.0, 1.0],
+                offset: 0.0,
+            },
+            friction: 0.0,
+            velocity: [0.0; 3],
+        }],
         contact_stiffness: 1000.0,
+        friction_slip: 1e-5,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -249,11 +259,17 @@ motion = [
         tolerance: 1e-6,
         pcg_tolerance: 1e-4,
         pcg_max_iterations: 1000,
-        ground: None,
+        colliders: vec![],
         contact_stiffness: 1000.0,
+        friction_slip: 1e-5,
     };
-    let stepper =
-        NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
+    let stepper = NewtonStepper::new(
+        &ctx,
+        &model,
+        ElementModel::StableNeoHookean,
+        settings.clone(),
+    )
+    .unwrap();
     let rest: Vec<TetRest> = model
         .tets
         .iter()
@@ -332,8 +348,9 @@ force = [{ vertices = { region = { min = [-0.2, -0.03, 0.024], max = [0.2, 0.03,
         tolerance: 1e-7,
         pcg_tolerance: 1e-5,
         pcg_max_iterations: 2000,
-        ground: None,
+        colliders: vec![],
         contact_stiffness: 1000.0,
+        friction_slip: 1e-5,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -353,5 +370,115 @@ force = [{ vertices = { region = { min = [-0.2, -0.03, 0.024], max = [0.2, 0.03,
     println!("midspan deflection under traction: CPU {cpu:.6} m, GPU {gpu:.6} m");
     assert!(cpu > 1e-3, "visible deflection: {cpu}");
     assert!((gpu - cpu).abs() <= 0.01 * cpu, "GPU {gpu} vs CPU {cpu}");
+    assert_no_validation_errors(&ctx);
+}
+
+/// A block sunk into a frictional ground, a cloth sheet on a moving frictional sphere, a pinned
+/// rod through a frictional box, with gravity, initial velocities and a load.
+const MIXED: &str = r#"
+[simulation]
+frame_rate = 60.0
+substeps = 1
+[[body]]
+name = "block"
+mesh = { generator = "box", size = [0.2, 0.2, 0.2], cells = [2, 2, 2] }
+translation = [0.0, 0.0, 0.08]
+velocity = [0.3, 0.0, -0.5]
+material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
+force = [{ vertices = { region = { min = [-1.0, -1.0, 0.1], max = [1.0, 1.0, 1.0] } }, total = [0.0, 5.0, 0.0] }]
+[[body]]
+name = "sheet"
+mesh = { generator = "cloth", size = [0.4, 0.4, 0.0], cells = [4, 4, 1] }
+translation = [1.0, 0.0, 0.45]
+material = { model = "cloth", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 200.0, thickness = 0.001, bending_stiffness = 1e-3 }
+[[body]]
+name = "rod"
+mesh = { generator = "rod", size = [0.5, 0.0, 0.0], cells = [8, 1, 1] }
+translation = [0.0, 1.0, 0.3]
+material = { model = "rod", youngs_modulus = 1e8, poisson_ratio = 0.3, density = 1000.0, radius = 0.005 }
+fixed = [{ indices = [0] }]
+[[collider]]
+shape = { plane = { normal = [0.0, 0.0, 2.0], offset = 0.0 } }
+friction = 0.5
+[[collider]]
+shape = { sphere = { center = [1.0, 0.0, 0.2], radius = 0.3 } }
+friction = 0.3
+velocity = [0.2, 0.0, 0.0]
+[[collider]]
+shape = { box = { min = [-0.1, 0.9, 0.25], max = [0.1, 1.1, 0.32] } }
+friction = 0.4
+"#;
+
+#[test]
+fn gpu_linearization_matches_the_cpu_reference_with_cloth_rods_colliders_and_friction() {
+    use supple::cpu_reference::newton::{linearize_at_step_start, PotentialSetup};
+    let ctx = context(false);
+    let scene = Scene::parse(MIXED, "mixed", &[]).unwrap();
+    let model = SimModel::from_scene(&scene).unwrap();
+    let colliders = supple::simulation::scene_colliders(&scene);
+    let h = 1.0 / 60.0;
+    let settings = NewtonSettings {
+        h,
+        gravity: [0.0, 0.0, -9.81],
+        max_iterations: 10,
+        tolerance: 1e-6,
+        pcg_tolerance: 1e-4,
+        pcg_max_iterations: 500,
+        colliders: colliders.clone(),
+        contact_stiffness: 1000.0,
+        friction_slip: 1e-3 * h,
+    };
+    let stepper =
+        NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
+    let (rhs, diag, energy) = stepper.linearize().unwrap();
+    let (mu, lambda) = lame(1e5, 0.3);
+    let setup = PotentialSetup {
+        rest: &model.positions,
+        masses: &model.masses,
+        inv_mass: &model.inv_mass,
+        tets: &model.tets,
+        tet_materials: vec![Material::StableNeoHookean { mu, lambda }; model.tets.len()],
+        thin: &model.thin_elements,
+        external_forces: &model.external_forces,
+        colliders: &colliders,
+        h,
+        gravity: [0.0, 0.0, -9.81],
+        kappa: 1000.0,
+        slip: 1e-3 * h,
+    };
+    let x: Vec<Vector3<f64>> = model.positions.iter().map(|p| Vector3::from(*p)).collect();
+    let v: Vec<Vector3<f64>> = model.velocities.iter().map(|p| Vector3::from(*p)).collect();
+    let (want_g, want_d, want_e) = linearize_at_step_start(&setup, &x, &v, h);
+    // Every collider is in contact somewhere, so each contact and friction path is exercised.
+    for c in &colliders {
+        assert!(
+            x.iter().any(|p| c.gap(p, h).0 < 0.0),
+            "{c:?} touches nothing"
+        );
+    }
+    let gscale = want_g.iter().map(|g| g.norm()).fold(0.0, f64::max);
+    let dscale = want_d.iter().map(|d| d.norm()).fold(0.0, f64::max);
+    for i in 0..x.len() {
+        let got = -Vector3::new(rhs[i][0], rhs[i][1], rhs[i][2]).cast::<f64>();
+        assert!(
+            (got - want_g[i]).norm() <= 1e-3 * gscale,
+            "vertex {i}: gradient {got} vs {}",
+            want_g[i]
+        );
+        for r in 0..3 {
+            for c in 0..3 {
+                let got = diag[3 * i + r][c] as f64;
+                assert!(
+                    (got - want_d[i][(r, c)]).abs() <= 1e-3 * dscale,
+                    "vertex {i} block ({r},{c}): {got} vs {}",
+                    want_d[i][(r, c)]
+                );
+            }
+        }
+    }
+    assert!(
+        (energy - want_e).abs() <= 1e-3 * want_e.abs().max(1e-3),
+        "energy {energy} vs {want_e}"
+    );
     assert_no_validation_errors(&ctx);
 }

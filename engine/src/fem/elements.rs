@@ -1,6 +1,9 @@
-//! Tetrahedral elastic elements: rest data uploaded once, energies and gradients recorded into
-//! command graphs. Reference: [`crate::cpu_reference::fem`].
+//! Elastic elements: tetrahedra plus optional thin (cloth/rod) elements in one pool. Rest data
+//! is uploaded once; energies, gradients and Hessians are recorded into command graphs. Pool
+//! index `e < T` is tet `e`, `e ≥ T` thin element `e − T`; corner gradients live at `4e + k`,
+//! Hessians at `144e`. References: [`crate::cpu_reference::fem`], [`crate::cpu_reference::thin`].
 
+use super::thin::{ThinElement, NO_VERTEX};
 use crate::cpu_reference::fem::TetRest;
 use crate::vk::{ids, BufferUsage, Context, Dispatch, GpuBuffer, Graph, VkError, VkResult};
 use nalgebra::Vector3;
@@ -14,10 +17,19 @@ pub enum ElementModel {
     StVenantKirchhoff,
 }
 
-/// The tets of one or more bodies with their rest shapes and Lamé parameters.
+/// GPU arrays of the thin elements.
+struct ThinGpu {
+    count: usize,
+    verts: GpuBuffer<[u32; 4]>,
+    kinds: GpuBuffer<u32>,
+    data: GpuBuffer<[f32; 4]>,
+}
+
+/// The tets (and thin elements) of one or more bodies with their rest shapes and parameters.
 pub struct TetElements {
     num_vertices: usize,
     num_tets: usize,
+    thin: Option<ThinGpu>,
     model: ElementModel,
     tets: GpuBuffer<[u32; 4]>,
     rest: GpuBuffer<[f32; 4]>,
@@ -40,6 +52,18 @@ impl TetElements {
         tets: &[[u32; 4]],
         lame: &[(f64, f64)],
         model: ElementModel,
+    ) -> VkResult<TetElements> {
+        Self::with_thin(ctx, rest_positions, tets, lame, model, &[])
+    }
+
+    /// Like [`TetElements::new`], with cloth/rod elements after the tets in the same pool.
+    pub fn with_thin(
+        ctx: &Context,
+        rest_positions: &[[f64; 3]],
+        tets: &[[u32; 4]],
+        lame: &[(f64, f64)],
+        model: ElementModel,
+        thin: &[ThinElement],
     ) -> VkResult<TetElements> {
         let bad = |m: String| VkError::Graph {
             graph: "fem.elements".into(),
@@ -71,31 +95,55 @@ impl TetElements {
                 ]);
             }
         }
-        // Vertex -> (tet corner) CSR in tet order: a fixed summation order per vertex.
+        if let Some((e, _)) = thin.iter().enumerate().find(|(_, e)| {
+            e.vertices()
+                .iter()
+                .any(|&v| v != NO_VERTEX && v as usize >= nv)
+        }) {
+            return Err(bad(format!(
+                "thin element {e} references a vertex beyond {nv}"
+            )));
+        }
+        // Vertex -> (element corner) CSR in pool order: a fixed summation order per vertex.
         let corner_items: Vec<(usize, u32)> = tets
             .iter()
+            .copied()
+            .chain(thin.iter().map(|e| e.vertices()))
             .enumerate()
-            .flat_map(|(t, tet)| (0..4).map(move |k| (tet[k] as usize, (4 * t + k) as u32)))
+            .flat_map(|(t, tet)| {
+                (0..4)
+                    .filter(move |&k| tet[k] != NO_VERTEX)
+                    .map(move |k| (tet[k] as usize, (4 * t + k) as u32))
+            })
             .collect();
+        let pool = tets.len() + thin.len();
+        let thin_gpu = if thin.is_empty() {
+            None
+        } else {
+            let (verts, kinds, data) = super::thin::pack(thin);
+            Some(ThinGpu {
+                count: thin.len(),
+                verts: ctx.upload_buffer("fem.thin_verts", &verts, BufferUsage::STORAGE)?,
+                kinds: ctx.upload_buffer("fem.thin_kinds", &kinds, BufferUsage::STORAGE)?,
+                data: ctx.upload_buffer("fem.thin_data", &data, BufferUsage::STORAGE)?,
+            })
+        };
         let (start, corners) = csr(nv, &corner_items);
         let lame32: Vec<[f32; 2]> = lame.iter().map(|&(m, l)| [m as f32, l as f32]).collect();
         Ok(TetElements {
             num_vertices: nv,
             num_tets: tets.len(),
+            thin: thin_gpu,
             model,
             tets: ctx.upload_buffer("fem.tets", tets, BufferUsage::STORAGE)?,
             rest: ctx.upload_buffer("fem.rest", &rest, BufferUsage::STORAGE)?,
             lame: ctx.upload_buffer("fem.lame", &lame32, BufferUsage::STORAGE)?,
-            corner_grad: ctx.create_buffer(
-                "fem.corner_grad",
-                4 * tets.len(),
-                BufferUsage::STORAGE,
-            )?,
-            energy: ctx.create_buffer("fem.energy", tets.len(), BufferUsage::STORAGE)?,
+            corner_grad: ctx.create_buffer("fem.corner_grad", 4 * pool, BufferUsage::STORAGE)?,
+            energy: ctx.create_buffer("fem.energy", pool, BufferUsage::STORAGE)?,
             start: ctx.upload_buffer("fem.vertex_start", &start, BufferUsage::STORAGE)?,
             corners: ctx.upload_buffer("fem.vertex_corners", &corners, BufferUsage::STORAGE)?,
             vertex_grad: ctx.create_buffer("fem.vertex_grad", nv, BufferUsage::STORAGE)?,
-            hessians: ctx.create_buffer("fem.hessians", 144 * tets.len(), BufferUsage::STORAGE)?,
+            hessians: ctx.create_buffer("fem.hessians", 144 * pool, BufferUsage::STORAGE)?,
         })
     }
 
@@ -118,6 +166,23 @@ impl TetElements {
             .write(&self.energy)
             .push(&(self.num_tets as u32)),
         );
+        if let Some(t) = &self.thin {
+            g.dispatch(
+                Dispatch::new(
+                    "fem.thin_gradient",
+                    ids::FEM_THIN_GRADIENT,
+                    [(t.count as u32).div_ceil(WG), 1, 1],
+                )
+                .workgroup_size(WG)
+                .read(positions)
+                .read(&t.verts)
+                .read(&t.kinds)
+                .read(&t.data)
+                .write(&self.corner_grad)
+                .write(&self.energy)
+                .push(&[t.count as u32, self.num_tets as u32]),
+            );
+        }
         g.dispatch(
             Dispatch::new(
                 "fem.gather_vertex",
@@ -151,9 +216,30 @@ impl TetElements {
             .write(&self.hessians)
             .push(&[self.num_tets as u32, sweeps]),
         );
+        if let Some(t) = &self.thin {
+            g.dispatch(
+                Dispatch::new(
+                    "fem.thin_hessian",
+                    ids::FEM_THIN_HESSIAN,
+                    [(t.count as u32).div_ceil(WG), 1, 1],
+                )
+                .workgroup_size(WG)
+                .read(positions)
+                .read(&t.verts)
+                .read(&t.kinds)
+                .read(&t.data)
+                .write(&self.hessians)
+                .push(&[t.count as u32, self.num_tets as u32]),
+            );
+        }
     }
 
-    /// Element Hessians (N/m), 144 floats per tet, valid after a recorded Hessian ran.
+    /// Elements in the pool (tets, then thin elements).
+    pub fn num_elements(&self) -> usize {
+        self.num_tets + self.thin.as_ref().map_or(0, |t| t.count)
+    }
+
+    /// Element Hessians (N/m), 144 floats per pool element, valid after a recorded Hessian ran.
     pub fn hessians(&self) -> &GpuBuffer<f32> {
         &self.hessians
     }
@@ -176,7 +262,7 @@ impl TetElements {
         &self.vertex_grad
     }
 
-    /// Per-tet energies (J), valid after a recorded gradient ran.
+    /// Per-element energies (J, tets then thin elements), valid after a recorded gradient ran.
     pub fn energies(&self) -> &GpuBuffer<f32> {
         &self.energy
     }

@@ -3,5 +3,6 @@
 //! (`kernels/fem/gather_vertex.comp`). Reference: [`crate::cpu_reference::fem`].
 
 pub mod elements;
+pub mod thin;
 
 pub use elements::{ElementModel, TetElements};

@@ -1,0 +1,119 @@
+//! Reference linearisation of the implicit-Euler incremental potential (the CPU twin of one
+//! Newton linearisation on the GPU: `kernels/newton/vectors.comp` modes 0–1, the element
+//! kernels and `kernels/fem/assemble_hessian.comp` mode 0):
+//! `E(x) = Σᵢ ½ mᵢ/h² ‖xᵢ − yᵢ‖² + Σₑ Eₑ(x) + Σᵢ contactᵢ(x) − f·x`, `y = xₜ + h vₜ + h² g`
+//! (fixed vertices: `y = x`, zero gradient, identity diagonal block). f64 throughout.
+
+use super::contact::{friction_lag, vertex_contact, Collider};
+use super::fem::{Material, TetRest};
+use super::thin::{ThinElement, NO_VERTEX};
+use nalgebra::{Matrix3, Vector3};
+
+/// What one linearisation needs besides the state.
+#[derive(Debug, Clone)]
+pub struct PotentialSetup<'a> {
+    /// Rest positions (m).
+    pub rest: &'a [[f64; 3]],
+    /// Lumped masses (kg).
+    pub masses: &'a [f64],
+    /// Inverse masses (0: fixed).
+    pub inv_mass: &'a [f64],
+    /// Tets and their materials.
+    pub tets: &'a [[u32; 4]],
+    /// One material per tet.
+    pub tet_materials: Vec<Material>,
+    /// Cloth and rod elements.
+    pub thin: &'a [ThinElement],
+    /// Constant external forces (N).
+    pub external_forces: &'a [[f64; 3]],
+    /// Colliders.
+    pub colliders: &'a [Collider],
+    /// Time step (s).
+    pub h: f64,
+    /// Gravity (m/s²).
+    pub gravity: [f64; 3],
+    /// Contact stiffness relative to m/h².
+    pub kappa: f64,
+    /// Friction slip threshold (m).
+    pub slip: f64,
+}
+
+/// Gradient (N), diagonal Newton blocks (N/m) and incremental potential (J) at `x`, where `x`
+/// is also the step start (the first linearisation of a step at time `t` = end of the step).
+pub fn linearize_at_step_start(
+    s: &PotentialSetup,
+    x: &[Vector3<f64>],
+    v: &[Vector3<f64>],
+    t: f64,
+) -> (Vec<Vector3<f64>>, Vec<Matrix3<f64>>, f64) {
+    let n = x.len();
+    let h2 = s.h * s.h;
+    let g = Vector3::from(s.gravity);
+    let mut grad = vec![Vector3::zeros(); n];
+    let mut diag = vec![Matrix3::zeros(); n];
+    let mut energy = 0.0;
+    for i in 0..n {
+        let fixed = s.inv_mass[i] == 0.0;
+        let k = s.masses[i] / h2;
+        let y = if fixed {
+            x[i]
+        } else {
+            x[i] + s.h * v[i] + h2 * g
+        };
+        let kc = s.kappa * k;
+        let lag = if fixed {
+            None
+        } else {
+            friction_lag(s.colliders, &x[i], t, s.h, kc)
+        };
+        let (ec, gc, hc) = vertex_contact(s.colliders, &x[i], &x[i], lag.as_ref(), kc, t, s.slip);
+        let f = Vector3::from(s.external_forces[i]);
+        let dx = x[i] - y;
+        energy += 0.5 * k * dx.norm_squared() + ec - f.dot(&x[i]);
+        grad[i] = k * dx + gc - f;
+        diag[i] = k * Matrix3::identity() + hc;
+    }
+    let mut add = |verts: [u32; 4], e: f64, ge: &super::fem::Vec12, he: &super::fem::Mat12| {
+        energy += e;
+        for a in 0..4 {
+            let va = verts[a];
+            if va == NO_VERTEX {
+                continue;
+            }
+            grad[va as usize] += ge.fixed_rows::<3>(3 * a);
+            diag[va as usize] += he.fixed_view::<3, 3>(3 * a, 3 * a);
+        }
+    };
+    for (t_i, tet) in s.tets.iter().enumerate() {
+        let p = |v: u32| Vector3::from(s.rest[v as usize]);
+        let Some(rest) = TetRest::new(&tet.map(p)) else {
+            continue;
+        };
+        let xe = tet.map(|v| x[v as usize]);
+        let m = &s.tet_materials[t_i];
+        add(
+            *tet,
+            rest.energy(m, &xe),
+            &rest.gradient(m, &xe),
+            &rest.hessian_stress_projected(m, &xe),
+        );
+    }
+    for e in s.thin {
+        let vs = e.vertices();
+        let xe = vs.map(|v| {
+            if v == NO_VERTEX {
+                Vector3::zeros()
+            } else {
+                x[v as usize]
+            }
+        });
+        add(vs, e.energy(&xe), &e.gradient(&xe), &e.hessian(&xe));
+    }
+    for i in 0..n {
+        if s.inv_mass[i] == 0.0 {
+            grad[i] = Vector3::zeros();
+            diag[i] = Matrix3::identity();
+        }
+    }
+    (grad, diag, energy)
+}
