@@ -89,6 +89,10 @@ pub struct StepStats {
     pub energy: f64,
     /// Largest vertex displacement of the last Newton direction (m).
     pub last_direction: f64,
+    /// Relative residual ‖r‖/‖b‖ of the last PCG solve.
+    pub pcg_residual: f64,
+    /// Largest per-vertex gradient norm of the incremental potential at the last evaluation (N).
+    pub gradient_norm: f64,
 }
 
 #[repr(C)]
@@ -512,14 +516,16 @@ impl NewtonStepper {
         stats.gpu_ms.evaluate += graph_ms(&self.evaluate)?;
         let mut energy = {
             let s = self.read_sums()?;
+            stats.gradient_norm = s[2];
             s[0] + s[1]
         };
         for _ in 0..st.max_iterations {
             self.hessian.run()?;
             stats.gpu_ms.hessian += graph_ms(&self.hessian)?;
-            let (its, _) = self
+            let (its, residual) = self
                 .pcg
                 .solve_resident(st.pcg_tolerance, st.pcg_max_iterations)?;
+            stats.pcg_residual = residual as f64;
             stats.gpu_ms.pcg += self.pcg.last_gpu_ms();
             stats.pcg_iterations += its;
             stats.newton_iterations += 1;
@@ -553,6 +559,7 @@ impl NewtonStepper {
             stats.gpu_ms.evaluate += graph_ms(&self.evaluate)?;
             let s = self.read_sums()?;
             energy = s[0] + s[1];
+            stats.gradient_norm = s[2];
         }
         self.finish.run()?;
         stats.gpu_ms.finish += graph_ms(&self.finish)?;

@@ -42,6 +42,10 @@ pub struct FrameStats {
     pub pcg_iterations: u32,
     /// Incremental potential at the end of the last time step (J; Newton only).
     pub energy: f64,
+    /// Relative residual of the last PCG solve of the frame (Newton only).
+    pub pcg_residual: f64,
+    /// Largest per-vertex gradient norm at the last Newton evaluation of the frame (N).
+    pub gradient_norm: f64,
     /// GPU milliseconds per part of the solver, summed over the frame's time steps (whole-graph
     /// timestamps; the symplectic frame graph counts as `evaluate`).
     pub gpu_ms: crate::newton::StepGpuMs,
@@ -293,6 +297,8 @@ impl Simulation {
                     stats.newton_iterations += st.newton_iterations;
                     stats.pcg_iterations += st.pcg_iterations;
                     stats.energy = st.energy;
+                    stats.pcg_residual = st.pcg_residual;
+                    stats.gradient_norm = st.gradient_norm;
                     stats.gpu_ms += st.gpu_ms;
                 }
             }
