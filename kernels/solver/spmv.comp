@@ -1,22 +1,28 @@
 #version 460
 // y = A x for a symmetric block-sparse matrix: diagonal blocks plus off-diagonal block pairs,
 // gathered per block row through an incidence list (deterministic: no atomics).
-// Host: engine/src/solver/pcg.rs. Reference: cpu_reference/pcg.rs (BlockMatrix::mul).
+// MASKED = 1: only blocks A_ij with groups[i] == groups[j] (the block-diagonal-by-stiffness-group
+// system of the warm start, paper §4.2); the diagonal blocks are always included.
+// Host: engine/src/solver/pcg.rs. Reference: cpu_reference/pcg.rs (BlockMatrix::mul, mul_masked).
 #include "common.glsl"
 #include "block3.glsl"
+layout(constant_id = 1) const uint MASKED = 0;
 layout(std430, binding = 0) readonly buffer Diag { vec4 diag[]; };
 layout(std430, binding = 1) readonly buffer Off { vec4 off[]; };
 layout(std430, binding = 2) readonly buffer RowPtr { uint row_ptr[]; };
 layout(std430, binding = 3) readonly buffer Inc { uvec2 incidence[]; }; // (block | transposed << 31, other row)
 layout(std430, binding = 4) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 5) writeonly buffer Y { vec4 y[]; };
+layout(std430, binding = 6) readonly buffer Groups { int groups[]; };
 layout(push_constant) uniform P { uint n; } p;
 void main() {
     uint r = gl_GlobalInvocationID.x;
     if (r >= p.n) return;
     vec3 acc = block_mul(diag[3u * r], diag[3u * r + 1u], diag[3u * r + 2u], x[r].xyz);
+    int gr = MASKED != 0u ? groups[r] : 0;
     for (uint e = row_ptr[r]; e < row_ptr[r + 1u]; ++e) {
         uvec2 inc = incidence[e];
+        if (MASKED != 0u && groups[inc.y] != gr) continue;
         uint b = inc.x & 0x7fffffffu;
         vec3 xo = x[inc.y].xyz;
         if ((inc.x >> 31) != 0u) {

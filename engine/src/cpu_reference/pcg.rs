@@ -112,3 +112,95 @@ pub fn pcg(
         relative_residual,
     }
 }
+
+/// Smallest stiffness group: stiffness estimates below `10^GROUP_MIN` (including zero,
+/// negative and NaN values) fall into it.
+pub const GROUP_MIN: i32 = -30;
+/// Largest stiffness group (f32 reaches about 3.4·10^38).
+pub const GROUP_MAX: i32 = 38;
+
+/// The f32 nearest to `10^k` for `k` in `GROUP_MIN..=GROUP_MAX` (correctly rounded), in order:
+/// the thresholds between stiffness groups, shared bit for bit with the GPU kernel.
+pub fn decade_thresholds() -> Vec<f32> {
+    (GROUP_MIN..=GROUP_MAX)
+        .map(|k| {
+            format!("1e{k}")
+                .parse::<f32>()
+                .expect("a decimal power of ten parses")
+        })
+        .collect()
+}
+
+/// Stiffness group of one node, `⌊log10(max(e, 10^GROUP_MIN))⌋` clamped to `GROUP_MAX`: the
+/// largest `k` with `decade_thresholds()[k - GROUP_MIN] ≤ e` (paper §4.2.2).
+pub fn stiffness_group(e: f32, thresholds: &[f32]) -> i32 {
+    let e = if e > thresholds[0] { e } else { thresholds[0] };
+    let mut g = GROUP_MIN;
+    while g < GROUP_MAX && thresholds[(g + 1 - GROUP_MIN) as usize] <= e {
+        g += 1;
+    }
+    g
+}
+
+/// Stiffness groups of every node ([`stiffness_group`]).
+pub fn stiffness_groups(stiffness: &[f32]) -> Vec<i32> {
+    let t = decade_thresholds();
+    stiffness.iter().map(|&e| stiffness_group(e, &t)).collect()
+}
+
+impl BlockMatrix {
+    /// The block-diagonal-by-group part of the matrix: diagonal blocks plus only the
+    /// off-diagonal blocks whose two nodes share a group.
+    pub fn masked(&self, groups: &[i32]) -> BlockMatrix {
+        BlockMatrix {
+            diag: self.diag.clone(),
+            off: self
+                .off
+                .iter()
+                .filter(|(i, j, _)| groups[*i as usize] == groups[*j as usize])
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// y = A_masked x with A_masked = [`BlockMatrix::masked`]`(groups)`.
+    pub fn mul_masked(&self, x: &[Vector3<f64>], groups: &[i32]) -> Vec<Vector3<f64>> {
+        self.masked(groups).mul(x)
+    }
+}
+
+/// Result of a warm-started solve: the grouped (masked) solve and the global one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WarmStartedResult {
+    /// Stiffness group of every node.
+    pub groups: Vec<i32>,
+    /// The grouped PCG from zero on the masked system.
+    pub warm: PcgResult,
+    /// The global PCG started from `warm.x`.
+    pub global: PcgResult,
+}
+
+/// Block-Jacobi warm start by stiffness groups (paper §4.2): nodes are grouped by
+/// [`stiffness_groups`]; block-Jacobi PCG from x = 0 on the masked system (only blocks inside
+/// one group) for at most `warm_max_iter` iterations or relative residual `warm_tol`; then
+/// block-Jacobi PCG on the full system from that result to `tol` / `max_iter`.
+#[allow(clippy::too_many_arguments)]
+pub fn pcg_warm_started(
+    a: &BlockMatrix,
+    b: &[Vector3<f64>],
+    stiffness: &[f32],
+    tol: f64,
+    max_iter: u32,
+    warm_tol: f64,
+    warm_max_iter: u32,
+) -> WarmStartedResult {
+    let groups = stiffness_groups(stiffness);
+    let zero = vec![Vector3::zeros(); a.rows()];
+    let warm = pcg(&a.masked(&groups), b, &zero, warm_tol, warm_max_iter);
+    let global = pcg(a, b, &warm.x, tol, max_iter);
+    WarmStartedResult {
+        groups,
+        warm,
+        global,
+    }
+}

@@ -3,4 +3,4 @@
 
 pub mod pcg;
 
-pub use pcg::{BlockMatrixF32, Pcg, PcgSolve};
+pub use pcg::{BlockMatrixF32, Pcg, PcgSolve, WarmSolveStats, WarmStart, GROUP_MAX, GROUP_MIN};

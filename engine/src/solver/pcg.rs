@@ -2,6 +2,13 @@
 //! `dot_final.comp`, `pcg_update.comp`). Scalars (α, β numerators and denominators) stay on the
 //! device; the host reads one residual per run of `iterations_per_run` iterations to decide
 //! whether to stop. Reference: [`crate::cpu_reference::pcg`].
+//!
+//! **Block-Jacobi warm start by stiffness groups** (paper §4.2, [`Pcg::solve_resident_warm`]):
+//! the caller writes a per-node stiffness estimate `e_j` into [`Pcg::stiffness`]; a kernel
+//! (`stiffness_groups.comp`) puts node `j` into group `⌊log10(max(e_j, 10^-30))⌋`; a
+//! block-Jacobi PCG from x = 0 on the *masked* system — the SpMV (`spmv.comp` with `MASKED = 1`)
+//! keeps only the blocks `A_ij` whose nodes share a group, i.e. one independent subsystem per
+//! group — runs for a bounded number of iterations; the global PCG then starts from its result.
 
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
@@ -27,12 +34,54 @@ pub struct PcgSolve {
     pub iterations: u32,
     /// Final ‖r‖ / ‖b‖.
     pub relative_residual: f32,
+    /// Iterations of the stiffness-group warm start before the global PCG (0 without it).
+    pub warm_iterations: u32,
+}
+
+/// Settings of the block-Jacobi warm start by stiffness groups ([`Pcg::solve_resident_warm`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WarmStart {
+    /// Whether the grouped solve runs; when false the solve is the plain PCG from the guess in
+    /// [`Pcg::solution`].
+    pub enabled: bool,
+    /// Most iterations of the grouped PCG (checked per graph run, so rounded up to a multiple
+    /// of the iterations per run).
+    pub max_iterations: u32,
+    /// The grouped PCG stops at ‖b − A_masked x‖ ≤ `tolerance`·‖b‖.
+    pub tolerance: f32,
+}
+
+impl Default for WarmStart {
+    /// Enabled, at most 100 iterations, relative residual 1e-3.
+    fn default() -> Self {
+        WarmStart {
+            enabled: true,
+            max_iterations: 100,
+            tolerance: 1e-3,
+        }
+    }
+}
+
+/// Outcome of [`Pcg::solve_resident_warm`]: both iteration counts, so callers can measure the
+/// warm start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WarmSolveStats {
+    /// Iterations of the global PCG.
+    pub iterations: u32,
+    /// Iterations of the grouped (masked) PCG of the warm start (0 when disabled or b = 0).
+    pub warm_iterations: u32,
+    /// Final global ‖r‖ / ‖b‖ (0 when b = 0).
+    pub relative_residual: f32,
+    /// Final ‖b − A_masked x‖ / ‖b‖ of the grouped solve (0 when it did not run).
+    pub warm_relative_residual: f32,
 }
 
 const RZ: [u32; 2] = [0, 1];
 const PQ: u32 = 2;
 const RR: u32 = 3;
 const BB: u32 = 4;
+
+pub use crate::cpu_reference::pcg::{GROUP_MAX, GROUP_MIN};
 
 /// A PCG solver for one matrix (sparsity and values uploaded once; the right-hand side and
 /// initial guess per solve).
@@ -45,8 +94,16 @@ pub struct Pcg {
     x: GpuBuffer<[f32; 4]>,
     b: GpuBuffer<[f32; 4]>,
     scalars: GpuBuffer<f32>,
+    stiffness: GpuBuffer<f32>,
+    groups: GpuBuffer<i32>,
+    q: GpuBuffer<[f32; 4]>,
     init: CompiledGraph,
     iterate: CompiledGraph,
+    warm_init: CompiledGraph,
+    warm_iterate: CompiledGraph,
+    multiply: CompiledGraph,
+    multiply_masked: CompiledGraph,
+    warm_gpu_ms: std::cell::Cell<f64>,
     iterations_per_run: u32,
 }
 
@@ -81,6 +138,9 @@ struct Workspace {
     row_ptr: GpuBuffer<u32>,
     incidence: GpuBuffer<[u32; 2]>,
     partials: GpuBuffer<f32>,
+    stiffness: GpuBuffer<f32>,
+    thresholds: GpuBuffer<f32>,
+    groups: GpuBuffer<i32>,
 }
 
 const WG: u32 = 64;
@@ -184,6 +244,13 @@ impl Pcg {
                 (n as u32).div_ceil(WG * ITEMS).max(1) as usize,
                 BufferUsage::STORAGE,
             )?,
+            stiffness: ctx.create_buffer("pcg.stiffness", n.max(1), BufferUsage::STORAGE)?,
+            thresholds: ctx.upload_buffer(
+                "pcg.group_thresholds",
+                &crate::cpu_reference::pcg::decade_thresholds(),
+                BufferUsage::STORAGE,
+            )?,
+            groups: ctx.create_buffer("pcg.groups", n.max(1), BufferUsage::STORAGE)?,
         };
         let x = vec4("pcg.x")?;
         let b = vec4("pcg.b")?;
@@ -193,21 +260,39 @@ impl Pcg {
             8,
             BufferUsage::HOST_READ | BufferUsage::STORAGE,
         )?;
-        let record_spmv = |g: &mut Graph, input: &GpuBuffer<[f32; 4]>| {
+        let rows = [(n as u32).div_ceil(WG).max(1), 1, 1];
+        // `masked`: only blocks inside one stiffness group (the warm start's subsystems).
+        let record_spmv = |g: &mut Graph, input: &GpuBuffer<[f32; 4]>, masked: bool| {
             g.dispatch(
                 Dispatch::new(
-                    "pcg.spmv",
+                    if masked {
+                        "pcg.spmv_masked"
+                    } else {
+                        "pcg.spmv"
+                    },
                     ids::SOLVER_SPMV,
-                    [(n as u32).div_ceil(WG).max(1), 1, 1],
+                    rows,
                 )
                 .workgroup_size(WG)
+                .spec(&[masked as u32])
                 .read(&w.diag)
                 .read(&w.off)
                 .read(&w.row_ptr)
                 .read(&w.incidence)
                 .read(input)
                 .write(&w.q)
+                .read(&w.groups)
                 .push(&(n as u32)),
+            );
+        };
+        let record_groups = |g: &mut Graph| {
+            g.dispatch(
+                Dispatch::new("pcg.stiffness_groups", ids::SOLVER_STIFFNESS_GROUPS, rows)
+                    .workgroup_size(WG)
+                    .read(&w.stiffness)
+                    .read(&w.thresholds)
+                    .write(&w.groups)
+                    .push(&[n as u32, GROUP_MIN as u32, GROUP_MAX as u32]),
             );
         };
         let record_dot =
@@ -252,34 +337,63 @@ impl Pcg {
                 );
             };
         let (rd, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
-        let mut g = Graph::new("pcg.init");
-        record_spmv(&mut g, &x);
-        record_update(&mut g, "pcg.init_vectors", 0, 0, 0, [rd, wr, wr, wr]);
-        record_dot(&mut g, &w.r, &w.z, RZ[0]);
-        record_dot(&mut g, &b, &b, BB);
-        record_dot(&mut g, &w.r, &w.r, RR);
         let timed = CompileOptions {
             graph_timestamps: true,
             ..Default::default()
         };
-        let init = g.compile(ctx, timed)?;
-        let mut g = Graph::new("pcg.iterate");
         let k = iterations_per_run.max(1);
-        if k % 2 != 0 {
+        if !k.is_multiple_of(2) {
             return Err(bad(
                 "iterations_per_run must be even (the rz slots alternate)".into(),
             ));
         }
-        for it in 0..k {
-            let (old, new) = (RZ[(it % 2) as usize], RZ[((it + 1) % 2) as usize]);
-            record_spmv(&mut g, &w.p);
-            record_dot(&mut g, &w.p, &w.q, PQ);
-            record_update(&mut g, "pcg.step", 1, old, PQ, [rw, rw, wr, rd]);
-            record_dot(&mut g, &w.r, &w.z, new);
-            record_update(&mut g, "pcg.direction", 2, new, old, [rd, rd, rd, rw]);
-        }
-        record_dot(&mut g, &w.r, &w.r, RR);
+        // `warm`: the grouped PCG of the warm start (masked SpMV, x starts at 0); otherwise the
+        // global PCG from the guess in x.
+        let record_init = |g: &mut Graph, warm: bool| {
+            if warm {
+                record_groups(g);
+                g.fill("pcg.warm_zero_x", &x, 0);
+                // A·0 = 0: no SpMV needed.
+                g.fill("pcg.warm_zero_q", &w.q, 0);
+            } else {
+                record_spmv(g, &x, false);
+            }
+            record_update(g, "pcg.init_vectors", 0, 0, 0, [rd, wr, wr, wr]);
+            record_dot(g, &w.r, &w.z, RZ[0]);
+            record_dot(g, &b, &b, BB);
+            record_dot(g, &w.r, &w.r, RR);
+        };
+        let record_iterate = |g: &mut Graph, masked: bool| {
+            for it in 0..k {
+                let (old, new) = (RZ[(it % 2) as usize], RZ[((it + 1) % 2) as usize]);
+                record_spmv(g, &w.p, masked);
+                record_dot(g, &w.p, &w.q, PQ);
+                record_update(g, "pcg.step", 1, old, PQ, [rw, rw, wr, rd]);
+                record_dot(g, &w.r, &w.z, new);
+                record_update(g, "pcg.direction", 2, new, old, [rd, rd, rd, rw]);
+            }
+            record_dot(g, &w.r, &w.r, RR);
+        };
+        let mut g = Graph::new("pcg.init");
+        record_init(&mut g, false);
+        let init = g.compile(ctx, timed)?;
+        let mut g = Graph::new("pcg.iterate");
+        record_iterate(&mut g, false);
         let iterate = g.compile(ctx, timed)?;
+        let mut g = Graph::new("pcg.warm_init");
+        record_init(&mut g, true);
+        let warm_init = g.compile(ctx, timed)?;
+        let mut g = Graph::new("pcg.warm_iterate");
+        record_iterate(&mut g, true);
+        let warm_iterate = g.compile(ctx, timed)?;
+        // q = A x and q = A_masked x alone (tests and diagnostics).
+        let mut g = Graph::new("pcg.multiply");
+        record_spmv(&mut g, &x, false);
+        let multiply = g.compile(ctx, CompileOptions::default())?;
+        let mut g = Graph::new("pcg.multiply_masked");
+        record_groups(&mut g);
+        record_spmv(&mut g, &x, true);
+        let multiply_masked = g.compile(ctx, CompileOptions::default())?;
         // The compiled graphs keep every workspace buffer alive.
         Ok(Pcg {
             n,
@@ -290,8 +404,16 @@ impl Pcg {
             x,
             b,
             scalars,
+            stiffness: w.stiffness.clone(),
+            groups: w.groups.clone(),
+            q: w.q.clone(),
             init,
             iterate,
+            warm_init,
+            warm_iterate,
+            multiply,
+            multiply_masked,
+            warm_gpu_ms: std::cell::Cell::new(0.0),
             iterations_per_run: k,
         })
     }
@@ -330,7 +452,138 @@ impl Pcg {
             x,
             iterations,
             relative_residual: rel,
+            warm_iterations: 0,
         })
+    }
+
+    /// Solves A x = b with the stiffness-group warm start: the per-node stiffness estimates
+    /// are uploaded to [`Pcg::stiffness`] (one per block row), then
+    /// [`Pcg::solve_resident_warm`] runs; the result's `warm_iterations` counts the grouped
+    /// PCG. With `warm.enabled == false` this is [`Pcg::solve`] from x = 0.
+    pub fn solve_warm(
+        &self,
+        b: &[[f32; 3]],
+        stiffness: &[f32],
+        tol: f32,
+        max_iterations: u32,
+        warm: &WarmStart,
+    ) -> VkResult<PcgSolve> {
+        if b.len() != self.n || stiffness.len() != self.n {
+            return Err(VkError::SizeMismatch {
+                name: "pcg rhs/stiffness".into(),
+                expected: self.n,
+                got: b.len().min(stiffness.len()),
+            });
+        }
+        let pad = |v: &[[f32; 3]]| {
+            v.iter()
+                .map(|a| [a[0], a[1], a[2], 0.0])
+                .collect::<Vec<_>>()
+        };
+        self.b.write(&pad(b))?;
+        self.x.write(&vec![[0f32; 4]; self.n])?;
+        if self.n > 0 {
+            self.stiffness.write(stiffness)?;
+        }
+        let stats = self.solve_resident_warm(tol, max_iterations, warm)?;
+        let x = self
+            .x
+            .read()?
+            .into_iter()
+            .map(|v| [v[0], v[1], v[2]])
+            .collect();
+        Ok(PcgSolve {
+            x,
+            iterations: stats.iterations,
+            relative_residual: stats.relative_residual,
+            warm_iterations: stats.warm_iterations,
+        })
+    }
+
+    /// [`Pcg::solve_resident`] preceded by the block-Jacobi warm start by stiffness groups
+    /// (paper §4.2): groups from [`Pcg::stiffness`] (written beforehand by the caller's
+    /// graphs), a block-Jacobi PCG from x = 0 on the masked system (blocks `A_ij` only where
+    /// nodes `i` and `j` share a group) until `warm.tolerance` or `warm.max_iterations`, then
+    /// the global PCG from that x until `tol` or `max_iterations` (counted separately). The
+    /// guess in [`Pcg::solution`] is overwritten when the warm start is enabled. Reads back
+    /// the same residual scalars as `solve_resident`, once per graph run. [`Pcg::last_gpu_ms`]
+    /// covers both solves, [`Pcg::last_warm_gpu_ms`] the grouped one.
+    pub fn solve_resident_warm(
+        &self,
+        tol: f32,
+        max_iterations: u32,
+        warm: &WarmStart,
+    ) -> VkResult<WarmSolveStats> {
+        self.warm_gpu_ms.set(0.0);
+        if !warm.enabled {
+            let (iterations, relative_residual) = self.solve_resident(tol, max_iterations)?;
+            return Ok(WarmSolveStats {
+                iterations,
+                warm_iterations: 0,
+                relative_residual,
+                warm_relative_residual: 0.0,
+            });
+        }
+        self.warm_init.run()?;
+        let mut ms = graph_ms(&self.warm_init)?;
+        let mut s = [0f32; 8];
+        self.scalars.read_into(&mut s)?;
+        let bb = s[BB as usize];
+        let mut warm_iterations = 0;
+        let mut warm_rel = 0.0;
+        if bb > 0.0 {
+            let bnorm = bb.sqrt();
+            warm_rel = s[RR as usize].sqrt() / bnorm;
+            while warm_rel > warm.tolerance && warm_iterations < warm.max_iterations {
+                self.warm_iterate.run()?;
+                ms += graph_ms(&self.warm_iterate)?;
+                warm_iterations += self.iterations_per_run;
+                self.scalars.read_into(&mut s)?;
+                warm_rel = s[RR as usize].sqrt() / bnorm;
+                if !warm_rel.is_finite() {
+                    break;
+                }
+            }
+        }
+        self.warm_gpu_ms.set(ms);
+        let (iterations, relative_residual) = self.solve_resident(tol, max_iterations)?;
+        self.gpu_ms.set(self.gpu_ms.get() + ms);
+        Ok(WarmSolveStats {
+            iterations,
+            warm_iterations,
+            relative_residual,
+            warm_relative_residual: warm_rel,
+        })
+    }
+
+    /// Computes y = A x, or with `masked` the product with only the blocks whose two nodes
+    /// share a stiffness group (groups recomputed from [`Pcg::stiffness`] first, readable in
+    /// [`Pcg::groups`]). For tests and diagnostics: overwrites [`Pcg::solution`] with `x`.
+    pub fn multiply(&self, x: &[[f32; 3]], masked: bool) -> VkResult<Vec<[f32; 3]>> {
+        if x.len() != self.n {
+            return Err(VkError::SizeMismatch {
+                name: "pcg multiply x".into(),
+                expected: self.n,
+                got: x.len(),
+            });
+        }
+        self.x.write(
+            &x.iter()
+                .map(|a| [a[0], a[1], a[2], 0.0])
+                .collect::<Vec<_>>(),
+        )?;
+        if masked {
+            self.multiply_masked.run()?;
+        } else {
+            self.multiply.run()?;
+        }
+        Ok(self
+            .q
+            .read()?
+            .into_iter()
+            .take(self.n)
+            .map(|v| [v[0], v[1], v[2]])
+            .collect())
     }
 
     /// Solves with the right-hand side and initial guess already in [`Pcg::rhs`] and
@@ -362,9 +615,27 @@ impl Pcg {
         Ok((iterations, rel))
     }
 
-    /// GPU milliseconds of the last solve (graph timestamps).
+    /// GPU milliseconds of the last solve (graph timestamps), the warm start included.
     pub fn last_gpu_ms(&self) -> f64 {
         self.gpu_ms.get()
+    }
+
+    /// GPU milliseconds of the last solve's stiffness-group warm start (0 without it).
+    pub fn last_warm_gpu_ms(&self) -> f64 {
+        self.warm_gpu_ms.get()
+    }
+
+    /// Per-node stiffness estimates `e_j` (one f32 per block row), written by the caller (e.g.
+    /// Σ over elements containing j of trace(projected element Hessian) / nodes per element
+    /// + 3 m_j / h²) before [`Pcg::solve_resident_warm`]; zero-initialised.
+    pub fn stiffness(&self) -> &GpuBuffer<f32> {
+        &self.stiffness
+    }
+
+    /// Stiffness group per node, `⌊log10(max(e_j, 10^GROUP_MIN))⌋` clamped to `GROUP_MAX`,
+    /// written by the warm start (and by [`Pcg::multiply`] with `masked`).
+    pub fn groups(&self) -> &GpuBuffer<i32> {
+        &self.groups
     }
 
     /// Number of block rows.
