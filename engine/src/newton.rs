@@ -17,7 +17,7 @@ use crate::fem::{ElementModel, TetElements};
 use crate::model::SimModel;
 use crate::primitives::{Reduce, ReduceOp, ReduceResult};
 use crate::solver::pcg::graph_ms;
-use crate::solver::Pcg;
+use crate::solver::{Pcg, WarmStart};
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
     VkResult,
@@ -46,6 +46,13 @@ pub struct NewtonSettings {
     /// Friction slip threshold ε (m): tangential displacements per step below it are treated
     /// as static friction (IPC's ε_v h).
     pub friction_slip: f64,
+    /// Block-Jacobi warm start of PCG by stiffness groups.
+    pub warm_start: WarmStart,
+    /// PCG stops when its residual has not improved over this many iterations.
+    pub pcg_stagnation_window: u32,
+    /// Re-lag friction at every Newton iteration (fully implicit, the barrier-augmented
+    /// Lagrangian paper §4.1) instead of once per time step (semi-implicit, IPC).
+    pub friction_per_iteration: bool,
 }
 
 /// GPU milliseconds per part of a time step (whole-graph timestamps).
@@ -83,8 +90,10 @@ pub struct StepStats {
     pub gpu_ms: StepGpuMs,
     /// Newton iterations.
     pub newton_iterations: u32,
-    /// PCG iterations summed over the Newton iterations.
+    /// PCG iterations summed over the Newton iterations (global solves).
     pub pcg_iterations: u32,
+    /// Iterations of the grouped warm-start PCG summed over the Newton iterations.
+    pub pcg_warm_iterations: u32,
     /// Incremental potential at the end of the step (J).
     pub energy: f64,
     /// Largest vertex displacement of the last Newton direction (m).
@@ -151,6 +160,7 @@ pub struct NewtonStepper {
     pcg: Pcg,
     predict: CompiledGraph,
     evaluate: CompiledGraph,
+    evaluate_lagged: CompiledGraph,
     hessian: CompiledGraph,
     trial: CompiledGraph,
     accept: CompiledGraph,
@@ -254,6 +264,19 @@ impl NewtonStepper {
             storage,
         )?;
         let pcg = Pcg::with_sparsity(ctx, n, &pairs, 10)?;
+        pcg.set_stagnation_window(settings.pcg_stagnation_window);
+        let nodes: Vec<u32> = model
+            .tets
+            .iter()
+            .map(|_| 4)
+            .chain(
+                model
+                    .thin_elements
+                    .iter()
+                    .map(|e| e.vertices().iter().filter(|&&v| v != NO_VERTEX).count() as u32),
+            )
+            .collect();
+        let element_nodes = ctx.upload_buffer("newton.element_nodes", &nodes, storage)?;
         let reduce = Reduce::new(ctx, n.max(num_elements))?;
         let h = settings.h;
         let vp = VecPush {
@@ -272,6 +295,7 @@ impl NewtonStepper {
             // gradient, friction read by trials.
             let (fr, ch) = match mode {
                 1 => (wr, wr),
+                4 => (rd, wr),
                 2 => (rd, rd),
                 _ => (rd, rd),
             };
@@ -341,6 +365,18 @@ impl NewtonStepper {
         energy_sums(&mut g);
         reduce.record(&mut g, &gnorm, n, ReduceOp::Max, &sums, 2);
         let evaluate = g.compile(ctx, opts)?;
+        // The same without re-lagging friction (later iterations of a semi-implicit step).
+        let mut g = Graph::new("newton.evaluate_lagged");
+        elements.record_gradient(&mut g, &positions);
+        vectors(
+            &mut g,
+            "newton.gradient_lagged",
+            4,
+            [r, r, r, r, r, r, r, wr, wr, r, wr, wr, r],
+        );
+        energy_sums(&mut g);
+        reduce.record(&mut g, &gnorm, n, ReduceOp::Max, &sums, 2);
+        let evaluate_lagged = g.compile(ctx, opts)?;
         // hessian: element Hessians, assembly, inverse diagonal blocks.
         let mut g = Graph::new("newton.hessian");
         elements.record_hessian(&mut g, &positions, 8);
@@ -377,6 +413,8 @@ impl NewtonStepper {
                     .write(out)
                     .bind(pcg.inverse_diag_blocks(), if mode == 0 { wr } else { rd })
                     .read(&contact_hess)
+                    .bind(pcg.stiffness(), if mode == 0 { wr } else { rd })
+                    .read(&element_nodes)
                     .push(&AsmPush {
                         count: count as u32,
                         inv_h2,
@@ -476,6 +514,7 @@ impl NewtonStepper {
             pcg,
             predict,
             evaluate,
+            evaluate_lagged,
             hessian,
             trial,
             accept,
@@ -522,10 +561,14 @@ impl NewtonStepper {
         for _ in 0..st.max_iterations {
             self.hessian.run()?;
             stats.gpu_ms.hessian += graph_ms(&self.hessian)?;
-            let (its, residual) = self
-                .pcg
-                .solve_resident(st.pcg_tolerance, st.pcg_max_iterations)?;
-            stats.pcg_residual = residual as f64;
+            let solve = self.pcg.solve_resident_warm(
+                st.pcg_tolerance,
+                st.pcg_max_iterations,
+                &st.warm_start,
+            )?;
+            let its = solve.iterations;
+            stats.pcg_warm_iterations += solve.warm_iterations;
+            stats.pcg_residual = solve.relative_residual as f64;
             stats.gpu_ms.pcg += self.pcg.last_gpu_ms();
             stats.pcg_iterations += its;
             stats.newton_iterations += 1;
@@ -553,10 +596,15 @@ impl NewtonStepper {
             if !accepted || dmax * (alpha as f64) < st.tolerance {
                 break;
             }
-            // Gradient at the accepted x is already in the element buffers; rebuild the rhs and
-            // re-lag friction there (the energy changes with the lag: read it again).
-            self.evaluate.run()?;
-            stats.gpu_ms.evaluate += graph_ms(&self.evaluate)?;
+            // Rebuild the rhs at the accepted x, re-lagging friction there when fully implicit
+            // (the energy changes with the lag: read it again).
+            let evaluate = if st.friction_per_iteration {
+                &self.evaluate
+            } else {
+                &self.evaluate_lagged
+            };
+            evaluate.run()?;
+            stats.gpu_ms.evaluate += graph_ms(evaluate)?;
             let s = self.read_sums()?;
             energy = s[0] + s[1];
             stats.gradient_norm = s[2];
@@ -586,6 +634,11 @@ impl NewtonStepper {
             self.pcg.diag_blocks().read()?,
             s[0] + s[1],
         ))
+    }
+
+    /// The per-vertex stiffness estimate of the PCG warm start from the last Hessian assembly.
+    pub fn stiffness_estimate(&self) -> VkResult<Vec<f32>> {
+        self.pcg.stiffness().read()
     }
 
     /// Replaces the colliders' positions, friction and velocities between steps (same count

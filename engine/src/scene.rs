@@ -126,7 +126,7 @@ pub enum SolverKind {
 pub struct SolverSettings {
     /// Newton iterations per time step at most.
     pub newton_max_iterations: u32,
-    /// Newton stops when ‖∇E‖∞ · h² / (mass-weighted length scale) falls below this (m).
+    /// Newton stops when a step's largest vertex displacement falls below this (m).
     pub newton_tolerance: f64,
     /// PCG stops at this relative residual.
     pub pcg_tolerance: f64,
@@ -136,6 +136,16 @@ pub struct SolverSettings {
     pub pcg_stagnation_window: u32,
     /// Warm-start PCG with block-Jacobi solves of stiffness groups.
     pub stiffness_group_warm_start: bool,
+    /// Iterations of the grouped warm-start PCG at most.
+    pub warm_start_max_iterations: u32,
+    /// The grouped warm-start PCG stops at this relative residual.
+    pub warm_start_tolerance: f64,
+    /// Friction slip velocity ε_v (m/s): slower tangential motion is treated as sticking
+    /// (IPC's smoothing; larger converges faster, smaller sticks better).
+    pub friction_slip_velocity: f64,
+    /// Re-lag friction normals and forces at every Newton iteration (fully implicit) instead of
+    /// once per time step (semi-implicit).
+    pub friction_per_iteration: bool,
 }
 
 impl Default for SolverSettings {
@@ -147,6 +157,10 @@ impl Default for SolverSettings {
             pcg_max_iterations: 1000,
             pcg_stagnation_window: 100,
             stiffness_group_warm_start: true,
+            warm_start_max_iterations: 30,
+            warm_start_tolerance: 1e-2,
+            friction_slip_velocity: 1e-2,
+            friction_per_iteration: false,
         }
     }
 }
@@ -598,6 +612,21 @@ impl Scene {
             return bad("simulation.gravity".into(), "must be finite (m/s²)".into());
         }
         let sv = &self.solver;
+        if !(sv.friction_slip_velocity.is_finite() && sv.friction_slip_velocity > 0.0) {
+            return bad(
+                "solver.friction_slip_velocity".into(),
+                format!(
+                    "must be a positive speed in m/s, got {}",
+                    sv.friction_slip_velocity
+                ),
+            );
+        }
+        if !(sv.warm_start_tolerance > 0.0 && sv.warm_start_tolerance < 1.0) {
+            return bad(
+                "solver.warm_start_tolerance".into(),
+                format!("must be in (0, 1), got {}", sv.warm_start_tolerance),
+            );
+        }
         if !(sv.pcg_tolerance > 0.0 && sv.pcg_tolerance < 1.0) {
             return bad(
                 "solver.pcg_tolerance".into(),

@@ -12,6 +12,7 @@ use crate::integrate::{SymplecticEuler, SymplecticEulerParams};
 use crate::model::SimModel;
 use crate::newton::{NewtonSettings, NewtonStepper};
 use crate::scene::{ColliderShape, MaterialModel, Scene, SceneError, SolverKind};
+use crate::solver::WarmStart;
 use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, Graph, VkError};
 
 /// Why a simulation could not be built or stepped.
@@ -38,8 +39,10 @@ pub enum SimError {
 pub struct FrameStats {
     /// Newton iterations summed over the frame's time steps (0 for symplectic Euler).
     pub newton_iterations: u32,
-    /// PCG iterations summed over the frame's time steps.
+    /// PCG iterations summed over the frame's time steps (global solves).
     pub pcg_iterations: u32,
+    /// Grouped warm-start PCG iterations summed over the frame's time steps.
+    pub pcg_warm_iterations: u32,
     /// Incremental potential at the end of the last time step (J; Newton only).
     pub energy: f64,
     /// Relative residual of the last PCG solve of the frame (Newton only).
@@ -185,7 +188,14 @@ impl Simulation {
                     pcg_max_iterations: scene.solver.pcg_max_iterations,
                     colliders,
                     contact_stiffness: 1000.0,
-                    friction_slip: 1e-3 * h,
+                    friction_slip: scene.solver.friction_slip_velocity * h,
+                    warm_start: WarmStart {
+                        enabled: scene.solver.stiffness_group_warm_start,
+                        max_iterations: scene.solver.warm_start_max_iterations,
+                        tolerance: scene.solver.warm_start_tolerance as f32,
+                    },
+                    pcg_stagnation_window: scene.solver.pcg_stagnation_window,
+                    friction_per_iteration: scene.solver.friction_per_iteration,
                 },
             )?)),
             SolverKind::SymplecticEuler => {
@@ -296,6 +306,7 @@ impl Simulation {
                     let st = s.step()?;
                     stats.newton_iterations += st.newton_iterations;
                     stats.pcg_iterations += st.pcg_iterations;
+                    stats.pcg_warm_iterations += st.pcg_warm_iterations;
                     stats.energy = st.energy;
                     stats.pcg_residual = st.pcg_residual;
                     stats.gradient_norm = st.gradient_norm;

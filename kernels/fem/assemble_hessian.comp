@@ -4,6 +4,10 @@
 // thin elements) into block storage, by gather in fixed (CSR) order: MODE 0: one diagonal block
 // and its inverse per vertex (fixed vertices get identity rows); MODE 1: one off-diagonal block
 // per element edge (i, j) = Σ H_e[a, b] over the elements holding it (zero when i or j is fixed).
+// MODE 0 also estimates each vertex's stiffness for the PCG warm start (barrier-augmented
+// Lagrangian paper §4.2): the stencils' mean eigenvalues assembled per node,
+// e_j = 3 m_j/h² + tr(C_j) + Σ_{e∋j} tr(H_e)/k_e (k_e: nodes of element e; the projected
+// Hessians are PSD, so the trace is the eigenvalue sum). Reference: cpu_reference/newton.rs.
 // Host: engine/src/newton.rs. Reference: cpu_reference/newton.rs.
 #include "common.glsl"
 layout(constant_id = 1) const uint MODE = 0;
@@ -16,6 +20,8 @@ layout(std430, binding = 5) readonly buffer Pairs { uvec2 pairs[]; };
 layout(std430, binding = 6) writeonly buffer Blocks { vec4 blocks[]; };
 layout(std430, binding = 7) writeonly buffer Minv { vec4 minv[]; };
 layout(std430, binding = 8) readonly buffer ContactHess { vec4 contact_hess[]; }; // 3 rows per vertex
+layout(std430, binding = 9) writeonly buffer Stiffness { float stiffness[]; };
+layout(std430, binding = 10) readonly buffer ElementNodes { uint element_nodes[]; };
 layout(push_constant) uniform P { uint count; float inv_h2; } p;
 
 mat3 element_block(uint t, uint a, uint b) {
@@ -40,18 +46,26 @@ void main() {
         mat3 d;
         if (inv_mass[k] == 0.0) {
             d = mat3(1.0);
+            stiffness[k] = 1.0;
         } else {
+            float e = 3.0 * mass[k] * p.inv_h2;
             d = mat3(mass[k] * p.inv_h2);
             for (uint r = 0u; r < 3u; ++r) {
                 vec4 row = contact_hess[3u * k + r];
                 d[0][r] += row.x;
                 d[1][r] += row.y;
                 d[2][r] += row.z;
+                e += row[r];
             }
-            for (uint e = start[k]; e < start[k + 1u]; ++e) {
-                uint c = entries[e];
-                d += element_block(c / 4u, c % 4u, c % 4u);
+            for (uint q = start[k]; q < start[k + 1u]; ++q) {
+                uint c = entries[q];
+                uint el = c / 4u;
+                d += element_block(el, c % 4u, c % 4u);
+                float tr = 0.0;
+                for (uint r = 0u; r < 12u; ++r) tr += hess[144u * el + 13u * r];
+                e += tr / float(element_nodes[el]);
             }
+            stiffness[k] = e;
         }
         store(k, d);
         mat3 inv = inverse(d);

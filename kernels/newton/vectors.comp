@@ -5,7 +5,8 @@
 // lag friction, g = m/h² (x − y) + ∇Ψ + ∇contact − f_ext (fixed: 0), rhs = −g, d = 0, the
 // per-vertex energy (inertia + contact + friction − f·x), |g| and the contact Hessian block.
 // MODE 2 trial: x_trial = x + α d, per-vertex energy at x_trial. MODE 3 velocity:
-// v = (x − x_start) / h. Contact: include/colliders.glsl (stiffness κ m/h²).
+// v = (x − x_start) / h. MODE 4: as MODE 1 but keeps the friction lag of the step's first
+// linearisation (semi-implicit friction, IPC's practice). Contact: include/colliders.glsl (stiffness κ m/h²).
 // Host: engine/src/newton.rs. Reference: cpu_reference/newton.rs, cpu_reference/contact.rs.
 #include "common.glsl"
 layout(constant_id = 1) const uint MODE = 0;
@@ -48,12 +49,17 @@ void main() {
         vec3 xi = x[i].xyz;
         y[i] = vec4(fixed_vertex ? xi : xi + p.h * v[i].xyz + p.h * p.h * p.gravity.xyz, 0.0);
         x_start[i] = vec4(xi, 0.0);
-    } else if (MODE == 1u) {
+    } else if (MODE == 1u || MODE == 4u) {
         vec3 xi = x[i].xyz;
         vec4 lag_n = vec4(0.0), lag_shift = vec4(0.0);
-        if (!fixed_vertex) friction_lag(xi, t, p.h, kc, p.num_colliders, lag_n, lag_shift);
-        friction[2u * i] = lag_n;
-        friction[2u * i + 1u] = lag_shift;
+        if (MODE == 1u) {
+            if (!fixed_vertex) friction_lag(xi, t, p.h, kc, p.num_colliders, lag_n, lag_shift);
+            friction[2u * i] = lag_n;
+            friction[2u * i + 1u] = lag_shift;
+        } else {
+            lag_n = friction[2u * i];
+            lag_shift = friction[2u * i + 1u];
+        }
         vec3 dx = xi - y[i].xyz;
         vec3 fe = f_ext[i].xyz;
         vec3 gc = vec3(0.0);

@@ -108,6 +108,9 @@ fn clamped_beam_reaches_the_static_deflection_of_a_dense_cpu_newton_solve() {
         colliders: vec![],
         contact_stiffness: 100.0,
         friction_slip: 1e-5,
+        warm_start: Default::default(),
+        pcg_stagnation_window: 100,
+        friction_per_iteration: false,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -190,6 +193,9 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
         }],
         contact_stiffness: 1000.0,
         friction_slip: 1e-5,
+        warm_start: Default::default(),
+        pcg_stagnation_window: 100,
+        friction_per_iteration: false,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -262,6 +268,9 @@ motion = [
         colliders: vec![],
         contact_stiffness: 1000.0,
         friction_slip: 1e-5,
+        warm_start: Default::default(),
+        pcg_stagnation_window: 100,
+        friction_per_iteration: false,
     };
     let stepper = NewtonStepper::new(
         &ctx,
@@ -351,6 +360,9 @@ force = [{ vertices = { region = { min = [-0.2, -0.03, 0.024], max = [0.2, 0.03,
         colliders: vec![],
         contact_stiffness: 1000.0,
         friction_slip: 1e-5,
+        warm_start: Default::default(),
+        pcg_stagnation_window: 100,
+        friction_per_iteration: false,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -427,6 +439,9 @@ fn gpu_linearization_matches_the_cpu_reference_with_cloth_rods_colliders_and_fri
         colliders: colliders.clone(),
         contact_stiffness: 1000.0,
         friction_slip: 1e-3 * h,
+        warm_start: Default::default(),
+        pcg_stagnation_window: 100,
+        friction_per_iteration: false,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -448,7 +463,23 @@ fn gpu_linearization_matches_the_cpu_reference_with_cloth_rods_colliders_and_fri
     };
     let x: Vec<Vector3<f64>> = model.positions.iter().map(|p| Vector3::from(*p)).collect();
     let v: Vec<Vector3<f64>> = model.velocities.iter().map(|p| Vector3::from(*p)).collect();
-    let (want_g, want_d, want_e) = linearize_at_step_start(&setup, &x, &v, h);
+    let want = linearize_at_step_start(&setup, &x, &v, h);
+    let (want_g, want_d, want_e) = (&want.gradient, &want.diag, want.energy);
+    // The warm start's stiffness estimate, assembled next to the diagonal blocks.
+    let stiffness = stepper.stiffness_estimate().unwrap();
+    for i in 0..x.len() {
+        let (got, w) = (stiffness[i] as f64, want.stiffness[i]);
+        assert!(
+            (got - w).abs() <= 1e-3 * w.abs(),
+            "vertex {i}: stiffness {got} vs {w}"
+        );
+    }
+    let decades: std::collections::BTreeSet<i64> = want
+        .stiffness
+        .iter()
+        .map(|e| e.log10().floor() as i64)
+        .collect();
+    assert!(decades.len() >= 3, "heterogeneous stiffness: {decades:?}");
     // Every collider is in contact somewhere, so each contact and friction path is exercised.
     for c in &colliders {
         assert!(

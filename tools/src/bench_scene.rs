@@ -37,6 +37,8 @@ struct Report {
     ms_per_frame_p90: f64,
     newton_iterations_mean: f64,
     pcg_iterations_mean: f64,
+    /// Grouped warm-start PCG iterations per frame (0 with the warm start off).
+    pcg_warm_iterations_mean: f64,
 }
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {
@@ -53,7 +55,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         supple::Context::new(supple::ContextOptions::from_env()).map_err(|e| (1, e.to_string()))?;
     let mut sim = Simulation::new(&ctx, &scene).map_err(|e| (2, e.to_string()))?;
     sim.step_frame().map_err(|e| (1, e.to_string()))?;
-    let (mut times, mut newton, mut pcg) = (Vec::new(), 0u64, 0u64);
+    let (mut times, mut newton, mut pcg, mut warm) = (Vec::new(), 0u64, 0u64, 0u64);
     for _ in 0..args.frames.max(1) {
         let t0 = Instant::now();
         let s = sim.step_frame().map_err(|e| (1, e.to_string()))?;
@@ -62,6 +64,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         times.push(t0.elapsed().as_secs_f64() * 1e3);
         newton += s.newton_iterations as u64;
         pcg += s.pcg_iterations as u64;
+        warm += s.pcg_warm_iterations as u64;
     }
     let n = times.len() as f64;
     let mut sorted = times.clone();
@@ -69,9 +72,16 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     let r = Report {
         scene: args.scene.display().to_string(),
         device: ctx.caps().name.clone(),
+        // lavapipe runs LP_NUM_THREADS threads, by default one per CPU.
         threads: std::env::var("LP_NUM_THREADS")
             .ok()
-            .and_then(|v| v.parse().ok()),
+            .and_then(|v| v.parse().ok())
+            .or_else(|| {
+                ctx.caps()
+                    .name
+                    .contains("llvmpipe")
+                    .then(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
+            }),
         vertices: sim.model().positions.len(),
         tets: sim.model().tets.len(),
         frames: args.frames.max(1),
@@ -81,6 +91,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         ms_per_frame_p90: percentile(&sorted, 0.9),
         newton_iterations_mean: newton as f64 / n,
         pcg_iterations_mean: pcg as f64 / n,
+        pcg_warm_iterations_mean: warm as f64 / n,
     };
     let text = if args.json {
         serde_json::to_string(&r)

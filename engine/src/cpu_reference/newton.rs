@@ -38,20 +38,35 @@ pub struct PotentialSetup<'a> {
     pub slip: f64,
 }
 
-/// Gradient (N), diagonal Newton blocks (N/m) and incremental potential (J) at `x`, where `x`
-/// is also the step start (the first linearisation of a step at time `t` = end of the step).
+/// One linearisation of the incremental potential.
+#[derive(Debug, Clone)]
+pub struct Linearization {
+    /// ∇E per vertex (N; zero for fixed vertices).
+    pub gradient: Vec<Vector3<f64>>,
+    /// Diagonal Newton blocks (N/m; identity for fixed vertices).
+    pub diag: Vec<Matrix3<f64>>,
+    /// E (J).
+    pub energy: f64,
+    /// Per-vertex stiffness estimate of the PCG warm start (N/m; 1 for fixed vertices):
+    /// `3 m/h² + tr(contact block) + Σₑ tr(Hₑ)/kₑ`.
+    pub stiffness: Vec<f64>,
+}
+
+/// The linearisation at `x`, where `x` is also the step start (the first linearisation of a
+/// step at time `t` = end of the step).
 pub fn linearize_at_step_start(
     s: &PotentialSetup,
     x: &[Vector3<f64>],
     v: &[Vector3<f64>],
     t: f64,
-) -> (Vec<Vector3<f64>>, Vec<Matrix3<f64>>, f64) {
+) -> Linearization {
     let n = x.len();
     let h2 = s.h * s.h;
     let g = Vector3::from(s.gravity);
     let mut grad = vec![Vector3::zeros(); n];
     let mut diag = vec![Matrix3::zeros(); n];
     let mut energy = 0.0;
+    let mut stiffness = vec![0.0; n];
     for i in 0..n {
         let fixed = s.inv_mass[i] == 0.0;
         let k = s.masses[i] / h2;
@@ -72,9 +87,11 @@ pub fn linearize_at_step_start(
         energy += 0.5 * k * dx.norm_squared() + ec - f.dot(&x[i]);
         grad[i] = k * dx + gc - f;
         diag[i] = k * Matrix3::identity() + hc;
+        stiffness[i] = 3.0 * k + hc.trace();
     }
     let mut add = |verts: [u32; 4], e: f64, ge: &super::fem::Vec12, he: &super::fem::Mat12| {
         energy += e;
+        let nodes = verts.iter().filter(|&&v| v != NO_VERTEX).count() as f64;
         for a in 0..4 {
             let va = verts[a];
             if va == NO_VERTEX {
@@ -82,6 +99,7 @@ pub fn linearize_at_step_start(
             }
             grad[va as usize] += ge.fixed_rows::<3>(3 * a);
             diag[va as usize] += he.fixed_view::<3, 3>(3 * a, 3 * a);
+            stiffness[va as usize] += he.trace() / nodes;
         }
     };
     for (t_i, tet) in s.tets.iter().enumerate() {
@@ -113,7 +131,13 @@ pub fn linearize_at_step_start(
         if s.inv_mass[i] == 0.0 {
             grad[i] = Vector3::zeros();
             diag[i] = Matrix3::identity();
+            stiffness[i] = 1.0;
         }
     }
-    (grad, diag, energy)
+    Linearization {
+        gradient: grad,
+        diag,
+        energy,
+        stiffness,
+    }
 }

@@ -104,6 +104,7 @@ pub struct Pcg {
     multiply: CompiledGraph,
     multiply_masked: CompiledGraph,
     warm_gpu_ms: std::cell::Cell<f64>,
+    stagnation_window: std::cell::Cell<u32>,
     iterations_per_run: u32,
 }
 
@@ -414,6 +415,7 @@ impl Pcg {
             multiply,
             multiply_masked,
             warm_gpu_ms: std::cell::Cell::new(0.0),
+            stagnation_window: std::cell::Cell::new(u32::MAX),
             iterations_per_run: k,
         })
     }
@@ -601,6 +603,9 @@ impl Pcg {
         let bnorm = bb.sqrt();
         let mut rel = s[RR as usize].sqrt() / bnorm;
         let mut iterations = 0;
+        // Stagnation: no new best residual over the window.
+        let window = self.stagnation_window.get();
+        let (mut best, mut best_at) = (rel, 0u32);
         while rel > tol && iterations < max_iterations {
             self.iterate.run()?;
             self.gpu_ms
@@ -611,8 +616,19 @@ impl Pcg {
             if !rel.is_finite() {
                 break;
             }
+            if rel < best {
+                (best, best_at) = (rel, iterations);
+            } else if iterations - best_at >= window {
+                break;
+            }
         }
         Ok((iterations, rel))
+    }
+
+    /// Stops [`Pcg::solve_resident`] when the relative residual has not reached a new minimum
+    /// over the last `window` iterations (checked per graph run; `u32::MAX`: never).
+    pub fn set_stagnation_window(&self, window: u32) {
+        self.stagnation_window.set(window.max(1));
     }
 
     /// GPU milliseconds of the last solve (graph timestamps), the warm start included.
