@@ -12,6 +12,10 @@ use crate::newton::{NewtonSettings, NewtonStepper};
 use crate::scene::{ColliderShape, MaterialModel, Scene, SceneError, SolverKind};
 use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, Graph, VkError};
 
+// Library API around a simulation (engine/src/simulation/*.rs).
+mod embed;
+pub use embed::{QueueFamilyTransfer, RawBufferView, RenderSync};
+
 /// Why a simulation could not be built or stepped.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {

@@ -719,6 +719,18 @@ impl Context {
         self.shared.node_timestamps.load(Ordering::Relaxed) || self.is_tracing()
     }
 
+    /// The ticket of the most recent submission to Supple's queue (value 0 before the first):
+    /// once the timeline semaphore reaches it, every Supple write so far is complete.
+    pub fn last_ticket(&self) -> Ticket {
+        Ticket {
+            value: self
+                .shared
+                .next_timeline_value
+                .load(Ordering::SeqCst)
+                .saturating_sub(1),
+        }
+    }
+
     /// Takes every validation message collected so far.
     pub fn take_validation_messages(&self) -> Vec<ValidationMessage> {
         std::mem::take(
