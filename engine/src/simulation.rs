@@ -4,6 +4,10 @@
 //! or on symplectic Euler ([`crate::integrate`]); scene features not supported yet (cloth,
 //! sphere/box colliders, inter-body contact) are refused with an error
 //! naming the field rather than ignored.
+//!
+//! Build one from code with [`SimulationBuilder`], step it within a time budget with
+//! [`Simulation::step_for`], and read its positions on the GPU from a host renderer with
+//! [`Simulation::positions_view`] and [`Simulation::render_sync`].
 
 use crate::fem::{ElementModel, TetElements};
 use crate::integrate::{SymplecticEuler, SymplecticEulerParams};
@@ -13,7 +17,9 @@ use crate::scene::{ColliderShape, MaterialModel, Scene, SceneError, SolverKind};
 use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, Graph, VkError};
 
 // Library API around a simulation (engine/src/simulation/*.rs).
+mod builder;
 mod embed;
+pub use builder::{BudgetReport, SimulationBuilder};
 pub use embed::{QueueFamilyTransfer, RawBufferView, RenderSync};
 
 /// Why a simulation could not be built or stepped.
