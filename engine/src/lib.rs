@@ -7,6 +7,8 @@
 //! arrays. Every kernel has a plain-Rust twin in [`cpu_reference`]; [`mesh`] re-exports the
 //! host-side mesh tools.
 
+#![deny(missing_docs)]
+
 pub mod bvh;
 pub mod coloring;
 pub mod cpu_reference;

@@ -5,6 +5,10 @@
 //! explicit baseline (no scripted motion, loads, friction or non-plane colliders). Scene
 //! features not supported yet (corotated solids on the GPU, inter-body contact) are refused
 //! with an error naming the field rather than ignored.
+//!
+//! Build one from code with [`SimulationBuilder`], step it within a time budget with
+//! [`Simulation::step_for`], and read its positions on the GPU from a host renderer with
+//! [`Simulation::positions_view`] and [`Simulation::render_sync`].
 
 use crate::cpu_reference::contact::{Collider, Shape};
 use crate::fem::{ElementModel, TetElements};
@@ -14,6 +18,12 @@ use crate::newton::{NewtonSettings, NewtonStepper};
 use crate::scene::{ColliderShape, MaterialModel, Scene, SceneError, SolverKind};
 use crate::solver::WarmStart;
 use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, Graph, VkError};
+
+// Library API around a simulation (engine/src/simulation/*.rs).
+mod builder;
+mod embed;
+pub use builder::{BudgetReport, SimulationBuilder};
+pub use embed::{QueueFamilyTransfer, RawBufferView, RenderSync};
 
 /// Why a simulation could not be built or stepped.
 #[derive(Debug, thiserror::Error)]

@@ -3,6 +3,7 @@
 //! compute copy and vkCmdCopyBuffer), the per-dispatch cost of a chain of tiny dependent
 //! dispatches, and Rust's `sort_unstable_by_key` on the same data as the 4M radix sort.
 
+use crate::stats::Stats;
 use serde::Serialize;
 use supple::primitives::{
     Compact, RadixSort, Reduce, ReduceOp, ReduceResult, Scan, ScanKind, SortKeys, Tuning,
@@ -20,7 +21,7 @@ pub struct Args {
     /// Element counts to measure (suffixes k and M are powers of two).
     #[arg(long, value_delimiter = ',', default_value = "1M,4M,16M")]
     sizes: Vec<String>,
-    /// Timed runs per measurement (the median is reported).
+    /// Timed runs per measurement (min, median and max are reported; radix sorts run at most 3).
     #[arg(long, default_value_t = 5)]
     repeat: usize,
 }
@@ -32,6 +33,8 @@ struct Row {
     elements_per_s: f64,
     gbps: f64,
     median_ms: f64,
+    /// GPU milliseconds over the timed runs.
+    ms: Stats,
 }
 
 #[derive(Serialize)]
@@ -44,8 +47,14 @@ struct Report {
     copy_gbps: f64,
     transfer_copy_gbps: f64,
     copy_bytes: usize,
+    /// GPU milliseconds of the vec4 compute copy over the timed runs.
+    copy_ms: Stats,
+    /// GPU milliseconds of vkCmdCopyBuffer over the timed runs.
+    transfer_copy_ms: Stats,
     dispatch_overhead_us: f64,
     dispatch_overhead_us_min: f64,
+    /// Microseconds per dispatch of the 1,000-dispatch chain over the timed runs.
+    dispatch_overhead_us_stats: Stats,
     cpu_sort_unstable_elements_per_s: f64,
     radix_sort_4m_elements_per_s: Option<f64>,
     results: Vec<Row>,
@@ -68,9 +77,9 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Median GPU milliseconds of `repeat` runs (after one warm-up run).
-fn time_graph(c: &CompiledGraph, repeat: usize) -> Result<f64, String> {
-    time_graph_samples(c, repeat).map(median)
+/// GPU milliseconds of `repeat` runs (after one warm-up run).
+fn time_graph(c: &CompiledGraph, repeat: usize) -> Result<Stats, String> {
+    time_graph_samples(c, repeat).map(|v| Stats::of(&v))
 }
 
 /// GPU milliseconds of each of `repeat` runs (after one warm-up run).
@@ -163,7 +172,8 @@ pub fn run(args: &Args) -> Result<(), String> {
         .write(&dst)
         .push(&n16),
     );
-    let ms = time_graph(&compile(&ctx, g)?, repeat)?;
+    let copy_ms = time_graph(&compile(&ctx, g)?, repeat)?;
+    let ms = copy_ms.median;
     if dst.read().map_err(e)? != src.read().map_err(e)? {
         return Err("copy kernel produced wrong data".into());
     }
@@ -175,8 +185,8 @@ pub fn run(args: &Args) -> Result<(), String> {
     ));
     let mut g = Graph::new("bench.transfer_copy");
     g.copy("vkCmdCopyBuffer", &src, &dst);
-    let ms = time_graph(&compile(&ctx, g)?, repeat)?;
-    let transfer_copy_gbps = bytes / (ms * 1e-3) / 1e9;
+    let transfer_copy_ms = time_graph(&compile(&ctx, g)?, repeat)?;
+    let transfer_copy_gbps = bytes / (transfer_copy_ms.median * 1e-3) / 1e9;
     say(format!("vkCmdCopyBuffer: {transfer_copy_gbps:.2} GB/s"));
     drop((src, dst));
 
@@ -202,19 +212,23 @@ pub fn run(args: &Args) -> Result<(), String> {
     let samples = time_graph_samples(&compile(&ctx, g)?, repeat.max(9))?;
     let dispatch_overhead_us_min =
         samples.iter().copied().fold(f64::INFINITY, f64::min) * 1e3 / chain as f64;
+    let per_dispatch: Vec<f64> = samples.iter().map(|s| s * 1e3 / chain as f64).collect();
+    let dispatch_overhead_us_stats = Stats::of(&per_dispatch);
     let dispatch_overhead_us = median(samples) * 1e3 / chain as f64;
     say(format!(
         "dispatch overhead (1000 dependent tiny dispatches): {dispatch_overhead_us:.1} us each (min {dispatch_overhead_us_min:.1})"
     ));
 
     let mut results = Vec::new();
-    let mut row = |primitive: &'static str, n: usize, ms: f64, bytes: f64| {
+    let mut row = |primitive: &'static str, n: usize, stats: Stats, bytes: f64| {
+        let ms = stats.median;
         let r = Row {
             primitive,
             n,
             elements_per_s: n as f64 / (ms * 1e-3),
             gbps: bytes / (ms * 1e-3) / 1e9,
             median_ms: ms,
+            ms: stats,
         };
         eprintln!(
             "[bench] {primitive:>15} n={n:>9}: {:>8.2} ms  {:>7.1} Melem/s  {:>5.2} GB/s",
@@ -270,15 +284,15 @@ pub fn run(args: &Args) -> Result<(), String> {
         sort.record(&mut g, &k, &v, n, 32);
         let compiled = compile(&ctx, g)?;
         // Each run sorts already-sorted data after the first; radix sort cost does not depend on order.
-        let ms = time_graph(&compiled, repeat.min(3))?;
+        let stats = time_graph(&compiled, repeat.min(3))?;
         let mut sorted = keys.clone();
         sorted.sort_unstable();
         if k.read().map_err(e)? != sorted {
             return Err(format!("radix sort of {n} keys is wrong"));
         }
-        row("radix_sort_u32", n, ms, 16.0 * n as f64);
+        row("radix_sort_u32", n, stats, 16.0 * n as f64);
         if n == 4 << 20 {
-            radix_4m = Some(n as f64 / (ms * 1e-3));
+            radix_4m = Some(n as f64 / (stats.median * 1e-3));
         }
         drop((compiled, sort, k, v));
 
@@ -326,8 +340,11 @@ pub fn run(args: &Args) -> Result<(), String> {
         copy_gbps,
         transfer_copy_gbps,
         copy_bytes: copy_n * 4,
+        copy_ms,
+        transfer_copy_ms,
         dispatch_overhead_us,
         dispatch_overhead_us_min,
+        dispatch_overhead_us_stats,
         cpu_sort_unstable_elements_per_s: cpu_sort,
         radix_sort_4m_elements_per_s: radix_4m,
         results,

@@ -2,6 +2,7 @@
 //! a surface mesh as loaded, at search distance D: pair counts, median time per search, and a
 //! batch of conservative CCD queries on the found pairs.
 
+use crate::stats::Stats;
 use serde::Serialize;
 use supple::cpu_reference::ccd::CcdKind;
 use supple::geometry::{CcdBatch, CcdOutputs};
@@ -23,7 +24,7 @@ pub struct Args {
     /// Grid cell size as a multiple of (mean edge length + 2 D) (default 1).
     #[arg(long, default_value_t = 1.0)]
     cell_scale: f64,
-    /// Timed searches (the median is reported).
+    /// Timed runs of each measurement (min, median and max are reported).
     #[arg(long, default_value_t = 15)]
     repeat: usize,
     /// Also compute the brute-force pair set on the host and report whether it matches.
@@ -54,6 +55,12 @@ struct Report {
     ms_per_search_median: f64,
     ms_per_search_min: f64,
     ms_per_search_wall_median: f64,
+    /// GPU milliseconds per search over the timed runs.
+    ms_per_search: Stats,
+    /// Host wall milliseconds per search over the timed runs.
+    ms_per_search_wall: Stats,
+    /// GPU milliseconds of the CCD batch over the timed runs (`null` without pairs).
+    ms_ccd_batch_stats: Option<Stats>,
     ms_lbvh_build: Option<f64>,
     ms_lbvh_refit: Option<f64>,
     ccd_queries: usize,
@@ -205,8 +212,8 @@ pub fn run(args: &Args) -> Result<(), String> {
         }
     }
     let n_ee = pairs.edge_edge.len();
-    let (ms_ccd, hits) = if n_pt + n_ee == 0 {
-        (0.0, 0)
+    let (ms_ccd, hits, ccd_stats) = if n_pt + n_ee == 0 {
+        (0.0, 0, None)
     } else {
         let e = |e: supple::VkError| e.to_string();
         let b0 = ctx
@@ -266,7 +273,8 @@ pub fn run(args: &Args) -> Result<(), String> {
             .chain(&out_ee.flags.read().map_err(e)?[..n_ee])
             .filter(|f| **f & 1 != 0)
             .count();
-        (median(&mut t), hits)
+        let stats = Stats::of(&t);
+        (median(&mut t), hits, Some(stats))
     };
 
     // LBVH over the same triangles: build (Morton codes, sort, Karras tree, refit) and refit.
@@ -291,6 +299,7 @@ pub fn run(args: &Args) -> Result<(), String> {
     };
 
     let caps = ctx.caps();
+    let (search_stats, wall_stats) = (Stats::of(&gpu), Stats::of(&wall));
     let r = Report {
         bench: "proximity",
         device: caps.name.clone(),
@@ -312,6 +321,9 @@ pub fn run(args: &Args) -> Result<(), String> {
         ms_per_search_median: median(&mut gpu),
         ms_per_search_min: ms_min,
         ms_per_search_wall_median: median(&mut wall),
+        ms_per_search: search_stats,
+        ms_per_search_wall: wall_stats,
+        ms_ccd_batch_stats: ccd_stats,
         ms_lbvh_build: Some(ms_lbvh_build),
         ms_lbvh_refit: Some(ms_lbvh_refit),
         ccd_queries: n_pt + n_ee,

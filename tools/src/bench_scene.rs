@@ -1,6 +1,9 @@
-//! `supple bench scene SCENE --frames N [--json]`: times a scene frame by frame (after a warm-up
-//! frame) and prints percentiles and solver iteration means.
+//! `supple bench scene SCENE --frames N [--repeat R] [--json]`: times a scene frame by frame
+//! (after a warm-up frame), R times from a fresh simulation, and prints percentiles over all
+//! timed frames, the min/median/max over repeats of each repeat's median, and solver
+//! iteration means.
 
+use crate::stats::Stats;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -21,6 +24,9 @@ pub struct Args {
     /// Print one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    /// Repeat the whole measurement this many times, each from a freshly built simulation.
+    #[arg(long, default_value_t = 1)]
+    repeat: u32,
 }
 
 #[derive(Serialize)]
@@ -39,6 +45,9 @@ struct Report {
     pcg_iterations_mean: f64,
     /// Grouped warm-start PCG iterations per frame (0 with the warm start off).
     pcg_warm_iterations_mean: f64,
+    repeat: u32,
+    /// Each repeat's median milliseconds per frame, summarised over the repeats.
+    ms_per_frame_median_over_repeats: Stats,
 }
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {
@@ -53,18 +62,26 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     let scene = Scene::load(&args.scene, &args.set).map_err(|e| (2, e.to_string()))?;
     let ctx =
         supple::Context::new(supple::ContextOptions::from_env()).map_err(|e| (1, e.to_string()))?;
-    let mut sim = Simulation::new(&ctx, &scene).map_err(|e| (2, e.to_string()))?;
-    sim.step_frame().map_err(|e| (1, e.to_string()))?;
     let (mut times, mut newton, mut pcg, mut warm) = (Vec::new(), 0u64, 0u64, 0u64);
-    for _ in 0..args.frames.max(1) {
-        let t0 = Instant::now();
-        let s = sim.step_frame().map_err(|e| (1, e.to_string()))?;
-        // The host needs the positions every frame (export); include that readback.
-        sim.positions().map_err(|e| (1, e.to_string()))?;
-        times.push(t0.elapsed().as_secs_f64() * 1e3);
-        newton += s.newton_iterations as u64;
-        pcg += s.pcg_iterations as u64;
-        warm += s.pcg_warm_iterations as u64;
+    let mut repeat_medians = Vec::new();
+    let mut model_size = (0, 0);
+    for _ in 0..args.repeat.max(1) {
+        let mut sim = Simulation::new(&ctx, &scene).map_err(|e| (2, e.to_string()))?;
+        model_size = (sim.model().positions.len(), sim.model().tets.len());
+        sim.step_frame().map_err(|e| (1, e.to_string()))?;
+        let mut this = Vec::new();
+        for _ in 0..args.frames.max(1) {
+            let t0 = Instant::now();
+            let s = sim.step_frame().map_err(|e| (1, e.to_string()))?;
+            // The host needs the positions every frame (export); include that readback.
+            sim.positions().map_err(|e| (1, e.to_string()))?;
+            this.push(t0.elapsed().as_secs_f64() * 1e3);
+            newton += s.newton_iterations as u64;
+            pcg += s.pcg_iterations as u64;
+            warm += s.pcg_warm_iterations as u64;
+        }
+        repeat_medians.push(Stats::of(&this).median);
+        times.extend(this);
     }
     let n = times.len() as f64;
     let mut sorted = times.clone();
@@ -82,8 +99,8 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
                     .contains("llvmpipe")
                     .then(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
             }),
-        vertices: sim.model().positions.len(),
-        tets: sim.model().tets.len(),
+        vertices: model_size.0,
+        tets: model_size.1,
         frames: args.frames.max(1),
         substeps: scene.simulation.substeps,
         ms_per_frame_median: percentile(&sorted, 0.5),
@@ -92,6 +109,8 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         newton_iterations_mean: newton as f64 / n,
         pcg_iterations_mean: pcg as f64 / n,
         pcg_warm_iterations_mean: warm as f64 / n,
+        repeat: args.repeat.max(1),
+        ms_per_frame_median_over_repeats: Stats::of(&repeat_medians),
     };
     let text = if args.json {
         serde_json::to_string(&r)

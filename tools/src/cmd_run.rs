@@ -27,6 +27,10 @@ pub struct Args {
     /// Override any scene field, e.g. --set simulation.substeps=2 (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     set: Vec<String>,
+    /// Write a Chrome trace (Perfetto, chrome://tracing) of every graph node's GPU time per
+    /// frame and the host's recording, submission, readback and export spans to this file.
+    #[arg(long, value_name = "FILE.json")]
+    trace: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -79,6 +83,11 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     }
     let ctx =
         supple::Context::new(supple::ContextOptions::from_env()).map_err(|e| (1, e.to_string()))?;
+    if args.trace.is_some() {
+        // Before building the simulation: its graphs must be compiled with node timestamps.
+        ctx.start_trace();
+    }
+    let mut steps = Vec::new();
     let mut sim = Simulation::new(&ctx, &scene).map_err(|e| match e {
         SimError::Vk(v) => (1, v.to_string()),
         other => (2, format!("{name}: {other}")),
@@ -133,10 +142,13 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     for frame in 0..total {
         let t0 = Instant::now();
         let stats = sim.step_frame().map_err(|e| (1, e.to_string()))?;
+        let t_read = Instant::now();
         let x = sim.positions().map_err(|e| (1, e.to_string()))?;
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
         times.push(wall_ms);
         let v = sim.velocities().map_err(|e| (1, e.to_string()))?;
+        ctx.trace_host_span("readback", "readback", t_read, Instant::now());
+        let t_export = Instant::now();
         let max_speed = v
             .iter()
             .map(|p| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt())
@@ -183,6 +195,8 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         if preview_frames.contains(&frame) {
             preview.push((frame, surf.clone()));
         }
+        ctx.trace_host_span("export", "export", t_export, Instant::now());
+        steps.push((t0, Instant::now()));
         reports.push(FrameReport {
             frame,
             stats,
@@ -226,6 +240,16 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         let png = dir.join("preview.png");
         crate::preview::write_preview(&png, sim.surface(), &preview)
             .map_err(|e| (1, format!("{}: {e}", png.display())))?;
+    }
+    if let (Some(path), Some(trace)) = (&args.trace, ctx.take_trace()) {
+        let text =
+            serde_json::to_string(&trace.to_chrome_json(&steps)).map_err(|e| (1, e.to_string()))?;
+        std::fs::write(path, text).map_err(|e| (1, format!("{}: {e}", path.display())))?;
+        eprintln!(
+            "[run] wrote the trace of {} graph runs to {}",
+            trace.graph_runs.len(),
+            path.display()
+        );
     }
     let path = dir.join("report.json");
     std::fs::write(

@@ -6,6 +6,7 @@ mod bench_scene;
 mod cmd_mesh;
 mod cmd_run;
 mod preview;
+mod stats;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

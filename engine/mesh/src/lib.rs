@@ -1,6 +1,8 @@
 //! Host-side meshes for Supple: the mesh model, import/export of the common tetrahedral and
 //! surface formats with validation, procedural geometry, and tetrahedralization.
 
+#![deny(missing_docs)]
+
 pub mod error;
 pub mod export;
 pub mod import;

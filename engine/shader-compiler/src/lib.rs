@@ -4,6 +4,8 @@
 //! Every kernel is a `.comp` file under `kernels/`; `#include "x.glsl"` resolves relative to the
 //! including file first, then to `kernels/include/`. Errors carry `file:line: message`.
 
+#![deny(missing_docs)]
+
 use std::cell::RefCell;
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -258,6 +258,13 @@ impl<T: Pod> GpuBuffer<T> {
         self.raw.handle
     }
 
+    /// The context the buffer was created on.
+    pub fn context(&self) -> Context {
+        Context {
+            shared: Arc::clone(&self.raw.shared),
+        }
+    }
+
     /// The buffer's debug name.
     pub fn name(&self) -> &str {
         &self.raw.name

@@ -234,6 +234,10 @@ pub(crate) struct DeviceShared {
     pub(crate) pipelines: Mutex<PipelineStore>,
     next_resource_id: AtomicU64,
     ownership: Mutex<Ownership>,
+    /// Trace being collected ([`Context::start_trace`]).
+    pub(crate) trace: Mutex<super::trace::TraceState>,
+    /// Compile every graph with per-node timestamps ([`Context::set_node_timestamps`]).
+    pub(crate) node_timestamps: std::sync::atomic::AtomicBool,
 }
 
 impl DeviceShared {
@@ -659,6 +663,8 @@ impl Context {
                     pipelines: Mutex::new(pipelines),
                     next_resource_id: AtomicU64::new(1),
                     ownership: Mutex::new(ownership),
+                    trace: Mutex::new(Default::default()),
+                    node_timestamps: std::sync::atomic::AtomicBool::new(false),
                 }),
             })
         }
@@ -698,6 +704,31 @@ impl Context {
     /// [`Ticket`]'s value before reading Supple's buffers.
     pub fn timeline_semaphore(&self) -> vk::Semaphore {
         self.shared.timeline
+    }
+
+    /// When `on`, every graph compiled afterwards records per-node GPU timestamps (as if
+    /// [`super::CompileOptions::timestamps`] were set), whatever options its owner passes; used
+    /// to profile solvers that compile their graphs internally. Tracing implies it.
+    pub fn set_node_timestamps(&self, on: bool) {
+        self.shared.node_timestamps.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether graphs compiled now get per-node timestamps regardless of their options
+    /// ([`Context::set_node_timestamps`] or a trace in progress).
+    pub fn node_timestamps(&self) -> bool {
+        self.shared.node_timestamps.load(Ordering::Relaxed) || self.is_tracing()
+    }
+
+    /// The ticket of the most recent submission to Supple's queue (value 0 before the first):
+    /// once the timeline semaphore reaches it, every Supple write so far is complete.
+    pub fn last_ticket(&self) -> Ticket {
+        Ticket {
+            value: self
+                .shared
+                .next_timeline_value
+                .load(Ordering::SeqCst)
+                .saturating_sub(1),
+        }
     }
 
     /// Takes every validation message collected so far.

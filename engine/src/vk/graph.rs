@@ -439,8 +439,16 @@ impl Graph {
         (deps, level)
     }
 
-    /// Compiles the graph into a reusable command buffer on `ctx`.
+    /// Compiles the graph into a reusable command buffer on `ctx`. While the context asks for
+    /// per-node timestamps ([`Context::set_node_timestamps`], or a trace in progress) they are
+    /// recorded whatever `options` says.
     pub fn compile(&self, ctx: &Context, options: CompileOptions) -> VkResult<CompiledGraph> {
+        let started = std::time::Instant::now();
+        let mut options = options;
+        if ctx.node_timestamps() {
+            options.timestamps = true;
+            options.graph_timestamps = true;
+        }
         let s = &ctx.shared;
         let align = s.caps.min_storage_offset_alignment.max(1);
         for n in &self.nodes {
@@ -504,7 +512,14 @@ impl Graph {
             }
             schedule.extend(members.into_iter().map(Step::Node));
         }
-        CompiledGraph::record(ctx, self, schedule, deps, options)
+        let out = CompiledGraph::record(ctx, self, schedule, deps, options);
+        ctx.trace_host_span(
+            &format!("record {}", self.name),
+            "record",
+            started,
+            std::time::Instant::now(),
+        );
+        out
     }
 }
 
@@ -570,8 +585,13 @@ pub struct CompiledGraph {
     query_pool: vk::QueryPool,
     marker: Option<GpuBuffer<u32>>,
     per_node_timestamps: bool,
-    _keep_alive: Vec<Arc<RawBuffer>>,
+    /// The recorded graph (bindings keep its buffers alive) and its prepared pipelines and
+    /// descriptor sets, for [`CompiledGraph::record_into`].
+    graph: Graph,
+    prepared: Vec<Option<(super::kernel::Pipeline, vk::DescriptorSet)>>,
     last: Mutex<Option<Ticket>>,
+    /// The run submitted while tracing and not yet collected: its ticket and submission time.
+    pending_trace: Mutex<Option<(Ticket, std::time::Instant)>>,
 }
 
 // SAFETY: Vulkan handles are plain integers; the command buffer is only submitted under the
@@ -603,13 +623,6 @@ impl CompiledGraph {
             })
             .collect();
         let total_bindings: u32 = dispatches.iter().map(|d| d.bindings.len() as u32).sum();
-        let mut keep: Vec<Arc<RawBuffer>> = graph
-            .nodes
-            .iter()
-            .flat_map(|n| n.uses().into_iter().map(|(b, _)| Arc::clone(&b.raw)))
-            .collect();
-        keep.sort_by_key(|r| r.id);
-        keep.dedup_by_key(|r| r.id);
         let marker = if options.crash_markers {
             let m: GpuBuffer<u32> = ctx.create_buffer(
                 &format!("{}-crash-marker", graph.name),
@@ -646,11 +659,13 @@ impl CompiledGraph {
             query_pool: vk::QueryPool::null(),
             marker,
             per_node_timestamps: false,
-            _keep_alive: keep,
+            graph: graph.clone(),
+            prepared: Vec::new(),
             last: Mutex::new(None),
+            pending_trace: Mutex::new(None),
         };
         // SAFETY: all objects are created on this device and destroyed in Drop; recorded buffers
-        // are kept alive by `_keep_alive`.
+        // are kept alive by the clone of the graph in `graph`.
         unsafe {
             if !dispatches.is_empty() {
                 let sizes = [vk::DescriptorPoolSize {
@@ -732,25 +747,39 @@ impl CompiledGraph {
             ctx.set_name(out.cmd, &graph.name);
             d.begin_command_buffer(out.cmd, &vk::CommandBufferBeginInfo::default())
                 .vk("vkBeginCommandBuffer")?;
-            out.record_commands(graph, &prepared, timestamps, bracket);
+            out.prepared = prepared;
+            out.record_commands(out.cmd, timestamps, bracket);
             d.end_command_buffer(out.cmd).vk("vkEndCommandBuffer")?;
         }
         Ok(out)
+    }
+
+    /// Records this graph's commands (barriers, dispatches, fills, copies; no timestamps) into
+    /// a command buffer the host owns and submits, e.g. inside its frame. The host is then
+    /// responsible for ordering: the recorded commands read and write Supple's buffers, so
+    /// the host must not submit them while a Supple submission that uses the same buffers is
+    /// pending (wait on [`Context::timeline_semaphore`] for the last [`Ticket`], or make the
+    /// host's submission wait on it), and must make the commands' writes visible to its own
+    /// later reads with a barrier (compute-shader writes → the host's stage/access).
+    ///
+    /// # Safety
+    /// - `cmd` was allocated on this graph's device from a pool whose queue family is
+    ///   [`Context::queue_family_index`] (Supple's buffers are exclusive to that family) and
+    ///   is in the recording state, outside a render pass.
+    /// - The host submits `cmd` to a queue of that family, and keeps this graph (and so its
+    ///   buffers, pipelines and descriptor sets) alive until that submission has completed.
+    pub unsafe fn record_into(&self, cmd: vk::CommandBuffer) {
+        self.record_commands(cmd, false, false);
     }
 
     /// Records the schedule into `self.cmd`.
     ///
     /// # Safety
     /// `self.cmd` is in the recording state; `prepared` holds a pipeline and set per dispatch.
-    unsafe fn record_commands(
-        &self,
-        graph: &Graph,
-        prepared: &[Option<(super::kernel::Pipeline, vk::DescriptorSet)>],
-        timestamps: bool,
-        bracket: bool,
-    ) {
+    unsafe fn record_commands(&self, cmd: vk::CommandBuffer, timestamps: bool, bracket: bool) {
+        let graph = &self.graph;
+        let prepared = &self.prepared;
         let d = &self.ctx.shared.device;
-        let cmd = self.cmd;
         let labels = self.ctx.shared.debug_utils_device.as_ref();
         let n = graph.nodes.len() as u32;
         if bracket {
@@ -925,9 +954,98 @@ impl CompiledGraph {
         if let Some(m) = &self.marker {
             m.write(&[0])?;
         }
+        let submitted = std::time::Instant::now();
         let t = self.ctx.submit_raw(self.cmd)?;
         *last = Some(t);
+        if self.ctx.is_tracing() {
+            let now = std::time::Instant::now();
+            self.ctx
+                .trace_host_span(&format!("submit {}", self.name), "submit", submitted, now);
+            *self.pending_trace.lock().unwrap_or_else(|p| p.into_inner()) = Some((t, submitted));
+        }
         Ok(t)
+    }
+
+    /// After a completed wait on `t`: appends the traced run `t` (if any) to the context's
+    /// trace, with its per-node timestamps.
+    fn collect_trace(&self, t: Ticket) -> VkResult<()> {
+        let pending = {
+            let mut p = self.pending_trace.lock().unwrap_or_else(|p| p.into_inner());
+            match *p {
+                Some((pt, _)) if pt <= t => p.take(),
+                _ => None,
+            }
+        };
+        let Some((_, submitted)) = pending else {
+            return Ok(());
+        };
+        let completed = std::time::Instant::now();
+        let Some(raw) = self.read_timestamps()? else {
+            return Ok(());
+        };
+        let n = self.nodes.len();
+        let period = self.ctx.shared.caps.timestamp_period_ns as f64;
+        let start = raw[2 * n];
+        let rel = |v: u64| v.saturating_sub(start) as f64 * period;
+        let mut nodes = Vec::new();
+        if self.per_node_timestamps {
+            // In execution order: each node is ready when the previous one has ended.
+            let mut ready = 0.0f64;
+            for step in &self.schedule {
+                if let Step::Node(i) = *step {
+                    let node = &self.nodes[i];
+                    let (start_ns, end_ns) = (rel(raw[2 * i]), rel(raw[2 * i + 1]));
+                    nodes.push(super::trace::NodeSpan {
+                        name: node.name.clone(),
+                        kernel: node.kernel.clone(),
+                        ready_ns: ready.min(start_ns),
+                        start_ns,
+                        end_ns,
+                    });
+                    ready = ready.max(end_ns);
+                }
+            }
+        }
+        self.ctx.trace_graph_run(super::trace::GraphRun {
+            graph: self.name.clone(),
+            submitted,
+            completed,
+            gpu_total_ns: rel(raw[2 * n + 1]),
+            nodes,
+        });
+        Ok(())
+    }
+
+    /// The raw timestamps of the last completed run: `2n` per-node values (zero when compiled
+    /// without per-node timestamps) then the graph's start and end; `None` without a query pool.
+    fn read_timestamps(&self) -> VkResult<Option<Vec<u64>>> {
+        if self.query_pool == vk::QueryPool::null() {
+            return Ok(None);
+        }
+        let n = self.nodes.len();
+        let mut raw = vec![0u64; 2 * n + 2];
+        // SAFETY: the pool holds 2n + 2 queries; the per-node ones are read only when written;
+        // the caller waited for the run that wrote them.
+        unsafe {
+            let dev = &self.ctx.shared.device;
+            dev.get_query_pool_results(
+                self.query_pool,
+                2 * n as u32,
+                &mut raw[2 * n..],
+                vk::QueryResultFlags::TYPE_64,
+            )
+            .vk("vkGetQueryPoolResults")?;
+            if self.per_node_timestamps {
+                dev.get_query_pool_results(
+                    self.query_pool,
+                    0,
+                    &mut raw[..2 * n],
+                    vk::QueryResultFlags::TYPE_64,
+                )
+                .vk("vkGetQueryPoolResults")?;
+            }
+        }
+        Ok(Some(raw))
     }
 
     /// Waits (bounded by the context's timeout) for a run of this graph.
@@ -939,7 +1057,7 @@ impl CompiledGraph {
     /// crash markers are on.
     pub fn wait_timeout(&self, t: Ticket, timeout: std::time::Duration) -> VkResult<()> {
         match self.ctx.wait_for(t, &self.name, timeout) {
-            Ok(()) => Ok(()),
+            Ok(()) => self.collect_trace(t),
             Err(VkError::Timeout {
                 what, timeout_ms, ..
             }) => Err(VkError::Timeout {
@@ -988,27 +1106,9 @@ impl CompiledGraph {
             return Ok(None);
         }
         let n = self.nodes.len();
-        let mut raw = vec![0u64; 2 * n + 2];
-        // SAFETY: the pool holds 2n + 2 queries; the per-node ones are read only when written.
-        unsafe {
-            let dev = &self.ctx.shared.device;
-            dev.get_query_pool_results(
-                self.query_pool,
-                2 * n as u32,
-                &mut raw[2 * n..],
-                vk::QueryResultFlags::TYPE_64,
-            )
-            .vk("vkGetQueryPoolResults")?;
-            if self.per_node_timestamps {
-                dev.get_query_pool_results(
-                    self.query_pool,
-                    0,
-                    &mut raw[..2 * n],
-                    vk::QueryResultFlags::TYPE_64,
-                )
-                .vk("vkGetQueryPoolResults")?;
-            }
-        }
+        let Some(raw) = self.read_timestamps()? else {
+            return Ok(None);
+        };
         let period = self.ctx.shared.caps.timestamp_period_ns as f64 * 1e-6;
         let nodes = if !self.per_node_timestamps {
             Vec::new()

@@ -10,6 +10,7 @@ mod context;
 mod error;
 mod graph;
 mod kernel;
+pub mod trace;
 
 pub use buffer::{BufferUsage, GpuBuffer, ParamRing, ReadbackRing};
 pub use caps::Capabilities;
@@ -23,6 +24,7 @@ pub use graph::{
     Groups, Node, NodeKind, NodeTiming, Step,
 };
 pub use kernel::{ids, KernelId, KernelSource, KERNELS, PUSH_CONSTANT_BYTES};
+pub use trace::{GraphRun, HostSpan, NodeSpan, Trace};
 
 /// Re-export of the `ash` crate Supple is built against (hosts use the same version).
 pub use ash;
