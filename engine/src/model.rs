@@ -109,12 +109,16 @@ fn geometry(i: usize, body: &Body) -> Result<Geometry, SceneError> {
         MeshSource::File { file } => {
             let loaded = supple_mesh::load(file)
                 .map_err(|e| err(format!("body[{i}].mesh.file"), e.to_string()))?;
-            if !loaded.tets.tets.is_empty() {
-                Ok(Geometry::Tets(loaded.tets))
-            } else if body.material.model == MaterialModel::Cloth
-                && !loaded.surface.triangles.is_empty()
-            {
+            if body.material.model == MaterialModel::Cloth {
+                if loaded.surface.triangles.is_empty() {
+                    return Err(err(
+                        format!("body[{i}].mesh.file"),
+                        format!("{} holds no triangles for a cloth", file.display()),
+                    ));
+                }
                 Ok(Geometry::Cloth(loaded.surface))
+            } else if !loaded.tets.tets.is_empty() {
+                Ok(Geometry::Tets(loaded.tets))
             } else {
                 Err(err(
                     format!("body[{i}].mesh.file"),

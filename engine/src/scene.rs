@@ -709,6 +709,16 @@ impl Scene {
                     "rod bodies use the \"rod\" generator and the \"rod\" material together".into(),
                 );
             }
+            if let MeshSource::Generator { generator, .. } = &b.mesh {
+                if (*generator == Generator::Cloth) != (m.model == MaterialModel::Cloth) {
+                    return bad(
+                        f("material.model"),
+                        "cloth bodies use the \"cloth\" generator (or a surface mesh file) and \
+                         the \"cloth\" material together"
+                            .into(),
+                    );
+                }
+            }
             if let MeshSource::Generator {
                 generator,
                 size,

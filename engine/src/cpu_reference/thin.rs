@@ -139,13 +139,7 @@ impl ThinElement {
                 let g = 0.5 * (f.transpose() * f - Matrix2::identity());
                 area * (mu * g.norm_squared() + 0.5 * lambda * g.trace().powi(2))
             }
-            ThinElement::Quadratic { w, v } => {
-                let s: Vector3<f64> = (0..4)
-                    .filter(|&i| v[i] != NO_VERTEX)
-                    .map(|i| w[i] * x[i])
-                    .sum();
-                0.5 * s.norm_squared()
-            }
+            ThinElement::Quadratic { w, v } => 0.5 * weighted_sum(w, v, x).norm_squared(),
             ThinElement::Spring { rest_length, k, .. } => {
                 0.5 * k * ((x[1] - x[0]).norm() - rest_length).powi(2)
             }
@@ -174,10 +168,7 @@ impl ThinElement {
                 put(2, g2);
             }
             ThinElement::Quadratic { w, v } => {
-                let s: Vector3<f64> = (0..4)
-                    .filter(|&i| v[i] != NO_VERTEX)
-                    .map(|i| w[i] * x[i])
-                    .sum();
+                let s = weighted_sum(w, v, x);
                 for i in (0..4).filter(|&i| v[i] != NO_VERTEX) {
                     put(i, w[i] * s);
                 }
@@ -264,6 +255,14 @@ impl ThinElement {
         }
         h
     }
+}
+
+/// `Σ wᵢ xᵢ` over the used corners.
+fn weighted_sum(w: &[f64; 4], v: &[u32; 4], x: &[Vector3<f64>; 4]) -> Vector3<f64> {
+    (0..4)
+        .filter(|&i| v[i] != NO_VERTEX)
+        .map(|i| w[i] * x[i])
+        .sum()
 }
 
 fn sym(m: &Matrix2<f64>) -> Matrix2<f64> {

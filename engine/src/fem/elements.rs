@@ -25,6 +25,23 @@ struct ThinGpu {
     data: GpuBuffer<[f32; 4]>,
 }
 
+impl ThinGpu {
+    /// A thin-element kernel dispatch with its shared inputs bound (outputs follow).
+    fn dispatch(
+        &self,
+        name: &str,
+        id: crate::vk::KernelId,
+        positions: &GpuBuffer<[f32; 4]>,
+    ) -> Dispatch {
+        Dispatch::new(name, id, [(self.count as u32).div_ceil(WG), 1, 1])
+            .workgroup_size(WG)
+            .read(positions)
+            .read(&self.verts)
+            .read(&self.kinds)
+            .read(&self.data)
+    }
+}
+
 /// The tets (and thin elements) of one or more bodies with their rest shapes and parameters.
 pub struct TetElements {
     num_vertices: usize,
@@ -167,20 +184,11 @@ impl TetElements {
             .push(&(self.num_tets as u32)),
         );
         if let Some(t) = &self.thin {
+            let d = t.dispatch("fem.thin_gradient", ids::FEM_THIN_GRADIENT, positions);
             g.dispatch(
-                Dispatch::new(
-                    "fem.thin_gradient",
-                    ids::FEM_THIN_GRADIENT,
-                    [(t.count as u32).div_ceil(WG), 1, 1],
-                )
-                .workgroup_size(WG)
-                .read(positions)
-                .read(&t.verts)
-                .read(&t.kinds)
-                .read(&t.data)
-                .write(&self.corner_grad)
-                .write(&self.energy)
-                .push(&[t.count as u32, self.num_tets as u32]),
+                d.write(&self.corner_grad)
+                    .write(&self.energy)
+                    .push(&[t.count as u32, self.num_tets as u32]),
             );
         }
         g.dispatch(
@@ -217,19 +225,10 @@ impl TetElements {
             .push(&[self.num_tets as u32, sweeps]),
         );
         if let Some(t) = &self.thin {
+            let d = t.dispatch("fem.thin_hessian", ids::FEM_THIN_HESSIAN, positions);
             g.dispatch(
-                Dispatch::new(
-                    "fem.thin_hessian",
-                    ids::FEM_THIN_HESSIAN,
-                    [(t.count as u32).div_ceil(WG), 1, 1],
-                )
-                .workgroup_size(WG)
-                .read(positions)
-                .read(&t.verts)
-                .read(&t.kinds)
-                .read(&t.data)
-                .write(&self.hessians)
-                .push(&[t.count as u32, self.num_tets as u32]),
+                d.write(&self.hessians)
+                    .push(&[t.count as u32, self.num_tets as u32]),
             );
         }
     }
