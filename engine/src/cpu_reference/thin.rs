@@ -125,6 +125,22 @@ impl ThinElement {
         (ds * dmi, dmi)
     }
 
+    /// F, Dm⁻¹ and the second Piola–Kirchhoff stress `S = 2μG + λ tr(G) I` of a membrane.
+    fn membrane_stress(
+        x: &[Vector3<f64>; 4],
+        dm_inv: &[[f64; 2]; 2],
+        mu: f64,
+        lambda: f64,
+    ) -> (Matrix3x2<f64>, Matrix2<f64>, Matrix2<f64>) {
+        let (f, dmi) = Self::membrane_f(x, dm_inv);
+        let gs = 0.5 * (f.transpose() * f - Matrix2::identity());
+        (
+            f,
+            dmi,
+            2.0 * mu * gs + lambda * gs.trace() * Matrix2::identity(),
+        )
+    }
+
     /// Energy (J) at corner positions `x` (unused corners ignored).
     pub fn energy(&self, x: &[Vector3<f64>; 4]) -> f64 {
         match self {
@@ -158,9 +174,7 @@ impl ThinElement {
                 lambda,
                 ..
             } => {
-                let (f, dmi) = Self::membrane_f(x, dm_inv);
-                let gs = 0.5 * (f.transpose() * f - Matrix2::identity());
-                let s = 2.0 * mu * gs + lambda * gs.trace() * Matrix2::identity();
+                let (f, dmi, s) = Self::membrane_stress(x, dm_inv, *mu, *lambda);
                 let h = *area * f * s * dmi.transpose();
                 let (g1, g2) = (h.column(0).into_owned(), h.column(1).into_owned());
                 put(0, -g1 - g2);
@@ -199,9 +213,7 @@ impl ThinElement {
                 lambda,
                 ..
             } => {
-                let (f, dmi) = Self::membrane_f(x, dm_inv);
-                let gs = 0.5 * (f.transpose() * f - Matrix2::identity());
-                let s = 2.0 * mu * gs + lambda * gs.trace() * Matrix2::identity();
+                let (f, dmi, s) = Self::membrane_stress(x, dm_inv, *mu, *lambda);
                 let s_plus = psd_part_2x2(&s);
                 // dF for a unit displacement of corner a, axis c: e_c ⊗ b_a (b_a = Dm⁻ᵀ row).
                 let b = |a: usize| -> nalgebra::RowVector2<f64> {
