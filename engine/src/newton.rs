@@ -288,7 +288,7 @@ impl NewtonStepper {
             slip: settings.friction_slip as f32,
             _pad: [0; 3],
         };
-        let (rd, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
+        let (rd, wr) = (Access::READ, Access::WRITE);
         // All vector kernels share one binding layout; `acc` gives each mode's real accesses.
         let vectors = |g: &mut Graph, name: &str, mode: u32, acc: [Access; 13]| {
             // f_ext, colliders, time: read; friction lag and contact blocks: written by the
@@ -296,7 +296,6 @@ impl NewtonStepper {
             let (fr, ch) = match mode {
                 1 => (wr, wr),
                 4 => (rd, wr),
-                2 => (rd, rd),
                 _ => (rd, rd),
             };
             let acc: Vec<Access> = acc.into_iter().chain([rd, rd, rd, fr, ch]).collect();
@@ -381,7 +380,6 @@ impl NewtonStepper {
         let mut g = Graph::new("newton.hessian");
         elements.record_hessian(&mut g, &positions, 8);
         let inv_h2 = (1.0 / (h * h)) as f32;
-        let _ = &contact_hess;
         for (mode, name, start, entries, count, out) in [
             (
                 0u32,
@@ -500,7 +498,6 @@ impl NewtonStepper {
         } else {
             None
         };
-        let _ = rw;
         Ok(NewtonStepper {
             settings,
             time: std::cell::Cell::new(0.0),

@@ -28,9 +28,7 @@ fn gpu_thin_elements_match_the_reference_in_a_pool_with_tets() {
         thickness: 1e-3,
         bending_stiffness: Some(1e-2),
     };
-    let cloth_rest: Vec<[f64; 3]> = rest[cloth_base as usize..rod_base as usize].to_vec();
     let mut thin = cloth_elements(&cloth, &rest, cloth_base, &material).unwrap();
-    let _ = cloth_rest;
     thin.extend(rod_elements(&rod, rod_base, 1e7, 0.005, 2e-3));
     assert!(
         thin.len() > 60 + 12 + 11,
