@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 pub mod bvh;
+pub mod collision;
 pub mod coloring;
 pub mod cpu_reference;
 pub mod fem;

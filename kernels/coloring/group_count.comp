@@ -14,7 +14,7 @@ void main() {
     uint stride = WG * gl_NumWorkGroups.x;
     for (uint i = gl_GlobalInvocationID.x; i < pc.n; i += stride) {
         uint c = color[i];
-        if (c < 64u) {
+        if (c < 256u) {
             atomicAdd(counts[c], 1u);
         }
     }

@@ -1,15 +1,16 @@
 #version 460
 // Jones–Plassmann round, pass 2: an uncolored constraint whose priority equals `vmax` at each
 // of its vertices (priorities are a bijection of the index, so it beats every uncolored
-// neighbour) takes the smallest color absent from the 64-bit used-color masks of its vertices
-// and ORs that color into them. Winners share no vertex, so each reads and writes only masks
-// no other winner touches in this pass. All 64 colors taken: color OVERFLOW.
+// neighbour) takes the smallest color absent from the 256-bit used-color masks of its vertices
+// (USED_WORDS words each) and ORs that color into them. Winners share no vertex, so each reads
+// and writes only masks no other winner touches in this pass. All 256 colors taken: OVERFLOW.
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer Constraints { uvec4 cons[]; };
 layout(std430, binding = 1) readonly buffer VMax { uint vmax[]; };
 layout(std430, binding = 2) buffer Colors { uint color[]; };
-layout(std430, binding = 3) buffer Used { uint used[]; };   // 2 words per vertex
+layout(std430, binding = 3) buffer Used { uint used[]; };   // USED_WORDS words per vertex
+const uint USED_WORDS = 8u;
 
 layout(push_constant) uniform Params {
     uint n;
@@ -48,29 +49,28 @@ void main() {
         if (!win) {
             continue;
         }
-        uint lo = 0u;
-        uint hi = 0u;
-        for (uint k = 0u; k < 4u; ++k) {
-            uint v = c[k];
-            if (v < pc.nv) {
-                lo |= used[2u * v];
-                hi |= used[2u * v + 1u];
+        uint col = OVERFLOW;
+        for (uint w = 0u; w < USED_WORDS; ++w) {
+            uint m = 0u;
+            for (uint k = 0u; k < 4u; ++k) {
+                uint v = c[k];
+                if (v < pc.nv) {
+                    m |= used[USED_WORDS * v + w];
+                }
+            }
+            if (m != 0xFFFFFFFFu) {
+                col = 32u * w + uint(findLSB(~m));
+                break;
             }
         }
-        uint col = OVERFLOW;
-        if (lo != 0xFFFFFFFFu) {
-            col = uint(findLSB(~lo));
-        } else if (hi != 0xFFFFFFFFu) {
-            col = 32u + uint(findLSB(~hi));
-        }
         color[i] = col;
-        if (col < 64u) {
+        if (col < 32u * USED_WORDS) {
             uint word = col >> 5u;
             uint bit = 1u << (col & 31u);
             for (uint k = 0u; k < 4u; ++k) {
                 uint v = c[k];
                 if (v < pc.nv) {
-                    atomicOr(used[2u * v + word], bit);
+                    atomicOr(used[USED_WORDS * v + word], bit);
                 }
             }
         }

@@ -125,7 +125,7 @@ fn plan_is_reusable_across_constraint_updates() {
 #[test]
 fn degenerate_inputs() {
     let ctx = context(true);
-    let coloring = GpuColoring::new(&ctx, 100, 10).expect("workspace");
+    let coloring = GpuColoring::new(&ctx, MAX_COLORS as usize + 8, 10).expect("workspace");
     // No constraints.
     let empty = coloring.color_host(&ctx, &[], 10, 1).expect("empty");
     assert!(empty.colors.is_empty() && empty.grouped.is_empty());
@@ -149,7 +149,7 @@ fn degenerate_inputs() {
     let star = |n: u32| (0..n).map(|i| [0, 1 + i % 9, PAD, PAD]).collect::<Vec<_>>();
     let full = star(MAX_COLORS);
     assert_eq!(
-        gpu_vs_reference(&ctx, &full, 10, 9, "star of 64"),
+        gpu_vs_reference(&ctx, &full, 10, 9, "star of MAX_COLORS"),
         MAX_COLORS
     );
     let over = star(MAX_COLORS + 1);

@@ -2,7 +2,7 @@
 //! (`kernels/coloring/*.comp`), without an explicit constraint adjacency: per round, every
 //! uncolored constraint atomicMax-es its priority (a bijective hash of its index and the seed)
 //! into the vertices it touches (`jp_priority`); a constraint that holds the maximum at all of
-//! its vertices takes the smallest color absent from its vertices' 64-bit used-color masks and
+//! its vertices takes the smallest color absent from its vertices' 256-bit used-color masks and
 //! ORs it in (`jp_select`). Each round costs O(constraints × 4). A graph run records a fixed
 //! number of rounds and then counts the uncolored constraints (`jp_count`); the host reads
 //! three scalars and runs again until none is left. Finally a counting sort (`group_count`,
@@ -17,6 +17,9 @@ use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph, KernelId,
     VkResult,
 };
+
+/// Words of the used-color mask per vertex (`jp_select.comp::USED_WORDS`, [`MAX_COLORS`] bits).
+const USED_WORDS: usize = MAX_COLORS as usize / 32;
 
 /// Largest workgroup count per dispatch (kernels loop over the rest).
 const MAX_GROUPS: u32 = 65_535;
@@ -63,7 +66,7 @@ impl GpuColoring {
             rounds_per_run: 8,
             color: ctx.create_buffer("coloring.color", nc, BufferUsage::STORAGE)?,
             vmax: ctx.create_buffer("coloring.vmax", nv, BufferUsage::STORAGE)?,
-            used: ctx.create_buffer("coloring.used", 2 * nv, BufferUsage::STORAGE)?,
+            used: ctx.create_buffer("coloring.used", USED_WORDS * nv, BufferUsage::STORAGE)?,
             status: ctx.create_buffer("coloring.status", 4, BufferUsage::STORAGE)?,
             counts: ctx.create_buffer("coloring.counts", slots, BufferUsage::STORAGE)?,
             offsets: ctx.create_buffer("coloring.offsets", slots, BufferUsage::STORAGE)?,
@@ -128,7 +131,11 @@ impl GpuColoring {
             self.color.slice(0..n.max(1)),
             UNCOLORED,
         );
-        g.fill("coloring.clear_used", self.used.slice(0..2 * nv.max(1)), 0);
+        g.fill(
+            "coloring.clear_used",
+            self.used.slice(0..USED_WORDS * nv.max(1)),
+            0,
+        );
     }
 
     /// Records `rounds` Jones–Plassmann rounds on `constraints[..n]` (vertex slots `>= nv` are
@@ -147,7 +154,7 @@ impl GpuColoring {
         let cons = constraints.slice(0..n.max(1));
         let color = self.color.slice(0..n.max(1));
         let vmax = self.vmax.slice(0..nv.max(1));
-        let used = self.used.slice(0..2 * nv.max(1));
+        let used = self.used.slice(0..USED_WORDS * nv.max(1));
         let push = [n as u32, nv as u32, seed, 0];
         for r in 0..rounds {
             g.fill(format!("coloring.clear_vmax[{r}]"), vmax.clone(), 0);

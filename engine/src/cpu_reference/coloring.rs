@@ -12,8 +12,8 @@ pub const PAD: u32 = u32::MAX;
 pub const UNCOLORED: u32 = u32::MAX;
 /// Color of a constraint that found all [`MAX_COLORS`] colors taken by its neighbours.
 pub const OVERFLOW: u32 = u32::MAX - 1;
-/// Colors the GPU coloring can assign (a 64-bit mask per vertex).
-pub const MAX_COLORS: u32 = 64;
+/// Colors the GPU coloring can assign (a 256-bit mask per vertex).
+pub const MAX_COLORS: u32 = 256;
 
 /// Bijective 32-bit mixer (lowbias32); the same code is in `kernels/coloring/jp_priority.comp` and `jp_select.comp`.
 pub fn mix(mut x: u32) -> u32 {
@@ -57,7 +57,7 @@ pub fn jones_plassmann(constraints: &[[u32; 4]], num_vertices: usize, seed: u32)
     let n = constraints.len();
     let prio: Vec<u32> = (0..n as u32).map(|i| priority(i, seed)).collect();
     let mut colors = vec![UNCOLORED; n];
-    let mut used = vec![0u64; num_vertices];
+    let mut used = vec![[0u64; 4]; num_vertices];
     let mut vmax = vec![0u32; num_vertices];
     let mut remaining = n;
     let mut rounds = 0;
@@ -75,8 +75,13 @@ pub fn jones_plassmann(constraints: &[[u32; 4]], num_vertices: usize, seed: u32)
         let mut chosen = Vec::new();
         for (i, c) in constraints.iter().enumerate() {
             if colors[i] == UNCOLORED && slots(c, num_vertices).all(|v| vmax[v] == prio[i]) {
-                let taken = slots(c, num_vertices).fold(0u64, |m, v| m | used[v]);
-                chosen.push((i, taken.trailing_ones()));
+                let taken = slots(c, num_vertices)
+                    .fold([0u64; 4], |m, v| [0, 1, 2, 3].map(|w| m[w] | used[v][w]));
+                let free = taken
+                    .iter()
+                    .position(|&w| w != u64::MAX)
+                    .map_or(MAX_COLORS, |w| 64 * w as u32 + taken[w].trailing_ones());
+                chosen.push((i, free));
             }
         }
         for (i, color) in chosen {
@@ -87,7 +92,7 @@ pub fn jones_plassmann(constraints: &[[u32; 4]], num_vertices: usize, seed: u32)
             } else {
                 colors[i] = color;
                 for v in slots(&constraints[i], num_vertices) {
-                    used[v] |= 1u64 << color;
+                    used[v][color as usize / 64] |= 1u64 << (color % 64);
                 }
             }
         }

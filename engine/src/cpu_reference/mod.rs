@@ -16,3 +16,4 @@ pub mod radix_sort;
 pub mod reduce;
 pub mod scan;
 pub mod thin;
+pub mod two_way;

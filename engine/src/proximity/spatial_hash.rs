@@ -832,6 +832,16 @@ impl ProximitySearch {
         self.ws.graph.profile().map_err(|e| e.to_string())
     }
 
+    /// Triangles `[a, b, c, 0]` as uploaded (the `b` of vertex–triangle pairs indexes them).
+    pub fn triangles(&self) -> &GpuBuffer<[u32; 4]> {
+        &self.tris
+    }
+
+    /// Edges `[a, b]` (`a < b`) as uploaded (edge–edge pairs index them).
+    pub fn edges(&self) -> &GpuBuffer<[u32; 2]> {
+        &self.edges
+    }
+
     /// Vertex–triangle pair records `[v, t, kind, sq_dist bits]`; the first `status[1]` are valid.
     pub fn pairs_vt(&self) -> &GpuBuffer<[u32; 4]> {
         &self.ws.pairs_vt

@@ -1,0 +1,866 @@
+//! Two-way interior point collision handling on the GPU (two-way IPM paper, Algorithm 1):
+//! from an intersection-free state x toward a target y (a dynamics update), every step runs a
+//! backward step (one projected multicolor Gauss–Seidel sweep over the contact and edge-length
+//! constraints, §4) and a CCD-free forward step (every vertex moves at most γ_f D_i, §5), so any
+//! intermediate x^(l) is intersection-free.
+//!
+//! Scheduling: [`TwoWay::solve`] alternates host round trips with compiled graphs:
+//! - on a new proximity search (the reuse bound D^(l) fell under D_min, §3.1): the spatial-hash
+//!   search ([`ProximitySearch`], reading the solver's x directly), `two_way_build` (pairs →
+//!   constraints), the GPU Jones–Plassmann coloring of the contact constraints, and the
+//!   per-color indirect arguments;
+//! - then batches of `steps_per_batch` steps recorded in one graph; every step is
+//!   `two_way_distances` (D_i, Eq. 18), one `two_way_contact_sweep` per contact color (indirect
+//!   dispatch sized by the color), one `two_way_edge_sweep` per edge color (colors precomputed
+//!   once on the host), `two_way_forward` (Eq. 20) and `two_way_update` (reuse bound, clocks,
+//!   stop flags). Kernels of a stopped solve return at once, so a batch may end early on the
+//!   device without a host round trip per step.
+//!
+//! Contact multipliers λ are warm-started across steps while the pair set is unchanged and
+//! reset by a new search (the pairs change); edge multipliers persist for the solver's life.
+//! Reference: [`crate::cpu_reference::two_way`].
+
+use crate::coloring::{greedy_coloring, pad, GpuColoring, GreedyOrder, MAX_COLORS};
+use crate::cpu_reference::two_way as reference;
+use crate::primitives::{RadixSort, SortKeys};
+use crate::proximity::{BodyFilter, ProximityMesh, ProximityOptions, ProximitySearch};
+use crate::vk::{
+    ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
+    GraphProfile,
+};
+use std::time::Instant;
+
+/// Workgroup size of the two-way kernels.
+const WG: u32 = 64;
+/// Float bits of +∞ (the reset value of the per-vertex distances).
+const INF_BITS: u32 = 0x7f80_0000;
+/// Float bits of 1.0 (the reset value of the clocks).
+const ONE_BITS: u32 = 0x3f80_0000;
+
+/// Stop flag: every clock below ε.
+pub const FLAG_CONVERGED: u32 = 1;
+/// Stop flag: L steps taken.
+pub const FLAG_LIMIT: u32 = 2;
+/// Stop flag: the reuse bound fell under D_min, a proximity search is needed.
+pub const FLAG_SEARCH: u32 = 4;
+
+/// How far a vertex may move in one forward step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StepBound {
+    /// The two-way IPM bound (Eq. 20): |Δx_i| ≤ γ D_i / 2 with the damping γ of the settings.
+    HalfDistance,
+    /// The offset-geometric-contact bound b_v = γ_p min(d_min,v, d^E_min,v, d^T_min,v) (OGC slides,
+    /// Eq. 21) with relaxation 0 < γ_p < 0.5. The three minima are the distances of the pairs
+    /// holding v as a vertex, an edge end or a triangle corner, i.e. the same D_i; only the
+    /// factor differs.
+    Ogc {
+        /// γ_p.
+        relaxation: f64,
+    },
+}
+
+/// Settings of the two-way solver (SI units). Defaults: the paper's Table 3.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TwoWaySettings {
+    /// D_min (m): search again when the reuse bound falls below it.
+    pub d_min: f64,
+    /// D_max (m): proximity search distance.
+    pub d_max: f64,
+    /// δ (m): separation the contact constraints ask for.
+    pub delta: f64,
+    /// σ: stretch limit of the edge-length constraints.
+    pub sigma: f64,
+    /// γ: damping of the forward step (fraction of D_i / 2 a vertex may move).
+    pub gamma: f64,
+    /// ε: a solve stops when every clock r_i is below it.
+    pub epsilon: f64,
+    /// L: steps per solve at most.
+    pub max_steps: u32,
+    /// Forward-step bound.
+    pub bound: StepBound,
+    /// Gauss–Seidel sweeps per backward step (the paper: 1).
+    pub sweeps: u32,
+    /// Steps recorded per graph run (host round trips every this many steps).
+    pub steps_per_batch: u32,
+    /// Add the edge-length constraints (Eq. 17) to the backward step.
+    pub edge_constraints: bool,
+    /// Which pairs collide: within a body (self-collision) and between bodies.
+    pub filter: BodyFilter,
+    /// Per-node GPU timestamps (backward/forward split in the report; slower on lavapipe).
+    pub profile: bool,
+}
+
+impl Default for TwoWaySettings {
+    fn default() -> Self {
+        let p = reference::Settings::paper();
+        TwoWaySettings {
+            d_min: p.d_min,
+            d_max: p.d_max,
+            delta: p.delta,
+            sigma: p.sigma,
+            gamma: 0.9,
+            epsilon: p.epsilon,
+            max_steps: p.max_steps,
+            bound: StepBound::HalfDistance,
+            sweeps: 1,
+            steps_per_batch: 8,
+            edge_constraints: true,
+            filter: BodyFilter::default(),
+            profile: false,
+        }
+    }
+}
+
+impl TwoWaySettings {
+    /// Fraction γ_f of D_i a vertex may move per step.
+    pub fn step_fraction(&self) -> f64 {
+        match self.bound {
+            StepBound::HalfDistance => 0.5 * self.gamma,
+            StepBound::Ogc { relaxation } => relaxation,
+        }
+    }
+
+    /// Checks every value; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let pos = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{name} must be positive and finite, got {v}"))
+            }
+        };
+        pos("d_min", self.d_min)?;
+        pos("d_max", self.d_max)?;
+        pos("delta", self.delta)?;
+        pos("epsilon", self.epsilon)?;
+        if self.d_max <= self.d_min {
+            return Err(format!(
+                "d_max ({}) must exceed d_min ({})",
+                self.d_max, self.d_min
+            ));
+        }
+        if !(self.sigma.is_finite() && self.sigma > 1.0) {
+            return Err(format!("sigma must be > 1, got {}", self.sigma));
+        }
+        if !(self.gamma > 0.0 && self.gamma < 1.0) {
+            return Err(format!("gamma must be in (0, 1), got {}", self.gamma));
+        }
+        if let StepBound::Ogc { relaxation } = self.bound {
+            if !(relaxation > 0.0 && relaxation < 0.5) {
+                return Err(format!(
+                    "ogc relaxation must be in (0, 0.5), got {relaxation}"
+                ));
+            }
+        }
+        if self.max_steps == 0 || self.steps_per_batch == 0 || self.sweeps == 0 {
+            return Err("max_steps, steps_per_batch and sweeps must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// The reference solver's settings.
+    pub fn reference(&self) -> reference::Settings {
+        reference::Settings {
+            d_min: self.d_min,
+            d_max: self.d_max,
+            delta: self.delta,
+            sigma: self.sigma,
+            step_fraction: self.step_fraction(),
+            epsilon: self.epsilon,
+            max_steps: self.max_steps,
+        }
+    }
+}
+
+/// Device state of a solve (`two_way.glsl::TwState`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct TwState {
+    /// Reuse bound D^(l) (m).
+    pub bound: f32,
+    /// Float bits of the current step's largest displacement.
+    pub max_disp: u32,
+    /// Float bits of the current step's largest clock.
+    pub max_r: u32,
+    /// Steps taken in this solve.
+    pub steps: u32,
+    /// Stop flags ([`FLAG_CONVERGED`], [`FLAG_LIMIT`], [`FLAG_SEARCH`]).
+    pub flags: u32,
+    /// Float bits of the smallest pair distance seen in this solve (m).
+    pub min_dist: u32,
+    /// Float bits of the largest clock after the last step.
+    pub last_max_r: u32,
+    /// Contact constraints of the current search.
+    pub pairs: u32,
+}
+
+/// Push constants of the per-step kernels (`two_way.glsl::TwParams`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+struct TwParams {
+    d_min: f32,
+    delta: f32,
+    sigma: f32,
+    gamma: f32,
+    epsilon: f32,
+    max_steps: u32,
+    n: u32,
+    offset: u32,
+    count: u32,
+}
+
+/// Telemetry of one [`TwoWay::solve`].
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct TwoWayReport {
+    /// Steps l taken.
+    pub steps: u32,
+    /// Proximity searches run.
+    pub searches: u32,
+    /// Graph runs of step batches (host round trips).
+    pub batches: u32,
+    /// Whether every clock fell below ε (otherwise L was reached; x is safe either way).
+    pub converged: bool,
+    /// Largest clock r_i at the end.
+    pub max_r: f32,
+    /// Smallest pair distance seen (m; +∞ without pairs).
+    pub min_distance: f32,
+    /// Contact constraints of the last search.
+    pub contact_pairs: u32,
+    /// Colors of the last contact coloring.
+    pub contact_colors: u32,
+    /// Colors of the edge-length constraints.
+    pub edge_colors: u32,
+    /// Dispatches recorded per step.
+    pub dispatches_per_step: u32,
+    /// Host milliseconds in proximity searches, constraint building and coloring.
+    pub ms_proximity: f64,
+    /// Host milliseconds in step batches (backward and forward steps).
+    pub ms_steps: f64,
+    /// GPU milliseconds in backward steps (needs `profile`).
+    pub gpu_ms_backward: f64,
+    /// GPU milliseconds in forward steps, distances and bound updates (needs `profile`).
+    pub gpu_ms_forward: f64,
+}
+
+impl std::ops::AddAssign for TwoWayReport {
+    fn add_assign(&mut self, o: TwoWayReport) {
+        self.steps += o.steps;
+        self.searches += o.searches;
+        self.batches += o.batches;
+        self.converged = o.converged;
+        self.max_r = o.max_r;
+        self.min_distance = self.min_distance.min(o.min_distance);
+        self.contact_pairs = self.contact_pairs.max(o.contact_pairs);
+        self.contact_colors = self.contact_colors.max(o.contact_colors);
+        self.edge_colors = o.edge_colors;
+        self.dispatches_per_step = o.dispatches_per_step;
+        self.ms_proximity += o.ms_proximity;
+        self.ms_steps += o.ms_steps;
+        self.gpu_ms_backward += o.gpu_ms_backward;
+        self.gpu_ms_forward += o.gpu_ms_forward;
+    }
+}
+
+/// Buffers sized by the proximity pair capacities and the graphs that bind them.
+struct PairWorkspace {
+    capacity: [u32; 2],
+    cons: GpuBuffer<[u32; 4]>,
+    raw: GpuBuffer<[u32; 4]>,
+    keys: GpuBuffer<[u32; 2]>,
+    vals: GpuBuffer<u32>,
+    sort: RadixSort,
+    lambda: GpuBuffer<f32>,
+    coloring: GpuColoring,
+    build: CompiledGraph,
+    color_cap: u32,
+    batch: CompiledGraph,
+}
+
+/// The GPU two-way solver over one surface (cloth, tet boundaries, several bodies).
+pub struct TwoWay {
+    ctx: Context,
+    settings: TwoWaySettings,
+    search: ProximitySearch,
+    n: usize,
+    state: GpuBuffer<TwState>,
+    y: GpuBuffer<[f32; 4]>,
+    r: GpuBuffer<f32>,
+    dmin: GpuBuffer<u32>,
+    inv_w: GpuBuffer<f32>,
+    meta: GpuBuffer<u32>,
+    color_args: GpuBuffer<u32>,
+    edges: GpuBuffer<[u32; 2]>,
+    rest: GpuBuffer<f32>,
+    lambda_e: GpuBuffer<f32>,
+    edge_ranges: Vec<(u32, u32)>,
+    reset: CompiledGraph,
+    args: Option<CompiledGraph>,
+    ws: Option<PairWorkspace>,
+    searches: u32,
+    last_colors: u32,
+}
+
+fn groups(n: usize) -> [u32; 3] {
+    [(n.div_ceil(WG as usize).max(1)) as u32, 1, 1]
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+impl TwoWay {
+    /// A solver for the surface `mesh` at the intersection-free positions `x` (m; also the rest
+    /// state of the edge-length constraints), with inverse weights `inv_weight` per vertex (1:
+    /// free, 0: pinned or scripted — the backward step never moves it).
+    pub fn new(
+        ctx: &Context,
+        mesh: ProximityMesh,
+        x: &[[f64; 3]],
+        inv_weight: &[f32],
+        settings: TwoWaySettings,
+    ) -> Result<TwoWay, String> {
+        settings.validate()?;
+        let n = mesh.num_vertices;
+        if inv_weight.len() != n {
+            return Err(format!(
+                "{} inverse weights for {n} vertices",
+                inv_weight.len()
+            ));
+        }
+        let mut opts = ProximityOptions::new(settings.d_max);
+        opts.filter = settings.filter;
+        let edges_host = mesh.edges.clone();
+        let search = ProximitySearch::new(ctx, mesh, x, opts)?;
+        let storage = BufferUsage::STORAGE;
+        let init = TwState {
+            bound: -1.0,
+            min_dist: INF_BITS,
+            ..Default::default()
+        };
+        let state = ctx
+            .upload_buffer("two_way.state", &[init], storage)
+            .map_err(err)?;
+        let y = ctx
+            .upload_buffer(
+                "two_way.y",
+                &crate::proximity::spatial_hash::to_gpu_positions(x),
+                storage,
+            )
+            .map_err(err)?;
+        let r = ctx
+            .create_buffer("two_way.r", n.max(1), storage)
+            .map_err(err)?;
+        let dmin = ctx
+            .upload_buffer("two_way.dmin", &vec![INF_BITS; n.max(1)], storage)
+            .map_err(err)?;
+        let inv_w = ctx
+            .upload_buffer("two_way.inv_w", &pad1(inv_weight.to_vec()), storage)
+            .map_err(err)?;
+        let meta = ctx
+            .upload_buffer(
+                "two_way.meta",
+                &[0u32, 0, 0, 1, 1, 0, 0, 0],
+                BufferUsage::INDIRECT,
+            )
+            .map_err(err)?;
+        let color_args = ctx
+            .create_buffer(
+                "two_way.color_args",
+                3 * MAX_COLORS as usize,
+                BufferUsage::INDIRECT,
+            )
+            .map_err(err)?;
+        // Edge-length constraints, grouped by a host greedy coloring (static topology).
+        let (edge_order, edge_ranges) = if settings.edge_constraints && !edges_host.is_empty() {
+            let c =
+                greedy_coloring(&pad(&edges_host), n, GreedyOrder::SmallestLast).map_err(err)?;
+            let mut order: Vec<usize> = (0..edges_host.len()).collect();
+            order.sort_by_key(|&e| (c.colors[e], e));
+            let mut ranges = Vec::new();
+            let mut start = 0;
+            for col in 0..c.num_colors {
+                let end = start
+                    + order[start..]
+                        .iter()
+                        .take_while(|&&e| c.colors[e] == col)
+                        .count();
+                ranges.push((start as u32, (end - start) as u32));
+                start = end;
+            }
+            (order, ranges)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        let grouped_edges: Vec<[u32; 2]> = edge_order.iter().map(|&e| edges_host[e]).collect();
+        let rest: Vec<f32> = grouped_edges
+            .iter()
+            .map(|e| {
+                let (a, b) = (x[e[0] as usize], x[e[1] as usize]);
+                (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f64>().sqrt() as f32
+            })
+            .collect();
+        if let Some(i) = rest.iter().position(|&l| !(l > 0.0)) {
+            return Err(format!("edge {:?} has zero rest length", grouped_edges[i]));
+        }
+        let ne = grouped_edges.len();
+        let edges = ctx
+            .upload_buffer("two_way.edges", &pad1(grouped_edges), storage)
+            .map_err(err)?;
+        let rest = ctx
+            .upload_buffer("two_way.rest", &pad1(rest), storage)
+            .map_err(err)?;
+        let lambda_e = ctx
+            .upload_buffer("two_way.lambda_e", &vec![0f32; ne.max(1)], storage)
+            .map_err(err)?;
+        let mut g = Graph::new("two_way.reset");
+        g.fill("two_way.reset_clocks", &r, ONE_BITS);
+        let reset = g.compile(ctx, CompileOptions::default()).map_err(err)?;
+        let mut s = TwoWay {
+            ctx: ctx.clone(),
+            settings,
+            search,
+            n,
+            state,
+            y,
+            r,
+            dmin,
+            inv_w,
+            meta,
+            color_args,
+            edges,
+            rest,
+            lambda_e,
+            edge_ranges,
+            reset,
+            args: None,
+            ws: None,
+            searches: 0,
+            last_colors: 0,
+        };
+        s.workspace(16)?;
+        Ok(s)
+    }
+
+    fn params(&self, offset: u32, count: u32) -> TwParams {
+        let s = &self.settings;
+        TwParams {
+            d_min: s.d_min as f32,
+            delta: s.delta as f32,
+            sigma: s.sigma as f32,
+            gamma: s.step_fraction() as f32,
+            epsilon: s.epsilon as f32,
+            max_steps: s.max_steps,
+            n: self.n as u32,
+            offset,
+            count,
+        }
+    }
+
+    /// (Re)allocates the pair-sized buffers for the search's current capacities and records
+    /// the build and batch graphs for `color_cap` contact colors.
+    fn workspace(&mut self, color_cap: u32) -> Result<(), String> {
+        let ctx = &self.ctx;
+        let p = self.search.params();
+        let capacity = [p.vt_cap, p.ee_cap];
+        let total = (p.vt_cap + p.ee_cap) as usize;
+        let storage = BufferUsage::STORAGE;
+        // Drop the old workspace first (its buffers may be large).
+        let old = self.ws.take();
+        let (cons, raw, keys, vals, sort, lambda, coloring) = match old {
+            Some(w) if w.capacity == capacity => {
+                (w.cons, w.raw, w.keys, w.vals, w.sort, w.lambda, w.coloring)
+            }
+            old => {
+                drop(old);
+                (
+                    ctx.create_buffer("two_way.constraints", total, storage)
+                        .map_err(err)?,
+                    ctx.create_buffer("two_way.constraints_raw", total, storage)
+                        .map_err(err)?,
+                    ctx.create_buffer("two_way.sort_keys", total, storage)
+                        .map_err(err)?,
+                    ctx.create_buffer("two_way.sort_values", total, storage)
+                        .map_err(err)?,
+                    RadixSort::new(ctx, total, SortKeys::U64).map_err(err)?,
+                    ctx.create_buffer("two_way.lambda", total, storage)
+                        .map_err(err)?,
+                    GpuColoring::new(ctx, total, self.n).map_err(err)?,
+                )
+            }
+        };
+        let opts = if self.settings.profile {
+            CompileOptions::profiled()
+        } else {
+            CompileOptions {
+                graph_timestamps: true,
+                ..Default::default()
+            }
+        };
+        // Build: pairs → constraints in canonical (sorted) order, multipliers reset.
+        let mesh = self.search.mesh();
+        let bits = |n: usize| (usize::BITS - n.leading_zeros()).max(1);
+        let b_bits = bits(mesh.triangles.len().max(mesh.edges.len()));
+        let a_bits = bits(mesh.num_vertices.max(mesh.edges.len()));
+        let key_bits = 1 + a_bits + b_bits;
+        if b_bits > 31 || key_bits > 64 {
+            return Err(format!(
+                "mesh too large for pair sort keys ({key_bits} bits)"
+            ));
+        }
+        let push = [p.vt_cap, p.ee_cap, MAX_COLORS, b_bits, key_bits];
+        let build_node = |g: &mut Graph, mode: u32, name: &str, grid: [u32; 3]| {
+            g.dispatch(
+                Dispatch::new(name, ids::COLLISION_TWO_WAY_BUILD, grid)
+                    .workgroup_size(WG)
+                    .spec(&[mode])
+                    .read(self.search.status())
+                    .read(self.search.pairs_vt())
+                    .read(self.search.pairs_ee())
+                    .read(self.search.triangles())
+                    .read(self.search.edges())
+                    .read_write(&cons)
+                    .read_write(&self.meta)
+                    .read(coloring.offsets())
+                    .write(&self.color_args)
+                    .read_write(&keys)
+                    .read_write(&vals)
+                    .read_write(&raw)
+                    .push(&push),
+            );
+        };
+        let mut g = Graph::new("two_way.build");
+        build_node(&mut g, 0, "two_way.build", groups(total));
+        sort.record(&mut g, &keys, &vals, total, key_bits);
+        build_node(&mut g, 2, "two_way.gather", groups(total));
+        g.fill("two_way.reset_lambda", &lambda, 0);
+        let build = g.compile(ctx, CompileOptions::default()).map_err(err)?;
+        let mut g = Graph::new("two_way.color_args");
+        build_node(&mut g, 1, "two_way.color_args", groups(MAX_COLORS as usize));
+        self.args = Some(g.compile(ctx, CompileOptions::default()).map_err(err)?);
+        // Batch: steps_per_batch steps.
+        let x = self.search.positions();
+        let mut g = Graph::new("two_way.batch");
+        for step in 0..self.settings.steps_per_batch {
+            g.dispatch(
+                Dispatch::indirect(
+                    format!("two_way.distances[{step}]"),
+                    ids::COLLISION_TWO_WAY_DISTANCES,
+                    self.meta.slice(2..5),
+                )
+                .workgroup_size(WG)
+                .read_write(&self.state)
+                .read(x)
+                .read(&cons)
+                .read(&self.meta)
+                .read_write(&self.dmin)
+                .push(&self.params(0, 0)),
+            );
+            for sweep in 0..self.settings.sweeps {
+                for c in 0..color_cap {
+                    let a = 3 * c as usize;
+                    g.dispatch(
+                        Dispatch::indirect(
+                            format!("two_way.contact_sweep[{step}.{sweep}.{c}]"),
+                            ids::COLLISION_TWO_WAY_CONTACT_SWEEP,
+                            self.color_args.slice(a..a + 3),
+                        )
+                        .workgroup_size(WG)
+                        .read(&self.state)
+                        .read(x)
+                        .read_write(&self.y)
+                        .read(&cons)
+                        .read(&self.meta)
+                        .read(coloring.offsets())
+                        .read(coloring.grouped())
+                        .read_write(&lambda)
+                        .read(&self.inv_w)
+                        .push(&self.params(c, 0)),
+                    );
+                }
+                for (k, &(offset, count)) in self.edge_ranges.iter().enumerate() {
+                    g.dispatch(
+                        Dispatch::new(
+                            format!("two_way.edge_sweep[{step}.{sweep}.{k}]"),
+                            ids::COLLISION_TWO_WAY_EDGE_SWEEP,
+                            groups(count as usize),
+                        )
+                        .workgroup_size(WG)
+                        .read(&self.state)
+                        .read(x)
+                        .read_write(&self.y)
+                        .read(&self.edges)
+                        .read(&self.rest)
+                        .read_write(&self.lambda_e)
+                        .read(&self.inv_w)
+                        .push(&self.params(offset, count)),
+                    );
+                }
+            }
+            g.dispatch(
+                Dispatch::new(
+                    format!("two_way.forward[{step}]"),
+                    ids::COLLISION_TWO_WAY_FORWARD,
+                    groups(self.n),
+                )
+                .workgroup_size(WG)
+                .read_write(&self.state)
+                .read_write(x)
+                .read(&self.y)
+                .read_write(&self.dmin)
+                .read_write(&self.r)
+                .push(&self.params(0, 0)),
+            );
+            g.dispatch(
+                Dispatch::new(
+                    format!("two_way.update[{step}]"),
+                    ids::COLLISION_TWO_WAY_UPDATE,
+                    [1, 1, 1],
+                )
+                .workgroup_size(WG)
+                .read_write(&self.state)
+                .push(&self.params(0, 0)),
+            );
+        }
+        let batch = g.compile(ctx, opts).map_err(err)?;
+        self.ws = Some(PairWorkspace {
+            capacity,
+            cons,
+            raw,
+            keys,
+            vals,
+            sort,
+            lambda,
+            coloring,
+            build,
+            color_cap,
+            batch,
+        });
+        Ok(())
+    }
+
+    /// Dispatches recorded per step.
+    pub fn dispatches_per_step(&self) -> u32 {
+        let colors = self.ws.as_ref().map_or(0, |w| w.color_cap);
+        3 + self.settings.sweeps * (colors + self.edge_ranges.len() as u32)
+    }
+
+    /// Current positions x (`vec4` per vertex, m): the safe state. Writers outside the solver
+    /// must call [`TwoWay::positions_changed`] afterwards.
+    pub fn positions(&self) -> &GpuBuffer<[f32; 4]> {
+        self.search.positions()
+    }
+
+    /// Target y (`vec4` per vertex, m): write the dynamics target here before a solve.
+    pub fn target(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.y
+    }
+
+    /// Uploads new intersection-free positions (m); the next solve searches again.
+    pub fn set_positions(&mut self, x: &[[f64; 3]]) -> Result<(), String> {
+        self.search.set_positions(x)?;
+        self.positions_changed()
+    }
+
+    /// Declares that x was changed outside the solver: the next solve searches again.
+    pub fn positions_changed(&mut self) -> Result<(), String> {
+        let mut st = self.read_state()?;
+        st.bound = -1.0;
+        self.state.write(&[st]).map_err(err)
+    }
+
+    /// Uploads the target y (m).
+    pub fn set_target(&self, y: &[[f64; 3]]) -> Result<(), String> {
+        if y.len() != self.n {
+            return Err(format!("{} targets for {} vertices", y.len(), self.n));
+        }
+        self.y
+            .write(&pad1(crate::proximity::spatial_hash::to_gpu_positions(y)))
+            .map_err(err)
+    }
+
+    /// Reads the device state.
+    pub fn read_state(&self) -> Result<TwState, String> {
+        self.state
+            .read()
+            .map_err(err)?
+            .first()
+            .copied()
+            .ok_or_else(|| "empty state buffer".to_string())
+    }
+
+    /// Settings.
+    pub fn settings(&self) -> &TwoWaySettings {
+        &self.settings
+    }
+
+    /// Contact constraints `[v0, v1, v2, v3]` of the current search and how many of them are
+    /// vertex–triangle (the rest edge–edge), read back (for tests and tools).
+    pub fn read_constraints(&self) -> Result<(Vec<[u32; 4]>, usize), String> {
+        let ws = self.ws.as_ref().ok_or("no workspace")?;
+        let meta = self.meta.read().map_err(err)?;
+        let mut c = ws.cons.read().map_err(err)?;
+        c.truncate(meta[1] as usize);
+        Ok((c, meta[0] as usize))
+    }
+
+    /// The contact constraints grouped by color: color `k` owns
+    /// `grouped[offsets[k]..offsets[k + 1]]` (for tests).
+    pub fn read_contact_colors(&self) -> Result<(Vec<u32>, Vec<u32>), String> {
+        let ws = self.ws.as_ref().ok_or("no workspace")?;
+        let offsets = ws.coloring.offsets().read().map_err(err)?;
+        let grouped = ws.coloring.grouped().read().map_err(err)?;
+        Ok((offsets, grouped))
+    }
+
+    /// Contact multipliers λ (first `pairs` valid) and edge multipliers (in edge-color order).
+    pub fn read_multipliers(&self) -> Result<(Vec<f32>, Vec<f32>), String> {
+        let ws = self.ws.as_ref().ok_or("no workspace")?;
+        Ok((
+            ws.lambda.read().map_err(err)?,
+            self.lambda_e.read().map_err(err)?,
+        ))
+    }
+
+    /// Edge-length constraints `(edges, rest lengths)` in color order and each color's
+    /// `(offset, count)`.
+    pub fn read_edge_constraints(
+        &self,
+    ) -> Result<(Vec<[u32; 2]>, Vec<f32>, Vec<(u32, u32)>), String> {
+        Ok((
+            self.edges.read().map_err(err)?,
+            self.rest.read().map_err(err)?,
+            self.edge_ranges.clone(),
+        ))
+    }
+
+    /// Per-node GPU timings of the last batch (with `profile`).
+    pub fn profile(&self) -> Result<Option<GraphProfile>, String> {
+        match &self.ws {
+            Some(w) => w.batch.profile().map_err(err),
+            None => Ok(None),
+        }
+    }
+
+    /// Runs a proximity search at x, rebuilds and colors the contact constraints.
+    fn search(&mut self, report: &mut TwoWayReport) -> Result<(), String> {
+        let t = Instant::now();
+        self.search.run()?;
+        let p = self.search.params();
+        let grown = self
+            .ws
+            .as_ref()
+            .is_none_or(|w| w.capacity != [p.vt_cap, p.ee_cap]);
+        if grown {
+            let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
+            self.workspace(cap)?;
+        }
+        let ws = self.ws.as_ref().ok_or("no workspace")?;
+        ws.build.run().map_err(err)?;
+        let meta = self.meta.read().map_err(err)?;
+        let pairs = meta[1] as usize;
+        let seed = 0x9e37_79b9u32.wrapping_mul(self.searches + 1);
+        let stats = ws
+            .coloring
+            .plan(&self.ctx, &ws.cons, pairs, self.n, seed)
+            .and_then(|plan| plan.run())
+            .map_err(|e| format!("coloring {pairs} contact constraints: {e}"))?;
+        if let Some(a) = &self.args {
+            a.run().map_err(err)?;
+        }
+        if stats.num_colors > ws.color_cap {
+            let cap = stats.num_colors.div_ceil(8) * 8;
+            self.workspace(cap.min(MAX_COLORS))?;
+        }
+        self.searches += 1;
+        self.last_colors = stats.num_colors;
+        report.searches += 1;
+        report.contact_pairs = report.contact_pairs.max(pairs as u32);
+        report.contact_colors = report.contact_colors.max(stats.num_colors);
+        report.ms_proximity += t.elapsed().as_secs_f64() * 1e3;
+        Ok(())
+    }
+
+    /// Algorithm 1 from the current positions x toward the target y; x stays intersection-free
+    /// at every step (given an intersection-free start).
+    pub fn solve(&mut self) -> Result<TwoWayReport, String> {
+        self.run_solve(None)
+    }
+
+    /// Like [`TwoWay::solve`], calling `observe(state, x)` after every batch with the positions
+    /// read back (for tests: with `steps_per_batch = 1` every forward step is observed).
+    pub fn solve_observed(
+        &mut self,
+        mut observe: impl FnMut(&TwState, &[[f32; 4]]),
+    ) -> Result<TwoWayReport, String> {
+        self.run_solve(Some(&mut observe))
+    }
+
+    fn run_solve(
+        &mut self,
+        mut observe: Option<&mut dyn FnMut(&TwState, &[[f32; 4]])>,
+    ) -> Result<TwoWayReport, String> {
+        let mut report = TwoWayReport {
+            min_distance: f32::INFINITY,
+            edge_colors: self.edge_ranges.len() as u32,
+            ..Default::default()
+        };
+        self.reset.run().map_err(err)?;
+        let mut st = self.read_state()?;
+        st.steps = 0;
+        st.flags = 0;
+        st.max_disp = 0;
+        st.max_r = 0;
+        st.last_max_r = ONE_BITS;
+        st.min_dist = INF_BITS;
+        loop {
+            if st.bound < self.settings.d_min as f32 {
+                self.search(&mut report)?;
+                let meta = self.meta.read().map_err(err)?;
+                st.bound = self.settings.d_max as f32;
+                st.flags &= !FLAG_SEARCH;
+                st.pairs = meta[1];
+            }
+            self.state.write(&[st]).map_err(err)?;
+            let ws = self.ws.as_ref().ok_or("no workspace")?;
+            let t = Instant::now();
+            ws.batch.run().map_err(err)?;
+            report.ms_steps += t.elapsed().as_secs_f64() * 1e3;
+            report.batches += 1;
+            if let Some(p) = ws.batch.profile().map_err(err)? {
+                for node in &p.nodes {
+                    if node.name.contains("sweep") {
+                        report.gpu_ms_backward += node.gpu_ms;
+                    } else {
+                        report.gpu_ms_forward += node.gpu_ms;
+                    }
+                }
+            }
+            st = self.read_state()?;
+            if let Some(f) = observe.as_mut() {
+                let x = self.search.positions().read().map_err(err)?;
+                f(&st, &x[..self.n]);
+            }
+            if st.flags & (FLAG_CONVERGED | FLAG_LIMIT) != 0 {
+                break;
+            }
+            st.flags &= !FLAG_SEARCH;
+            if st.steps >= self.settings.max_steps {
+                break;
+            }
+        }
+        report.steps = st.steps;
+        report.converged = st.flags & FLAG_CONVERGED != 0;
+        report.max_r = f32::from_bits(st.last_max_r);
+        report.min_distance = f32::from_bits(st.min_dist);
+        report.dispatches_per_step = self.dispatches_per_step();
+        Ok(report)
+    }
+}
+
+/// Pads an empty array with one default element (zero-length buffers are not allowed).
+fn pad1<T: Default + Clone>(mut v: Vec<T>) -> Vec<T> {
+    if v.is_empty() {
+        v.push(T::default());
+    }
+    v
+}

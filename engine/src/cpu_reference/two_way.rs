@@ -1,0 +1,641 @@
+//! Two-way interior point collision handling (two-way IPM paper, Algorithm 1), plain Rust in
+//! f64: twin of `kernels/collision/two_way_*.comp` and `kernels/include/two_way.glsl` (same
+//! constraints, same update order within a color), and a complete host solver
+//! ([`Solver`]) on brute-force proximity pairs for property tests.
+//!
+//! Each step l: the contact pairs found by the last proximity search (distance < D_max at the
+//! search) give per-vertex distances D_i at x^(l) (Eq. 18); the backward step runs one projected
+//! Gauss–Seidel sweep over the contact colors, then the edge-length colors, updating the target
+//! y and the multipliers λ (Eq. 13, linearised at x^(l)); the forward step moves every vertex
+//! toward y by at most γ_f D_i (γ_f = γ / 2, Eq. 20) and advances its clock r_i; the reuse bound
+//! D^(l+1) = D^(l) − 2 max_i |Δx_i| asks for a new search under D_min (§3.1).
+
+use super::distance::{edge_edge, point_triangle, EdgeEdgeKind, PointTriangleKind};
+use crate::math::Vec3;
+
+/// Pair type of a contact constraint: vertex–triangle `[v, t0, t1, t2]`.
+pub const TYPE_VT: u32 = 0;
+/// Pair type of a contact constraint: edge–edge `[a0, a1, b0, b1]`.
+pub const TYPE_EE: u32 = 1;
+
+/// A linearised constraint: value c(x) and gradient J = ∂c/∂x_k for its four vertex slots.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Linear {
+    /// Constraint value (dimensionless, ≥ 0 when satisfied).
+    pub c: f64,
+    /// Gradient per vertex slot (1/m).
+    pub jacobian: [Vec3; 4],
+}
+
+/// Closest-feature code of a pair, decided in f32 exactly as the GPU decides it (parallel edges
+/// and other ties make the choice precision-dependent; the constraint form follows it).
+pub fn closest_kind_f32(ty: u32, x: &[Vec3; 4]) -> u32 {
+    let q = x.map(|p| p.map(|c| c as f32));
+    if ty == TYPE_VT {
+        point_triangle(&q[0], &q[1], &q[2], &q[3]).kind as u32
+    } else {
+        edge_edge(&q[0], &q[1], &q[2], &q[3]).kind as u32
+    }
+}
+
+/// Closest-feature code and distance (m) of a pair at `x` (codes of `cpu_reference::distance`).
+pub fn closest(ty: u32, x: &[Vec3; 4]) -> (u32, f64) {
+    if ty == TYPE_VT {
+        let c = point_triangle(&x[0], &x[1], &x[2], &x[3]);
+        (c.kind as u32, c.sq_dist.sqrt())
+    } else {
+        let c = edge_edge(&x[0], &x[1], &x[2], &x[3]);
+        (c.kind as u32, c.sq_dist.sqrt())
+    }
+}
+
+fn volume(x: &[Vec3; 4], base: f64, delta: f64) -> Option<Linear> {
+    let (a, b, c) = (x[1] - x[0], x[2] - x[0], x[3] - x[0]);
+    let g1 = b.cross(&c) / 6.0;
+    let g2 = c.cross(&a) / 6.0;
+    let g3 = a.cross(&b) / 6.0;
+    let g0 = -(g1 + g2 + g3);
+    let v = a.dot(&g1);
+    let vr = if v < 0.0 { -1.0 } else { 1.0 } * base * delta;
+    if vr.abs() <= 0.0 || !vr.is_finite() {
+        return None;
+    }
+    Some(Linear {
+        c: v / vr - 1.0,
+        jacobian: [g0 / vr, g1 / vr, g2 / vr, g3 / vr],
+    })
+}
+
+fn area(x: &[Vec3; 4], ip: usize, ie0: usize, ie1: usize, delta: f64) -> Option<Linear> {
+    let (p, e0, e1) = (x[ip], x[ie0], x[ie1]);
+    let u = (e0 - p).cross(&(e1 - p));
+    let lu = u.norm();
+    let ar = (e1 - e0).norm() * delta * 0.5;
+    if lu <= 0.0 || ar <= 0.0 {
+        return None;
+    }
+    let n = u / lu;
+    let mut j = [Vec3::zeros(); 4];
+    j[ie0] = 0.5 * (e1 - p).cross(&n) / ar;
+    j[ie1] = 0.5 * n.cross(&(e0 - p)) / ar;
+    j[ip] = -(j[ie0] + j[ie1]);
+    Some(Linear {
+        c: 0.5 * lu / ar - 1.0,
+        jacobian: j,
+    })
+}
+
+fn point(x: &[Vec3; 4], ia: usize, ib: usize, delta: f64) -> Option<Linear> {
+    let d = x[ib] - x[ia];
+    let l = d.norm();
+    if l <= 0.0 {
+        return None;
+    }
+    let mut j = [Vec3::zeros(); 4];
+    j[ib] = d / (l * delta);
+    j[ia] = -j[ib];
+    Some(Linear {
+        c: l / delta - 1.0,
+        jacobian: j,
+    })
+}
+
+/// The contact constraint of a pair of type `ty` linearised at `x`, its form chosen by the
+/// closest features (`two_way.glsl::tw_contact`, decided in f32 as on the GPU); `None` when
+/// degenerate (zero distance).
+pub fn contact_constraint(ty: u32, x: &[Vec3; 4], delta: f64) -> Option<Linear> {
+    let kind = closest_kind_f32(ty, x);
+    if ty == TYPE_VT {
+        return match PointTriangleKind::from_code(kind)? {
+            PointTriangleKind::Face => {
+                let a2 = (x[2] - x[1]).cross(&(x[3] - x[1])).norm();
+                volume(x, a2 / 6.0, delta)
+            }
+            PointTriangleKind::Edge01 => area(x, 0, 1, 2, delta),
+            PointTriangleKind::Edge12 => area(x, 0, 2, 3, delta),
+            PointTriangleKind::Edge20 => area(x, 0, 3, 1, delta),
+            k => point(x, 0, 1 + k as usize, delta),
+        };
+    }
+    match EdgeEdgeKind::from_code(kind)? {
+        EdgeEdgeKind::AB => {
+            let cr = (x[1] - x[0]).cross(&(x[3] - x[2])).norm();
+            volume(x, cr / 6.0, delta)
+        }
+        EdgeEdgeKind::AB0 => area(x, 2, 0, 1, delta),
+        EdgeEdgeKind::AB1 => area(x, 3, 0, 1, delta),
+        EdgeEdgeKind::A0B => area(x, 0, 2, 3, delta),
+        EdgeEdgeKind::A1B => area(x, 1, 2, 3, delta),
+        k => point(x, (k as usize) >> 1, 2 + (k as usize & 1), delta),
+    }
+}
+
+/// The edge-length constraint `σ − |x_i − x_j| / L0` (Eq. 17) at `xi`, `xj` (slots 0 and 1).
+pub fn edge_constraint(xi: &Vec3, xj: &Vec3, rest: f64, sigma: f64) -> Option<Linear> {
+    let d = xi - xj;
+    let l = d.norm();
+    if l <= 0.0 {
+        return None;
+    }
+    let g = d / (l * rest);
+    Some(Linear {
+        c: sigma - l / rest,
+        jacobian: [-g, g, Vec3::zeros(), Vec3::zeros()],
+    })
+}
+
+/// One projected Gauss–Seidel update (`two_way.glsl::tw_pgs`): returns the new multiplier and
+/// moves the targets `y` of the constraint's vertices (inverse weights `w`).
+pub fn pgs(lin: &Linear, x: &[Vec3; 4], y: &mut [Vec3; 4], w: [f64; 4], lambda: f64) -> f64 {
+    let mut r = lin.c;
+    let mut denom = 0.0;
+    for k in 0..4 {
+        r += lin.jacobian[k].dot(&(y[k] - x[k]));
+        denom += w[k] * lin.jacobian[k].norm_squared();
+    }
+    if denom <= 0.0 {
+        return lambda;
+    }
+    let ln = (lambda - r / denom).max(0.0);
+    let dl = ln - lambda;
+    for k in 0..4 {
+        y[k] += lin.jacobian[k] * (w[k] * dl);
+    }
+    ln
+}
+
+/// Settings of Algorithm 1 (SI units; the paper's Table 3 defaults in [`Settings::paper`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// D_min (m): a new proximity search when the reuse bound falls below it.
+    pub d_min: f64,
+    /// D_max (m): the proximity search distance.
+    pub d_max: f64,
+    /// δ (m): the separation the contact constraints ask for.
+    pub delta: f64,
+    /// σ: the stretch limit of the edge-length constraints.
+    pub sigma: f64,
+    /// Step fraction γ_f of D_i a vertex may move per step (the paper's γ/2; OGC's γ_p).
+    pub step_fraction: f64,
+    /// ε: stop when every clock r_i is below it.
+    pub epsilon: f64,
+    /// L: steps per solve at most.
+    pub max_steps: u32,
+}
+
+impl Settings {
+    /// The paper's Table 3: L = 512, D_min = 2 mm, D_max = 4 mm, δ = 1 mm, σ = 1.1, γ = 0.9,
+    /// ε = 1e-4.
+    pub fn paper() -> Self {
+        Settings {
+            d_min: 2e-3,
+            d_max: 4e-3,
+            delta: 1e-3,
+            sigma: 1.1,
+            step_fraction: 0.45,
+            epsilon: 1e-4,
+            max_steps: 512,
+        }
+    }
+}
+
+/// Per-vertex distances D_i (Eq. 18, before the min with D^(l)): the smallest distance of the
+/// pairs `cons` (first `n_vt` vertex–triangle) involving each vertex, +∞ for the others.
+pub fn vertex_distances(x: &[Vec3], cons: &[[u32; 4]], n_vt: usize) -> Vec<f64> {
+    let mut d = vec![f64::INFINITY; x.len()];
+    for (i, c) in cons.iter().enumerate() {
+        let q = c.map(|v| x[v as usize]);
+        let (_, dist) = closest(if i < n_vt { TYPE_VT } else { TYPE_EE }, &q);
+        for &v in c {
+            d[v as usize] = d[v as usize].min(dist);
+        }
+    }
+    d
+}
+
+/// The forward step (Eq. 20) with step fraction `fraction` = γ_f: moves `x` toward `y`, updates
+/// the clocks `r`; returns the largest displacement (m).
+pub fn forward(
+    x: &mut [Vec3],
+    y: &[Vec3],
+    dmin: &[f64],
+    bound: f64,
+    fraction: f64,
+    r: &mut [f64],
+) -> f64 {
+    let mut max_disp: f64 = 0.0;
+    for i in 0..x.len() {
+        let d = bound.min(dmin[i]);
+        let dir = y[i] - x[i];
+        let len = dir.norm();
+        let alpha = if len > fraction * d {
+            fraction * d / len
+        } else {
+            1.0
+        };
+        x[i] += dir * alpha;
+        r[i] *= 1.0 - alpha;
+        max_disp = max_disp.max(alpha * len);
+    }
+    max_disp
+}
+
+/// One color of the contact sweep: constraints `group` (indices into `cons`, first `n_vt`
+/// vertex–triangle) linearised at `x`, updating `y` and `lambda`.
+#[allow(clippy::too_many_arguments)]
+pub fn contact_sweep(
+    x: &[Vec3],
+    y: &mut [Vec3],
+    cons: &[[u32; 4]],
+    n_vt: usize,
+    group: &[u32],
+    lambda: &mut [f64],
+    inv_w: &[f64],
+    delta: f64,
+) {
+    for &i in group {
+        let i = i as usize;
+        let c = cons[i];
+        let q = c.map(|v| x[v as usize]);
+        let ty = if i < n_vt { TYPE_VT } else { TYPE_EE };
+        let Some(lin) = contact_constraint(ty, &q, delta) else {
+            continue;
+        };
+        let mut t = c.map(|v| y[v as usize]);
+        lambda[i] = pgs(&lin, &q, &mut t, c.map(|v| inv_w[v as usize]), lambda[i]);
+        for k in 0..4 {
+            y[c[k] as usize] = t[k];
+        }
+    }
+}
+
+/// One color of the edge-length sweep over `edges[range]` (rest lengths `rest`).
+#[allow(clippy::too_many_arguments)]
+pub fn edge_sweep(
+    x: &[Vec3],
+    y: &mut [Vec3],
+    edges: &[[u32; 2]],
+    rest: &[f64],
+    range: std::ops::Range<usize>,
+    lambda: &mut [f64],
+    inv_w: &[f64],
+    sigma: f64,
+) {
+    for e in range {
+        let [i, j] = edges[e].map(|v| v as usize);
+        let Some(lin) = edge_constraint(&x[i], &x[j], rest[e], sigma) else {
+            continue;
+        };
+        let q = [x[i], x[j], Vec3::zeros(), Vec3::zeros()];
+        let mut t = [y[i], y[j], Vec3::zeros(), Vec3::zeros()];
+        lambda[e] = pgs(&lin, &q, &mut t, [inv_w[i], inv_w[j], 0.0, 0.0], lambda[e]);
+        y[i] = t[0];
+        y[j] = t[1];
+    }
+}
+
+/// Why a host solve stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Every clock r_i fell below ε.
+    Converged,
+    /// L steps were taken.
+    StepLimit,
+}
+
+/// Outcome of a host solve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolveReport {
+    /// Steps taken.
+    pub steps: u32,
+    /// Proximity searches run.
+    pub searches: u32,
+    /// Why it stopped.
+    pub stop: Stop,
+    /// Largest clock r_i at the end.
+    pub max_r: f64,
+}
+
+/// The complete Algorithm 1 on the host, with brute-force proximity and greedy colorings: for
+/// property tests of the method itself (the GPU solver is compared step by step with the
+/// functions above).
+pub struct Solver {
+    /// Settings.
+    pub settings: Settings,
+    /// Surface triangles.
+    pub triangles: Vec<[u32; 3]>,
+    /// Surface edges (unique, sorted).
+    pub edges: Vec<[u32; 2]>,
+    /// Rest lengths of the edges (m).
+    pub rest: Vec<f64>,
+    /// Inverse weights (0: pinned).
+    pub inv_w: Vec<f64>,
+}
+
+impl Solver {
+    /// A solver for `triangles` over positions at rest `x_rest` (edge rest lengths).
+    pub fn new(triangles: Vec<[u32; 3]>, x_rest: &[Vec3], settings: Settings) -> Self {
+        let edges = super::proximity::unique_edges(&triangles);
+        let rest = edges
+            .iter()
+            .map(|e| (x_rest[e[0] as usize] - x_rest[e[1] as usize]).norm())
+            .collect();
+        Solver {
+            settings,
+            triangles,
+            edges,
+            rest,
+            inv_w: vec![1.0; x_rest.len()],
+        }
+    }
+
+    /// Runs Algorithm 1 from the intersection-free `x` toward `y` (both updated in place);
+    /// `observe` sees every intermediate state x^(l).
+    pub fn solve(
+        &self,
+        x: &mut [Vec3],
+        y: &mut [Vec3],
+        mut observe: impl FnMut(&[Vec3]),
+    ) -> SolveReport {
+        let s = &self.settings;
+        let n = x.len();
+        let mut r = vec![1.0; n];
+        let mut lambda_e = vec![0.0; self.edges.len()];
+        let edge_cons = crate::coloring::pad(&self.edges);
+        let edge_colors =
+            crate::coloring::greedy_coloring(&edge_cons, n, crate::coloring::GreedyOrder::Index)
+                .map(|c| c.colors)
+                .unwrap_or_else(|_| vec![0; self.edges.len()]);
+        let num_edge_colors = edge_colors.iter().map(|&c| c + 1).max().unwrap_or(0);
+        let mut searches = 0;
+        let mut steps = 0;
+        let mut bound = f64::NEG_INFINITY;
+        let mut cons: Vec<[u32; 4]> = Vec::new();
+        let mut n_vt = 0;
+        let mut groups: Vec<Vec<u32>> = Vec::new();
+        let mut lambda: Vec<f64> = Vec::new();
+        let body = vec![0u32; n];
+        loop {
+            if bound < s.d_min {
+                let xs: Vec<[f64; 3]> = x.iter().map(|p| [p.x, p.y, p.z]).collect();
+                let pairs = super::proximity::brute_force(
+                    &xs,
+                    &self.triangles,
+                    &self.edges,
+                    &body,
+                    s.d_max,
+                    Default::default(),
+                );
+                cons.clear();
+                for p in &pairs.vertex_triangle {
+                    let t = self.triangles[p.b as usize];
+                    cons.push([p.a, t[0], t[1], t[2]]);
+                }
+                n_vt = cons.len();
+                for p in &pairs.edge_edge {
+                    let (a, b) = (self.edges[p.a as usize], self.edges[p.b as usize]);
+                    cons.push([a[0], a[1], b[0], b[1]]);
+                }
+                let coloring =
+                    crate::coloring::greedy_coloring(&cons, n, crate::coloring::GreedyOrder::Index)
+                        .map(|c| c.colors)
+                        .unwrap_or_else(|_| vec![0; cons.len()]);
+                let nc = coloring.iter().map(|&c| c + 1).max().unwrap_or(0);
+                groups = (0..nc)
+                    .map(|c| {
+                        (0..cons.len() as u32)
+                            .filter(|&i| coloring[i as usize] == c)
+                            .collect()
+                    })
+                    .collect();
+                lambda = vec![0.0; cons.len()];
+                bound = s.d_max;
+                searches += 1;
+            }
+            let dmin = vertex_distances(x, &cons, n_vt);
+            for g in &groups {
+                contact_sweep(x, y, &cons, n_vt, g, &mut lambda, &self.inv_w, s.delta);
+            }
+            for c in 0..num_edge_colors {
+                for e in 0..self.edges.len() {
+                    if edge_colors[e] == c {
+                        edge_sweep(
+                            x,
+                            y,
+                            &self.edges,
+                            &self.rest,
+                            e..e + 1,
+                            &mut lambda_e,
+                            &self.inv_w,
+                            s.sigma,
+                        );
+                    }
+                }
+            }
+            let disp = forward(x, y, &dmin, bound, s.step_fraction, &mut r);
+            observe(x);
+            steps += 1;
+            bound -= 2.0 * disp;
+            let max_r = r.iter().cloned().fold(0.0, f64::max);
+            if max_r < s.epsilon {
+                return SolveReport {
+                    steps,
+                    searches,
+                    stop: Stop::Converged,
+                    max_r,
+                };
+            }
+            if steps >= s.max_steps {
+                return SolveReport {
+                    steps,
+                    searches,
+                    stop: Stop::StepLimit,
+                    max_r,
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(a: f64, b: f64, c: f64) -> Vec3 {
+        Vec3::new(a, b, c)
+    }
+
+    /// Every constraint form equals d / δ − 1 at its linearisation point and its Jacobian
+    /// matches central differences.
+    #[test]
+    fn constraints_equal_scaled_distance_and_match_finite_differences() {
+        let delta = 1e-3;
+        let cases: Vec<(u32, [Vec3; 4])> = vec![
+            // vertex over a face
+            (
+                TYPE_VT,
+                [
+                    v(0.2, 0.2, 0.003),
+                    v(0.0, 0.0, 0.0),
+                    v(1.0, 0.0, 0.0),
+                    v(0.0, 1.0, 0.0),
+                ],
+            ),
+            // vertex under a face (negative side)
+            (
+                TYPE_VT,
+                [
+                    v(0.2, 0.3, -0.002),
+                    v(0.0, 0.0, 0.0),
+                    v(1.0, 0.0, 0.0),
+                    v(0.0, 1.0, 0.0),
+                ],
+            ),
+            // vertex near an edge
+            (
+                TYPE_VT,
+                [
+                    v(0.5, -0.002, 0.001),
+                    v(0.0, 0.0, 0.0),
+                    v(1.0, 0.0, 0.0),
+                    v(0.0, 1.0, 0.0),
+                ],
+            ),
+            // vertex near a vertex
+            (
+                TYPE_VT,
+                [
+                    v(-0.001, -0.002, 0.001),
+                    v(0.0, 0.0, 0.0),
+                    v(1.0, 0.0, 0.0),
+                    v(0.0, 1.0, 0.0),
+                ],
+            ),
+            // crossing edges
+            (
+                TYPE_EE,
+                [
+                    v(-1.0, 0.0, 0.0),
+                    v(1.0, 0.1, 0.0),
+                    v(0.0, -1.0, 0.002),
+                    v(0.1, 1.0, 0.003),
+                ],
+            ),
+            // edge end near the other's interior
+            (
+                TYPE_EE,
+                [
+                    v(-1.0, 0.0, 0.0),
+                    v(1.0, 0.0, 0.0),
+                    v(0.3, 0.002, 0.001),
+                    v(0.3, 1.0, 0.5),
+                ],
+            ),
+            // parallel edges (vertex–edge closest features)
+            (
+                TYPE_EE,
+                [
+                    v(0.0, 0.0, 0.0),
+                    v(1.0, 0.0, 0.0),
+                    v(0.5, 0.0, 0.002),
+                    v(1.5, 0.0, 0.002),
+                ],
+            ),
+        ];
+        for (ty, x) in cases {
+            let lin = contact_constraint(ty, &x, delta).expect("non-degenerate");
+            let (_, d) = closest(ty, &x);
+            assert!(
+                (lin.c - (d / delta - 1.0)).abs() < 1e-8,
+                "{ty} {x:?}: c {} d {d}",
+                lin.c
+            );
+            // The constraint's own formula (fixed form and constants) differentiated numerically.
+            let kind = closest_kind_f32(ty, &x);
+            let h = 1e-7;
+            for k in 0..4 {
+                for a in 0..3 {
+                    let eval = |s: f64| {
+                        let mut q = x;
+                        q[k][a] += s;
+                        fixed_form(ty, kind, &x, &q, delta)
+                    };
+                    let fd = (eval(h) - eval(-h)) / (2.0 * h);
+                    let j = lin.jacobian[k][a];
+                    assert!(
+                        (fd - j).abs() <= 1e-4 * j.abs().max(1.0),
+                        "{ty} kind {kind} slot {k} axis {a}: fd {fd} vs J {j}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The constraint of closest features `kind` chosen at `x0`, evaluated at `x` with the
+    /// constants (V(r), A(r)) of `x0`.
+    fn fixed_form(ty: u32, kind: u32, x0: &[Vec3; 4], x: &[Vec3; 4], delta: f64) -> f64 {
+        let vol = |x: &[Vec3; 4]| (x[1] - x[0]).dot(&(x[2] - x[0]).cross(&(x[3] - x[0]))) / 6.0;
+        let area = |p: Vec3, a: Vec3, b: Vec3| 0.5 * (a - p).cross(&(b - p)).norm();
+        let face = ty == TYPE_VT && kind == PointTriangleKind::Face as u32;
+        let ee = ty == TYPE_EE && kind == EdgeEdgeKind::AB as u32;
+        if face || ee {
+            let base = if face {
+                (x0[2] - x0[1]).cross(&(x0[3] - x0[1])).norm() / 6.0
+            } else {
+                (x0[1] - x0[0]).cross(&(x0[3] - x0[2])).norm() / 6.0
+            };
+            let vr = vol(x0).signum() * base * delta;
+            return vol(x) / vr - 1.0;
+        }
+        let (p, e0, e1): (usize, usize, usize) = match (ty, kind) {
+            (TYPE_VT, 3) => (0, 1, 2),
+            (TYPE_VT, 4) => (0, 2, 3),
+            (TYPE_VT, 5) => (0, 3, 1),
+            (TYPE_EE, 4) => (2, 0, 1),
+            (TYPE_EE, 5) => (3, 0, 1),
+            (TYPE_EE, 6) => (0, 2, 3),
+            (TYPE_EE, 7) => (1, 2, 3),
+            _ => {
+                let (a, b) = if ty == TYPE_VT {
+                    (0, 1 + kind as usize)
+                } else {
+                    ((kind as usize) >> 1, 2 + (kind as usize & 1))
+                };
+                return (x[b] - x[a]).norm() / delta - 1.0;
+            }
+        };
+        let ar = (x0[e1] - x0[e0]).norm() * delta * 0.5;
+        area(x[p], x[e0], x[e1]) / ar - 1.0
+    }
+
+    /// A vertex driven through a triangle is stopped on its side, the solve never crosses.
+    #[test]
+    fn vertex_driven_through_a_triangle_stays_on_its_side() {
+        // Triangle 0-1-2 in z = 0 (pinned), a lone vertex 3 above it, connected by a degenerate
+        // triangle far away so it is part of the surface: use two triangles.
+        let x0 = vec![
+            v(-1.0, -1.0, 0.0),
+            v(1.0, -1.0, 0.0),
+            v(0.0, 1.0, 0.0),
+            v(0.0, 0.0, 0.0025),
+            v(0.0, 0.0, 0.5),
+            v(0.1, 0.0, 0.5),
+        ];
+        let tris = vec![[0, 1, 2], [3, 4, 5]];
+        let mut s = Solver::new(tris, &x0, Settings::paper());
+        s.inv_w[0] = 0.0;
+        s.inv_w[1] = 0.0;
+        s.inv_w[2] = 0.0;
+        let mut x = x0.clone();
+        let mut y = x0.clone();
+        y[3].z = -0.01;
+        let mut min_z = f64::INFINITY;
+        let rep = s.solve(&mut x, &mut y, |x| min_z = min_z.min(x[3].z));
+        assert!(min_z > 0.0, "vertex crossed the plane: {min_z}");
+        assert!(rep.steps >= 1);
+        // The backward step projected the target to δ above the plane and x converged to it.
+        assert!((y[3].z - 1e-3).abs() < 1e-6, "target {}", y[3].z);
+        assert_eq!(rep.stop, Stop::Converged);
+        assert!((x[3].z - 1e-3).abs() < 1e-4, "x {}", x[3].z);
+    }
+}
