@@ -537,6 +537,16 @@ impl NewtonStepper {
 
     /// Advances one time step.
     pub fn step(&self) -> VkResult<StepStats> {
+        self.step_with(&mut |_| Ok(()))
+    }
+
+    /// Advances one time step, calling `after_iteration(positions)` after every accepted Newton
+    /// iteration: a collision handler may replace the positions by a safe state there (the
+    /// two-way IPM paper's practice, §6.1); the Newton iteration then continues from them.
+    pub fn step_with(
+        &self,
+        after_iteration: &mut dyn FnMut(&GpuBuffer<[f32; 4]>) -> VkResult<()>,
+    ) -> VkResult<StepStats> {
         let st = &self.settings;
         let mut stats = StepStats::default();
         let t = self.time.get() + st.h;
@@ -590,6 +600,9 @@ impl NewtonStepper {
                 alpha *= 0.5;
             }
             stats.last_direction = dmax;
+            if accepted {
+                after_iteration(&self.positions)?;
+            }
             if !accepted || dmax * (alpha as f64) < st.tolerance {
                 break;
             }

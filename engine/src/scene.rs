@@ -64,6 +64,9 @@ pub struct Scene {
     /// Solver parameters.
     #[serde(default)]
     pub solver: SolverSettings,
+    /// Collision handling between deformable surfaces.
+    #[serde(default)]
+    pub collision: CollisionSettings,
     /// Deformable bodies.
     #[serde(default, rename = "body")]
     pub bodies: Vec<Body>,
@@ -161,6 +164,109 @@ impl Default for SolverSettings {
             warm_start_tolerance: 1e-2,
             friction_slip_velocity: 1e-2,
             friction_per_iteration: false,
+        }
+    }
+}
+
+/// Collision handling method between deformable surfaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollisionMethod {
+    /// No surface–surface collision handling (analytic colliders still act).
+    None,
+    /// The two-way interior point method after every Newton iteration (two-way IPM paper).
+    TwoWay,
+}
+
+/// Forward-step bound of the two-way method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollisionBound {
+    /// |Δx_i| ≤ γ D_i / 2 (two-way IPM Eq. 20).
+    HalfDistance,
+    /// |Δx_i| ≤ γ_p D_i (offset-geometric-contact bound, `ogc_relaxation` = γ_p).
+    Ogc,
+}
+
+/// Parameters of surface–surface collision handling (SI units; defaults: the two-way IPM
+/// paper's Table 3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CollisionSettings {
+    /// Method.
+    pub method: CollisionMethod,
+    /// Collide a body with itself (cloth folding onto itself).
+    pub self_collision: bool,
+    /// D_min (m): a new proximity search when the reuse bound falls below it.
+    pub d_min: f64,
+    /// D_max (m): proximity search distance.
+    pub d_max: f64,
+    /// δ (m): separation the contact constraints ask for.
+    pub delta: f64,
+    /// σ: stretch limit of the edge-length constraints.
+    pub sigma: f64,
+    /// γ: damping of the forward step.
+    pub gamma: f64,
+    /// ε: the handling stops when every vertex clock is below it.
+    pub epsilon: f64,
+    /// L: steps per collision solve at most.
+    pub max_steps: u32,
+    /// Forward-step bound.
+    pub bound: CollisionBound,
+    /// γ_p of the OGC bound (0 < γ_p < 0.5).
+    pub ogc_relaxation: f64,
+    /// Steps recorded per GPU graph run (host round trips every this many steps).
+    pub steps_per_batch: u32,
+    /// Edge-length constraints in the backward step (Eq. 17).
+    pub edge_constraints: bool,
+}
+
+impl Default for CollisionSettings {
+    fn default() -> Self {
+        let d = crate::collision::TwoWaySettings::default();
+        CollisionSettings {
+            method: CollisionMethod::None,
+            self_collision: true,
+            d_min: d.d_min,
+            d_max: d.d_max,
+            delta: d.delta,
+            sigma: d.sigma,
+            gamma: d.gamma,
+            epsilon: d.epsilon,
+            max_steps: d.max_steps,
+            bound: CollisionBound::HalfDistance,
+            ogc_relaxation: 0.45,
+            steps_per_batch: d.steps_per_batch,
+            edge_constraints: d.edge_constraints,
+        }
+    }
+}
+
+impl CollisionSettings {
+    /// The two-way solver's settings.
+    pub fn two_way(&self) -> crate::collision::TwoWaySettings {
+        crate::collision::TwoWaySettings {
+            d_min: self.d_min,
+            d_max: self.d_max,
+            delta: self.delta,
+            sigma: self.sigma,
+            gamma: self.gamma,
+            epsilon: self.epsilon,
+            max_steps: self.max_steps,
+            bound: match self.bound {
+                CollisionBound::HalfDistance => crate::collision::StepBound::HalfDistance,
+                CollisionBound::Ogc => crate::collision::StepBound::Ogc {
+                    relaxation: self.ogc_relaxation,
+                },
+            },
+            sweeps: 1,
+            steps_per_batch: self.steps_per_batch,
+            edge_constraints: self.edge_constraints,
+            filter: crate::proximity::BodyFilter {
+                within_body: self.self_collision,
+                between_bodies: true,
+            },
+            profile: false,
         }
     }
 }
@@ -644,6 +750,17 @@ impl Scene {
                 "solver".into(),
                 "iteration limits must be at least 1".into(),
             );
+        }
+        if let Err(m) = self.collision.two_way().validate() {
+            // Messages start with the field's name.
+            let key = m.split_whitespace().next().unwrap_or("collision");
+            let key = key.trim_end_matches(',').to_string();
+            let key = if key == "ogc" {
+                "ogc_relaxation".to_string()
+            } else {
+                key
+            };
+            return bad(format!("collision.{key}"), m);
         }
         let mut names = std::collections::HashSet::new();
         for (i, b) in self.bodies.iter().enumerate() {

@@ -62,6 +62,84 @@ pub struct FrameStats {
     /// GPU milliseconds per part of the solver, summed over the frame's time steps (whole-graph
     /// timestamps; the symplectic frame graph counts as `evaluate`).
     pub gpu_ms: crate::newton::StepGpuMs,
+    /// Surface collision handling (zeros without `collision.method`).
+    pub collision: crate::collision::CollisionFrameStats,
+}
+
+/// The two-way solver bound to the Newton positions: `load` copies them into its target,
+/// `store` copies its safe positions back.
+struct CollisionHandler {
+    solver: crate::collision::TwoWay,
+    load: CompiledGraph,
+    store: CompiledGraph,
+}
+
+impl CollisionHandler {
+    fn new(
+        ctx: &Context,
+        scene: &Scene,
+        model: &SimModel,
+        positions: &GpuBuffer<[f32; 4]>,
+    ) -> Result<Self, SimError> {
+        let n = model.positions.len();
+        let tris: Vec<[u32; 3]> = model
+            .bodies
+            .iter()
+            .flat_map(|b| b.surface.iter().copied())
+            .collect();
+        let mut body = vec![0u32; n];
+        for (k, b) in model.bodies.iter().enumerate() {
+            for v in b.vertices.clone() {
+                body[v as usize] = k as u32;
+            }
+        }
+        let inv_w: Vec<f32> = (0..n)
+            .map(|i| {
+                let scripted = model.vertex_motion.get(i).is_some_and(|&m| m != u32::MAX);
+                if model.inv_mass[i] == 0.0 || scripted {
+                    0.0
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        let field = |m: String| SimError::Unsupported {
+            field: "collision".into(),
+            message: m,
+        };
+        let mesh = crate::proximity::ProximityMesh::new(tris, body).map_err(field)?;
+        let solver = crate::collision::TwoWay::new(
+            ctx,
+            mesh,
+            &model.positions,
+            &inv_w,
+            scene.collision.two_way(),
+        )
+        .map_err(field)?;
+        let mut g = Graph::new("collision.load_target");
+        g.copy("collision.load_target", positions, solver.target());
+        let load = g.compile(ctx, CompileOptions::default())?;
+        let mut g = Graph::new("collision.store_positions");
+        g.copy("collision.store_positions", solver.positions(), positions);
+        let store = g.compile(ctx, CompileOptions::default())?;
+        Ok(CollisionHandler {
+            solver,
+            load,
+            store,
+        })
+    }
+
+    /// Runs the two-way method from the last safe state toward the Newton positions and writes
+    /// the result back.
+    fn handle(&mut self) -> Result<crate::collision::TwoWayReport, VkError> {
+        self.load.run()?;
+        let r = self.solver.solve().map_err(|m| VkError::Graph {
+            graph: "two_way".into(),
+            message: m,
+        })?;
+        self.store.run()?;
+        Ok(r)
+    }
 }
 
 enum Stepper {
@@ -83,6 +161,7 @@ pub struct Simulation {
     readback_graph: CompiledGraph,
     substeps: u32,
     stepper: Stepper,
+    collision: Option<CollisionHandler>,
     surface: Vec<[u32; 3]>,
     surface_vertices: Vec<u32>,
 }
@@ -296,7 +375,20 @@ impl Simulation {
         g.copy("readback.positions", x, &readback[0]);
         g.copy("readback.velocities", v, &readback[1]);
         let readback_graph = g.compile(ctx, CompileOptions::default())?;
+        let collision = match (&stepper, scene.collision.method) {
+            (_, crate::scene::CollisionMethod::None) => None,
+            (Stepper::Newton(s), crate::scene::CollisionMethod::TwoWay) => {
+                Some(CollisionHandler::new(ctx, scene, &model, s.positions())?)
+            }
+            (Stepper::Symplectic { .. }, _) => {
+                return Err(unsupported(
+                    "collision.method".into(),
+                    "surface collision handling needs the newton solver",
+                ))
+            }
+        };
         Ok(Simulation {
+            collision,
             readback,
             readback_graph,
             model,
@@ -313,7 +405,22 @@ impl Simulation {
         match &self.stepper {
             Stepper::Newton(s) => {
                 for _ in 0..self.substeps {
-                    let st = s.step()?;
+                    let collision = &mut self.collision;
+                    let cs = &mut stats.collision;
+                    let mut step_steps = 0;
+                    let st = s.step_with(&mut |_| {
+                        if let Some(c) = collision.as_mut() {
+                            let r = c.handle()?;
+                            step_steps += r.steps;
+                            cs.add_solve(&r);
+                        }
+                        Ok(())
+                    })?;
+                    if self.collision.is_some() {
+                        stats.collision.time_steps += 1;
+                        stats.collision.max_steps_per_time_step =
+                            stats.collision.max_steps_per_time_step.max(step_steps);
+                    }
                     stats.newton_iterations += st.newton_iterations;
                     stats.pcg_iterations += st.pcg_iterations;
                     stats.pcg_warm_iterations += st.pcg_warm_iterations;

@@ -2,7 +2,8 @@
 // Two-way IPM forward step (Eq. 18–20): D_i = min(D^(l), dmin[i]), α_i = min(γ D_i / |y_i - x_i|, 1)
 // (γ here is the paper's 0.5 γ, or the OGC relaxation γ_p), x_i += α_i (y_i - x_i),
 // r_i *= 1 - α_i; resets dmin[i] for the next step and raises the step's max displacement and
-// max r_i (float bits, atomicMax). One vertex per invocation.
+// max r_i (float bits, atomicMax). Vertices on no collision surface (tet interiors, rods) move
+// freely (α_i = 1). One vertex per invocation.
 // Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs::forward.
 #include "common.glsl"
 #include "two_way.glsl"
@@ -11,13 +12,14 @@ layout(std430, binding = 1) buffer X { vec4 x[]; };
 layout(std430, binding = 2) readonly buffer Y { vec4 y[]; };
 layout(std430, binding = 3) buffer Dmin { uint dmin[]; };
 layout(std430, binding = 4) buffer R { float r[]; };
+layout(std430, binding = 5) readonly buffer OnSurface { uint on_surface[]; };
 layout(push_constant) uniform Push { TwParams p; };
 void main() {
     if ((s.flags & TW_STOP) != 0u) return;
     uint i = tw_index();
     uint disp = 0u, rr = 0u;
     if (i < p.n) {
-        float d = min(s.bound, uintBitsToFloat(dmin[i]));
+        float d = on_surface[i] != 0u ? min(s.bound, uintBitsToFloat(dmin[i])) : uintBitsToFloat(0x7f800000u);
         dmin[i] = 0x7f800000u;
         vec3 xi = x[i].xyz;
         vec3 dir = y[i].xyz - xi;

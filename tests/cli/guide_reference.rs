@@ -26,6 +26,21 @@ warm_start_tolerance = 1e-2
 friction_slip_velocity = 1e-2
 friction_per_iteration = true
 
+[collision]
+method = "two-way"
+self_collision = false
+d_min = 0.002
+d_max = 0.004
+delta = 0.001
+sigma = 1.1
+gamma = 0.9
+epsilon = 1e-4
+max_steps = 512
+bound = "ogc"
+ogc_relaxation = 0.45
+steps_per_batch = 8
+edge_constraints = true
+
 [[body]]
 name = "solid"
 mesh = { generator = "box", size = [0.1, 0.1, 0.1], cells = [2, 2, 2] }
@@ -77,7 +92,7 @@ preview_frames = [0]
 "#;
 
 /// Enum values the file above does not spell out (the others appear in it).
-const MORE_VALUES: &[&str] = &["newton", "obj", "ply", "vtu"];
+const MORE_VALUES: &[&str] = &["newton", "obj", "ply", "vtu", "none", "half-distance"];
 
 fn scene_reference() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/guide.md");

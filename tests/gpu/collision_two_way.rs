@@ -131,7 +131,7 @@ fn every_gpu_step_matches_the_reference_step() {
             );
         }
         let mut r = vec![1.0; n];
-        let disp = reference::forward(&mut x, &y, &dmin, bound, fraction, &mut r);
+        let disp = reference::forward(&mut x, &y, &dmin, bound, fraction, &mut r, &vec![true; n]);
         let gx: Vec<Vec3> = tw.positions().read().unwrap()[..n].iter().map(v3).collect();
         let gy: Vec<Vec3> = tw.target().read().unwrap()[..n].iter().map(v3).collect();
         let scale = 0.01;

@@ -46,8 +46,34 @@ struct Report {
     /// Grouped warm-start PCG iterations per frame (0 with the warm start off).
     pcg_warm_iterations_mean: f64,
     repeat: u32,
+    /// Surface collision handling (absent without `collision.method`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    collision: Option<CollisionSummary>,
     /// Each repeat's median milliseconds per frame, summarised over the repeats.
     ms_per_frame_median_over_repeats: Stats,
+}
+
+/// Collision telemetry over the timed frames (the two-way IPM paper's Table 2 columns).
+#[derive(Serialize, Default)]
+struct CollisionSummary {
+    /// Two-way steps per time step, mean and maximum.
+    steps_per_time_step_mean: f64,
+    steps_per_time_step_max: u32,
+    /// Proximity searches per frame.
+    searches_per_frame_mean: f64,
+    /// Host milliseconds of collision handling per frame (searches + steps), mean and maximum.
+    ms_per_frame_mean: f64,
+    ms_per_frame_max: f64,
+    /// Of which proximity searches, constraint building and coloring.
+    ms_proximity_per_frame_mean: f64,
+    /// Dispatches per two-way step.
+    dispatches_per_step: u32,
+    /// Largest contact color count.
+    contact_colors_max: u32,
+    /// Solves that hit the step limit L.
+    unconverged_solves: u32,
+    /// Smallest pair distance seen (m).
+    min_distance: Option<f32>,
 }
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {
@@ -65,6 +91,9 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     let (mut times, mut newton, mut pcg, mut warm) = (Vec::new(), 0u64, 0u64, 0u64);
     let mut repeat_medians = Vec::new();
     let mut model_size = (0, 0);
+    let mut col = CollisionSummary::default();
+    let mut col_frames = 0u32;
+    let mut col_time_steps = 0u32;
     for _ in 0..args.repeat.max(1) {
         let mut sim = Simulation::new(&ctx, &scene).map_err(|e| (2, e.to_string()))?;
         model_size = (sim.model().positions.len(), sim.model().tets.len());
@@ -79,11 +108,38 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
             newton += s.newton_iterations as u64;
             pcg += s.pcg_iterations as u64;
             warm += s.pcg_warm_iterations as u64;
+            let c = &s.collision;
+            if c.solves > 0 {
+                col_frames += 1;
+                col_time_steps += c.time_steps;
+                col.steps_per_time_step_mean += c.steps as f64;
+                col.steps_per_time_step_max =
+                    col.steps_per_time_step_max.max(c.max_steps_per_time_step);
+                col.searches_per_frame_mean += c.searches as f64;
+                let ms = c.ms_proximity + c.ms_steps;
+                col.ms_per_frame_mean += ms;
+                col.ms_per_frame_max = col.ms_per_frame_max.max(ms);
+                col.ms_proximity_per_frame_mean += c.ms_proximity;
+                col.dispatches_per_step = c.dispatches_per_step;
+                col.contact_colors_max = col.contact_colors_max.max(c.contact_colors);
+                col.unconverged_solves += c.unconverged_solves;
+                if let Some(d) = c.min_distance {
+                    col.min_distance = Some(col.min_distance.map_or(d, |m: f32| m.min(d)));
+                }
+            }
         }
         repeat_medians.push(Stats::of(&this).median);
         times.extend(this);
     }
     let n = times.len() as f64;
+    let collision = (col_frames > 0).then(|| {
+        let f = col_frames as f64;
+        col.steps_per_time_step_mean /= col_time_steps.max(1) as f64;
+        col.searches_per_frame_mean /= f;
+        col.ms_per_frame_mean /= f;
+        col.ms_proximity_per_frame_mean /= f;
+        col
+    });
     let mut sorted = times.clone();
     sorted.sort_by(f64::total_cmp);
     let r = Report {
@@ -110,6 +166,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         pcg_iterations_mean: pcg as f64 / n,
         pcg_warm_iterations_mean: warm as f64 / n,
         repeat: args.repeat.max(1),
+        collision,
         ms_per_frame_median_over_repeats: Stats::of(&repeat_medians),
     };
     let text = if args.json {

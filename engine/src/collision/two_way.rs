@@ -287,6 +287,7 @@ pub struct TwoWay {
     r: GpuBuffer<f32>,
     dmin: GpuBuffer<u32>,
     inv_w: GpuBuffer<f32>,
+    on_surface: GpuBuffer<u32>,
     meta: GpuBuffer<u32>,
     color_args: GpuBuffer<u32>,
     edges: GpuBuffer<[u32; 2]>,
@@ -330,6 +331,12 @@ impl TwoWay {
         let mut opts = ProximityOptions::new(settings.d_max);
         opts.filter = settings.filter;
         let edges_host = mesh.edges.clone();
+        let mut on_surface = vec![0u32; n.max(1)];
+        for t in &mesh.triangles {
+            for &v in t {
+                on_surface[v as usize] = 1;
+            }
+        }
         let search = ProximitySearch::new(ctx, mesh, x, opts)?;
         let storage = BufferUsage::STORAGE;
         let init = TwState {
@@ -355,6 +362,9 @@ impl TwoWay {
             .map_err(err)?;
         let inv_w = ctx
             .upload_buffer("two_way.inv_w", &pad1(inv_weight.to_vec()), storage)
+            .map_err(err)?;
+        let on_surface = ctx
+            .upload_buffer("two_way.on_surface", &on_surface, storage)
             .map_err(err)?;
         let meta = ctx
             .upload_buffer(
@@ -425,6 +435,7 @@ impl TwoWay {
             r,
             dmin,
             inv_w,
+            on_surface,
             meta,
             color_args,
             edges,
@@ -608,6 +619,7 @@ impl TwoWay {
                 .read(&self.y)
                 .read_write(&self.dmin)
                 .read_write(&self.r)
+                .read(&self.on_surface)
                 .push(&self.params(0, 0)),
             );
             g.dispatch(

@@ -214,7 +214,8 @@ pub fn vertex_distances(x: &[Vec3], cons: &[[u32; 4]], n_vt: usize) -> Vec<f64> 
 }
 
 /// The forward step (Eq. 20) with step fraction `fraction` = γ_f: moves `x` toward `y`, updates
-/// the clocks `r`; returns the largest displacement (m).
+/// the clocks `r`; returns the largest displacement (m). Vertices with `on_surface[i] == false`
+/// (none of the collision surface's primitives uses them) move freely.
 pub fn forward(
     x: &mut [Vec3],
     y: &[Vec3],
@@ -222,10 +223,15 @@ pub fn forward(
     bound: f64,
     fraction: f64,
     r: &mut [f64],
+    on_surface: &[bool],
 ) -> f64 {
     let mut max_disp: f64 = 0.0;
     for i in 0..x.len() {
-        let d = bound.min(dmin[i]);
+        let d = if on_surface[i] {
+            bound.min(dmin[i])
+        } else {
+            f64::INFINITY
+        };
         let dir = y[i] - x[i];
         let len = dir.norm();
         let alpha = if len > fraction * d {
@@ -375,6 +381,12 @@ impl Solver {
         let mut groups: Vec<Vec<u32>> = Vec::new();
         let mut lambda: Vec<f64> = Vec::new();
         let body = vec![0u32; n];
+        let mut on_surface = vec![false; n];
+        for t in &self.triangles {
+            for &v in t {
+                on_surface[v as usize] = true;
+            }
+        }
         loop {
             if bound < s.d_min {
                 let xs: Vec<[f64; 3]> = x.iter().map(|p| [p.x, p.y, p.z]).collect();
@@ -432,7 +444,7 @@ impl Solver {
                     }
                 }
             }
-            let disp = forward(x, y, &dmin, bound, s.step_fraction, &mut r);
+            let disp = forward(x, y, &dmin, bound, s.step_fraction, &mut r, &on_surface);
             observe(x);
             steps += 1;
             bound -= 2.0 * disp;
