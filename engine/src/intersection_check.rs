@@ -328,7 +328,7 @@ pub fn triangles_intersect(t: &[V3; 3], u: &[V3; 3]) -> bool {
 fn closest_on_segment(p: &V3, a: &V3, b: &V3) -> V3 {
     let ab = sub(b, a);
     let l2 = dot(&ab, &ab);
-    if !(l2 > 0.0) {
+    if l2 == 0.0 || !l2.is_finite() {
         return *a;
     }
     let t = (dot(&sub(p, a), &ab) / l2).clamp(0.0, 1.0);
@@ -1367,10 +1367,10 @@ mod tests {
             first: 0,
             second: 3
         }));
-        assert!(found.iter().all(|p| share_vertex(
+        assert!(found.iter().all(|p| !share_vertex(
             &s.triangles()[p.first as usize],
             &s.triangles()[p.second as usize]
-        ) == false));
+        )));
         assert!(!found.contains(&TriangleTrianglePair {
             first: 0,
             second: 1
