@@ -717,8 +717,8 @@ pub struct Collision {
     pub primitives: [u32; 2],
     /// The four vertices: `[v, t0, t1, t2]` or `[a0, a1, b0, b1]`.
     pub vertices: [u32; 4],
-    /// A time in `[0, 1]` (fraction of the step) at which the distance is `<= eta`; the
-    /// earliest such sample found (not necessarily the first contact).
+    /// A sampled time in `[0, 1]` (fraction of the step) at which the distance is `<= eta`
+    /// (the first sample found, not necessarily the first contact).
     pub time: f64,
     /// The distance at `time`, in metres.
     pub distance: f64,
@@ -1035,8 +1035,11 @@ fn candidate_pairs(
 /// Each pair is certified by adaptive bisection of `[0, 1]`: on `[ta, tb]` the distance is at
 /// least `(d(ta) + d(tb) - L (tb - ta)) / 2` with `L` the largest relative vertex speed of the
 /// pair, and at least the pair's separation along the closest-point direction of either end
-/// (concave in t, so bounded by its values at the ends). A sample with distance `<= eta` is a
-/// collision. Use a small positive `eta` (e.g. `1e-9` m): exact contact is never sampled.
+/// (concave in t, so bounded by its values at the ends). Intervals are split best first (lowest
+/// bound first), and a sample with distance `<= eta` is a collision. A pair whose minimum
+/// distance lies within rounding (a few ulps of its coordinates) above `eta` cannot be decided
+/// and ends as uncertain. Use a small positive `eta` (e.g. `1e-9` m): exact contact is never
+/// sampled. Pairs whose swept boxes, inflated by `eta`, do not overlap are not sampled.
 ///
 /// # Panics
 /// When `eta` is negative or not finite, or a position array does not have
