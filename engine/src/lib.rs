@@ -16,6 +16,7 @@ pub mod cpu_reference;
 pub mod fem;
 pub mod geometry;
 pub mod integrate;
+pub mod intersection_check;
 pub mod math;
 pub mod model;
 pub mod newton;

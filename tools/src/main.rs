@@ -3,6 +3,7 @@
 mod bench_primitives;
 mod bench_proximity;
 mod bench_scene;
+mod cmd_check;
 mod cmd_mesh;
 mod cmd_run;
 mod preview;
@@ -39,6 +40,9 @@ enum Command {
         #[command(subcommand)]
         cmd: cmd_mesh::MeshCommand,
     },
+    /// Check exported OBJ frames (DIR/frame_NNNN.obj) for intersections within each frame and
+    /// collisions between consecutive frames (exit code 1 if any, 2 on bad input).
+    CheckFrames(cmd_check::Args),
 }
 
 #[derive(Debug, Subcommand)]
@@ -124,6 +128,7 @@ fn main() -> ExitCode {
             }
         },
         Command::Mesh { cmd } => return ExitCode::from(cmd_mesh::run(cmd).clamp(0, 255) as u8),
+        Command::CheckFrames(args) => return ExitCode::from(cmd_check::run(&args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
