@@ -211,6 +211,8 @@ pub struct CollisionSettings {
     pub epsilon: f64,
     /// L: steps per collision solve at most.
     pub max_steps: u32,
+    /// ξ (m): minimum separation kept between primitives (above f32 rounding).
+    pub min_separation: f64,
     /// Forward-step bound.
     pub bound: CollisionBound,
     /// γ_p of the OGC bound (0 < γ_p < 0.5).
@@ -234,6 +236,7 @@ impl Default for CollisionSettings {
             gamma: d.gamma,
             epsilon: d.epsilon,
             max_steps: d.max_steps,
+            min_separation: d.min_separation,
             bound: CollisionBound::HalfDistance,
             ogc_relaxation: 0.45,
             steps_per_batch: d.steps_per_batch,
@@ -253,6 +256,7 @@ impl CollisionSettings {
             gamma: self.gamma,
             epsilon: self.epsilon,
             max_steps: self.max_steps,
+            min_separation: self.min_separation,
             bound: match self.bound {
                 CollisionBound::HalfDistance => crate::collision::StepBound::HalfDistance,
                 CollisionBound::Ogc => crate::collision::StepBound::Ogc {

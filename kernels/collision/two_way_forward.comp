@@ -1,6 +1,8 @@
 #version 460
-// Two-way IPM forward step (Eq. 18–20): D_i = min(D^(l), dmin[i]), α_i = min(γ D_i / |y_i - x_i|, 1)
-// (γ here is the paper's 0.5 γ, or the OGC relaxation γ_p), x_i += α_i (y_i - x_i),
+// Two-way IPM forward step (Eq. 18–20): D_i = min(D^(l), dmin[i]) - ξ,
+// α_i = min(γ D_i / |y_i - x_i|, 1) (γ here is the paper's 0.5 γ, or the OGC relaxation γ_p;
+// ξ a minimum separation far above f32 rounding, so no pair gets closer than ξ and finite
+// precision cannot make two primitives touch; α_i = 0 when D_i <= 0), x_i += α_i (y_i - x_i),
 // r_i *= 1 - α_i; resets dmin[i] for the next step and raises the step's max displacement and
 // max r_i (float bits, atomicMax). Vertices on no collision surface (tet interiors, rods) move
 // freely (α_i = 1). One vertex per invocation.
@@ -24,8 +26,10 @@ void main() {
         vec3 xi = x[i].xyz;
         vec3 dir = y[i].xyz - xi;
         float len = length(dir);
+        d -= p.min_sep;
         float alpha = 1.0;
-        if (len > p.gamma * d) alpha = p.gamma * d / len;
+        if (!(d > 0.0)) alpha = 0.0;
+        else if (len > p.gamma * d) alpha = p.gamma * d / len;
         x[i].xyz = xi + alpha * dir;
         float ri = r[i] * (1.0 - alpha);
         r[i] = ri;

@@ -48,6 +48,7 @@ struct TwParams {
     uint n;             // vertices
     uint offset;        // first constraint of this dispatch (edge sweeps) / color (contacts)
     uint count;         // constraints of this dispatch (edge sweeps)
+    float min_sep;      // ξ (m): distances never drop below it (forward step uses D_i - ξ)
 };
 
 uint tw_index() {

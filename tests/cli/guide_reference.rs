@@ -36,6 +36,7 @@ sigma = 1.1
 gamma = 0.9
 epsilon = 1e-4
 max_steps = 512
+min_separation = 1e-5
 bound = "ogc"
 ogc_relaxation = 0.45
 steps_per_batch = 8

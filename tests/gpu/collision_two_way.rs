@@ -2,9 +2,11 @@
 //! GPU's own constraints and colors, forward step) against the f64 reference, and the safety
 //! claim on the whole solve (every intermediate state intersection-free).
 
+use rand::Rng;
 use supple::collision::{StepBound, TwoWay, TwoWaySettings};
 use supple::coloring::{check_coloring, MAX_COLORS};
 use supple::cpu_reference::two_way as reference;
+use supple::intersection_check::{frame_intersections, trajectory_check, Surface};
 use supple::math::Vec3;
 use supple::mesh::procedural::cloth_grid;
 use supple::proximity::ProximityMesh;
@@ -131,7 +133,16 @@ fn every_gpu_step_matches_the_reference_step() {
             );
         }
         let mut r = vec![1.0; n];
-        let disp = reference::forward(&mut x, &y, &dmin, bound, fraction, &mut r, &vec![true; n]);
+        let disp = reference::forward(
+            &mut x,
+            &y,
+            &dmin,
+            bound,
+            fraction,
+            &mut r,
+            &vec![true; n],
+            st.min_separation,
+        );
         let gx: Vec<Vec3> = tw.positions().read().unwrap()[..n].iter().map(v3).collect();
         let gy: Vec<Vec3> = tw.target().read().unwrap()[..n].iter().map(v3).collect();
         let scale = 0.01;
@@ -171,9 +182,39 @@ fn every_gpu_step_matches_the_reference_step() {
     assert_no_validation_errors(&ctx);
 }
 
-/// The whole solve keeps the sheets apart at every step (top sheet above the bottom one, which
-/// the exact distance check confirms) and converges to a target that the backward steps pushed
-/// out of the bottom sheet.
+/// Checks one forward step x0 → x1 with the independent exact f64 checker: no pair of
+/// non-adjacent primitives comes within `ETA` on the straight-line motion, and x1 is
+/// intersection-free.
+fn assert_step_safe(surface: &Surface, x0: &[[f32; 4]], x1: &[[f32; 4]], label: &str) {
+    let a: Vec<[f64; 3]> = x0
+        .iter()
+        .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
+        .collect();
+    let b: Vec<[f64; 3]> = x1
+        .iter()
+        .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
+        .collect();
+    let rep = trajectory_check(surface, &a, &b, ETA);
+    assert!(
+        rep.is_clean(),
+        "{label}: {} colliding and {} uncertain pairs, e.g. {:?} {:?}",
+        rep.collisions.len(),
+        rep.uncertain.len(),
+        rep.collisions.first(),
+        rep.uncertain.first()
+    );
+    assert!(
+        frame_intersections(surface, &b).is_empty(),
+        "{label}: intersecting state"
+    );
+}
+
+/// Contact closer than this (m) counts as a collision in the exact checks.
+const ETA: f64 = 1e-9;
+
+/// The whole solve keeps the sheets apart at every step (every forward step verified by the
+/// exact trajectory checker) and converges to a target that the backward steps pushed out of
+/// the bottom sheet.
 #[test]
 fn sheets_pushed_through_each_other_stay_apart_at_every_step() {
     let ctx = context(false);
@@ -186,13 +227,14 @@ fn sheets_pushed_through_each_other_stay_apart_at_every_step() {
         st.bound = bound;
         let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
         tw.set_target(&s.y).expect("target");
-        let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap();
+        let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
+        let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();
         let mut observed = 0;
         let rep = tw
-            .solve_observed(|_, x| {
+            .solve_observed(|st, x| {
                 observed += 1;
-                // Top sheet vertices stay above the bottom plane (z = 0) at every step, and each
-                // moved by less than the largest allowed step.
+                assert_step_safe(&surface, &prev, x, &format!("{bound:?} step {}", st.steps));
+                // Top sheet vertices stay above the bottom plane (z = 0).
                 for i in s.bottom..n {
                     assert!(x[i][2] > 0.0, "vertex {i} crossed: z {}", x[i][2]);
                 }
@@ -245,5 +287,71 @@ fn solves_are_deterministic() {
     let b = run();
     assert!(a.0 > 1);
     assert_eq!(a, b, "two identical solves differ");
+    assert_no_validation_errors(&ctx);
+}
+
+/// Property test: random pairs of sheets (random turn, offset, gap, push depth and direction,
+/// both sheets free or one pinned) pushed into each other; every forward step of every solve
+/// passes the exact trajectory check and the final states are intersection-free.
+#[test]
+fn random_sheet_collisions_never_produce_an_intersecting_step() {
+    let ctx = context(false);
+    let mut rng = supple_gpu_tests::rng(0x7e0_5eed);
+    let mut total_steps = 0;
+    for case in 0..12 {
+        let cells = rng.random_range(4..9);
+        let gap = rng.random_range(0.0015..0.006);
+        let push = rng.random_range(0.003..0.03);
+        let mut s = sheets(cells, gap, push);
+        let n = s.x.len();
+        // A random rigid turn and shift of the top sheet and a random lateral push.
+        let (sn, cs) = rng.random_range(-1.0f64..1.0).sin_cos();
+        let shift = [rng.random_range(-0.02..0.02), rng.random_range(-0.02..0.02)];
+        let lateral = [rng.random_range(-0.01..0.01), rng.random_range(-0.01..0.01)];
+        for i in s.bottom..n {
+            let (u, v) = (s.x[i][0] - 0.05, s.x[i][1] - 0.05);
+            let p = [
+                0.05 + cs * u - sn * v + shift[0],
+                0.05 + sn * u + cs * v + shift[1],
+            ];
+            let dz = s.y[i][2] - s.x[i][2];
+            s.x[i] = [p[0], p[1], s.x[i][2]];
+            s.y[i] = [p[0] + lateral[0], p[1] + lateral[1], s.x[i][2] + dz];
+        }
+        let pinned = rng.random_bool(0.5);
+        let mut inv_w = vec![1.0f32; n];
+        if pinned {
+            inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
+        } else {
+            // The bottom sheet is pushed up against the top one.
+            for i in 0..s.bottom {
+                s.y[i][2] += 0.5 * push;
+            }
+        }
+        let mut st = settings();
+        st.steps_per_batch = 1;
+        let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+        tw.set_target(&s.y).expect("target");
+        let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
+        let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();
+        let rep = tw
+            .solve_observed(|st, x| {
+                assert_step_safe(
+                    &surface,
+                    &prev,
+                    x,
+                    &format!("case {case} step {}", st.steps),
+                );
+                prev.copy_from_slice(&x[..n]);
+            })
+            .expect("solve");
+        total_steps += rep.steps;
+        // The minimum separation ξ holds (up to f32 rounding of the distances).
+        assert!(
+            rep.min_distance as f64 >= 0.99 * st.min_separation,
+            "case {case}: {rep:?}"
+        );
+    }
+    assert!(total_steps > 12, "the cases should need several steps each");
     assert_no_validation_errors(&ctx);
 }

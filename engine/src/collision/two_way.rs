@@ -76,6 +76,9 @@ pub struct TwoWaySettings {
     pub epsilon: f64,
     /// L: steps per solve at most.
     pub max_steps: u32,
+    /// ξ (m): minimum separation the forward step keeps between any two primitives (a floor far
+    /// above f32 rounding, so finite precision never lets surfaces touch; default δ / 100).
+    pub min_separation: f64,
     /// Forward-step bound.
     pub bound: StepBound,
     /// Gauss–Seidel sweeps per backward step (the paper: 1).
@@ -101,6 +104,7 @@ impl Default for TwoWaySettings {
             gamma: 0.9,
             epsilon: p.epsilon,
             max_steps: p.max_steps,
+            min_separation: p.min_separation,
             bound: StepBound::HalfDistance,
             sweeps: 1,
             steps_per_batch: 8,
@@ -133,6 +137,13 @@ impl TwoWaySettings {
         pos("d_max", self.d_max)?;
         pos("delta", self.delta)?;
         pos("epsilon", self.epsilon)?;
+        pos("min_separation", self.min_separation)?;
+        if self.min_separation >= self.delta {
+            return Err(format!(
+                "min_separation ({}) must be below delta ({})",
+                self.min_separation, self.delta
+            ));
+        }
         if self.d_max <= self.d_min {
             return Err(format!(
                 "d_max ({}) must exceed d_min ({})",
@@ -168,6 +179,7 @@ impl TwoWaySettings {
             step_fraction: self.step_fraction(),
             epsilon: self.epsilon,
             max_steps: self.max_steps,
+            min_separation: self.min_separation,
         }
     }
 }
@@ -207,6 +219,7 @@ struct TwParams {
     n: u32,
     offset: u32,
     count: u32,
+    min_sep: f32,
 }
 
 /// Telemetry of one [`TwoWay::solve`].
@@ -464,6 +477,7 @@ impl TwoWay {
             n: self.n as u32,
             offset,
             count,
+            min_sep: s.min_separation as f32,
         }
     }
 

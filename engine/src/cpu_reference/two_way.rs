@@ -181,6 +181,8 @@ pub struct Settings {
     pub epsilon: f64,
     /// L: steps per solve at most.
     pub max_steps: u32,
+    /// ξ (m): minimum separation kept by the forward step (D_i − ξ).
+    pub min_separation: f64,
 }
 
 impl Settings {
@@ -195,6 +197,7 @@ impl Settings {
             step_fraction: 0.45,
             epsilon: 1e-4,
             max_steps: 512,
+            min_separation: 1e-5,
         }
     }
 }
@@ -215,7 +218,9 @@ pub fn vertex_distances(x: &[Vec3], cons: &[[u32; 4]], n_vt: usize) -> Vec<f64> 
 
 /// The forward step (Eq. 20) with step fraction `fraction` = γ_f: moves `x` toward `y`, updates
 /// the clocks `r`; returns the largest displacement (m). Vertices with `on_surface[i] == false`
-/// (none of the collision surface's primitives uses them) move freely.
+/// (none of the collision surface's primitives uses them) move freely; the others keep every
+/// distance above the minimum separation `min_sep` (they use D_i − ξ and stop when it is ≤ 0).
+#[allow(clippy::too_many_arguments)]
 pub fn forward(
     x: &mut [Vec3],
     y: &[Vec3],
@@ -224,17 +229,20 @@ pub fn forward(
     fraction: f64,
     r: &mut [f64],
     on_surface: &[bool],
+    min_sep: f64,
 ) -> f64 {
     let mut max_disp: f64 = 0.0;
     for i in 0..x.len() {
         let d = if on_surface[i] {
-            bound.min(dmin[i])
+            bound.min(dmin[i]) - min_sep
         } else {
             f64::INFINITY
         };
         let dir = y[i] - x[i];
         let len = dir.norm();
-        let alpha = if len > fraction * d {
+        let alpha = if d.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+            0.0
+        } else if len > fraction * d {
             fraction * d / len
         } else {
             1.0
@@ -444,7 +452,16 @@ impl Solver {
                     }
                 }
             }
-            let disp = forward(x, y, &dmin, bound, s.step_fraction, &mut r, &on_surface);
+            let disp = forward(
+                x,
+                y,
+                &dmin,
+                bound,
+                s.step_fraction,
+                &mut r,
+                &on_surface,
+                s.min_separation,
+            );
             observe(x);
             steps += 1;
             bound -= 2.0 * disp;
