@@ -509,7 +509,12 @@ impl TwoWay {
                     RadixSort::new(ctx, total, SortKeys::U64).map_err(err)?,
                     ctx.create_buffer("two_way.lambda", total, storage)
                         .map_err(err)?,
-                    GpuColoring::new(ctx, total, self.n).map_err(err)?,
+                    {
+                        let mut c = GpuColoring::new(ctx, total, self.n).map_err(err)?;
+                        // Contact graphs need tens to hundreds of colors: fewer host checks.
+                        c.set_rounds_per_run(32);
+                        c
+                    },
                 )
             }
         };
