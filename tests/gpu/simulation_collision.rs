@@ -9,6 +9,21 @@ use supple::scene::Scene;
 use supple::simulation::Simulation;
 use supple_gpu_tests::{assert_no_validation_errors, context};
 
+/// Time stepping, inexact Newton and two-way collision settings shared by the scenes below.
+const HEADER: &str = r#"
+[simulation]
+frame_rate = 60.0
+frames = 1
+[solver]
+newton_max_iterations = 4
+pcg_tolerance = 1e-3
+[collision]
+method = "two-way"
+d_min = 0.004
+d_max = 0.008
+delta = 0.002
+"#;
+
 fn run_checked(name: &str, toml: &str, frames: u32) -> (u32, u32) {
     let ctx = context(false);
     let scene = Scene::parse(toml, name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -69,18 +84,9 @@ fn run_checked(name: &str, toml: &str, frames: u32) -> (u32, u32) {
 /// the lower one.
 #[test]
 fn stacked_sheets_on_a_sphere_never_intersect() {
-    let toml = r#"
-[simulation]
-frame_rate = 60.0
-frames = 1
-[solver]
-newton_max_iterations = 4
-pcg_tolerance = 1e-3
-[collision]
-method = "two-way"
-d_min = 0.004
-d_max = 0.008
-delta = 0.002
+    let toml = &format!(
+        "{HEADER}{}",
+        r#"
 [[body]]
 name = "lower"
 mesh = { generator = "cloth", size = [0.4, 0.4, 0.0], cells = [10, 10, 1] }
@@ -95,7 +101,8 @@ material = { model = "cloth", youngs_modulus = 1e6, poisson_ratio = 0.3, density
 [[collider]]
 shape = { sphere = { center = [0.0, 0.0, 0.15], radius = 0.15 } }
 friction = 0.3
-"#;
+"#
+    );
     let (steps, pairs) = run_checked("stacked_sheets", toml, 24);
     assert!(
         pairs > 0,
@@ -108,18 +115,9 @@ friction = 0.3
 /// stay apart.
 #[test]
 fn cloth_folding_over_a_bar_never_intersects_itself() {
-    let toml = r#"
-[simulation]
-frame_rate = 60.0
-frames = 1
-[solver]
-newton_max_iterations = 4
-pcg_tolerance = 1e-3
-[collision]
-method = "two-way"
-d_min = 0.004
-d_max = 0.008
-delta = 0.002
+    let toml = &format!(
+        "{HEADER}{}",
+        r#"
 [[body]]
 name = "cloth"
 mesh = { generator = "cloth", size = [0.5, 0.3, 0.0], cells = [16, 8, 1] }
@@ -131,7 +129,8 @@ friction = 0.5
 [[collider]]
 shape = { plane = { normal = [0.0, 0.0, 1.0], offset = 0.0 } }
 friction = 0.5
-"#;
+"#
+    );
     let (steps, _) = run_checked("cloth_bar", toml, 30);
     assert!(steps >= 30);
 }
