@@ -23,6 +23,7 @@
 use crate::coloring::{greedy_coloring, pad, GpuColoring, GreedyOrder, MAX_COLORS};
 use crate::cpu_reference::two_way as reference;
 use crate::primitives::{RadixSort, SortKeys};
+use crate::proximity::spatial_hash::pad1;
 use crate::proximity::{BodyFilter, ProximityMesh, ProximityOptions, ProximitySearch};
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
@@ -772,8 +773,9 @@ impl TwoWay {
         }
     }
 
-    /// Runs a proximity search at x, rebuilds and colors the contact constraints.
-    fn search(&mut self, report: &mut TwoWayReport) -> Result<(), String> {
+    /// Runs a proximity search at x, rebuilds and colors the contact constraints; returns the
+    /// number of contact constraints.
+    fn search(&mut self, report: &mut TwoWayReport) -> Result<u32, String> {
         let t = Instant::now();
         self.search.run()?;
         let p = self.search.params();
@@ -808,7 +810,7 @@ impl TwoWay {
         report.contact_pairs = report.contact_pairs.max(pairs as u32);
         report.contact_colors = report.contact_colors.max(stats.num_colors);
         report.ms_proximity += t.elapsed().as_secs_f64() * 1e3;
-        Ok(())
+        Ok(pairs as u32)
     }
 
     /// Algorithm 1 from the current positions x toward the target y; x stays intersection-free
@@ -845,11 +847,10 @@ impl TwoWay {
         st.min_dist = INF_BITS;
         loop {
             if st.bound < self.settings.d_min as f32 {
-                self.search(&mut report)?;
-                let meta = self.meta.read().map_err(err)?;
+                let pairs = self.search(&mut report)?;
                 st.bound = self.settings.d_max as f32;
                 st.flags &= !FLAG_SEARCH;
-                st.pairs = meta[1];
+                st.pairs = pairs;
             }
             self.state.write(&[st]).map_err(err)?;
             let ws = self.ws.as_ref().ok_or("no workspace")?;
@@ -886,12 +887,4 @@ impl TwoWay {
         report.dispatches_per_step = self.dispatches_per_step();
         Ok(report)
     }
-}
-
-/// Pads an empty array with one default element (zero-length buffers are not allowed).
-fn pad1<T: Default + Clone>(mut v: Vec<T>) -> Vec<T> {
-    if v.is_empty() {
-        v.push(T::default());
-    }
-    v
 }

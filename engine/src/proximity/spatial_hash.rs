@@ -951,7 +951,7 @@ impl HashParams {
 }
 
 /// Pads an empty array with one default element (zero-length buffers are not allowed).
-fn pad1<T: Default + Clone>(mut v: Vec<T>) -> Vec<T> {
+pub(crate) fn pad1<T: Default + Clone>(mut v: Vec<T>) -> Vec<T> {
     if v.is_empty() {
         v.push(T::default());
     }
