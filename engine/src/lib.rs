@@ -22,6 +22,7 @@ pub mod model;
 pub mod newton;
 pub mod primitives;
 pub mod proximity;
+pub mod recovery;
 pub mod scene;
 pub mod simulation;
 pub mod solver;

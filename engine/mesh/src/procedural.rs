@@ -526,3 +526,103 @@ pub fn signed_volume(m: &TetMesh) -> f64 {
         })
         .sum()
 }
+
+/// Coils a beam lying along +x (from `x = 0`; width along y, thickness along z, thickness
+/// centred at `z = zc`) into a spiral: `x` becomes the angle `θ = x / radius` around the z
+/// axis, the radius shrinks by `radial_pitch` and the height grows by `axial_pitch` per turn.
+/// A pitch smaller than the beam's thickness (radial) or width (axial) with more than one turn
+/// makes the beam pass through itself without inverting any tet (for `radius` above the
+/// thickness): the self-intersecting test shapes of the shortest-path queries.
+pub fn coil(m: &TetMesh, radius: f64, zc: f64, radial_pitch: f64, axial_pitch: f64) -> TetMesh {
+    let tau = std::f64::consts::TAU;
+    let positions = m
+        .positions
+        .iter()
+        .map(|p| {
+            let th = p[0] / radius;
+            let r = radius + (p[2] - zc) - radial_pitch * th / tau;
+            [r * th.cos(), r * th.sin(), p[1] + axial_pitch * th / tau]
+        })
+        .collect();
+    let mut out = TetMesh {
+        positions,
+        tets: m.tets.clone(),
+    };
+    // The map keeps orientation when the local frame (tangent, width, -radial) is right-handed;
+    // flip consistently otherwise.
+    if signed_volume(&out) < 0.0 {
+        for t in &mut out.tets {
+            t.swap(2, 3);
+        }
+    }
+    out
+}
+
+/// Curls the tentacles of a [`squishy_ball`] (same `center`, `radius` and `tentacles`): every
+/// point beyond `radius` along its nearest tentacle direction is bent with constant curvature
+/// `1 / bend_radius` (about an axis perpendicular to the tentacle), so long tentacles curl back
+/// into the body and into each other. A smooth immersion for `bend_radius` above the tentacle
+/// radius: self-intersecting, no inverted tet.
+pub fn curl_tentacles(
+    m: &TetMesh,
+    center: [f64; 3],
+    radius: f64,
+    tentacles: usize,
+    bend_radius: f64,
+) -> TetMesh {
+    let dirs = fibonacci_sphere(tentacles);
+    let cross = |a: V3, b: V3| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
+    let unit = |a: V3| scale(a, 1.0 / dot(a, a).sqrt());
+    let frames: Vec<(V3, V3)> = dirs
+        .iter()
+        .map(|&a| {
+            let e = if a[2].abs() < 0.9 {
+                [0.0, 0.0, 1.0]
+            } else {
+                [1.0, 0.0, 0.0]
+            };
+            (a, unit(cross(a, e)))
+        })
+        .collect();
+    let positions = m
+        .positions
+        .iter()
+        .map(|&p| {
+            let r = sub(p, center);
+            let Some(&(a, b)) = frames
+                .iter()
+                .max_by(|x, y| dot(r, x.0).total_cmp(&dot(r, y.0)))
+            else {
+                return p;
+            };
+            let t = dot(r, a);
+            if t <= radius {
+                return p;
+            }
+            let u = dot(r, b);
+            let th = (t - radius) / bend_radius;
+            let rest = sub(r, add(scale(a, t), scale(b, u)));
+            let k = bend_radius - u;
+            add(
+                center,
+                add(
+                    rest,
+                    add(
+                        scale(a, radius + k * th.sin()),
+                        scale(b, bend_radius - k * th.cos()),
+                    ),
+                ),
+            )
+        })
+        .collect();
+    TetMesh {
+        positions,
+        tets: m.tets.clone(),
+    }
+}

@@ -268,6 +268,16 @@ impl Lbvh {
         &self.boxes
     }
 
+    /// Primitive of each leaf (Morton order), for consumers that traverse in their own kernels.
+    pub fn leaf_prims(&self) -> &GpuBuffer<u32> {
+        &self.prims
+    }
+
+    /// Children of each internal node, for consumers that traverse in their own kernels.
+    pub fn node_children(&self) -> &GpuBuffer<[u32; 2]> {
+        &self.children
+    }
+
     fn grid(&self, count: usize) -> [u32; 3] {
         let groups = count.div_ceil(self.workgroup as usize) as u32;
         [groups.min(MAX_GROUPS), groups.div_ceil(MAX_GROUPS), 1]

@@ -15,5 +15,6 @@ pub mod proximity;
 pub mod radix_sort;
 pub mod reduce;
 pub mod scan;
+pub mod shortest_path;
 pub mod thin;
 pub mod two_way;
