@@ -174,6 +174,70 @@ fn self_intersecting_meshes_match_the_oracle() {
 }
 
 #[test]
+fn edge_queries_match_the_oracle() {
+    let ctx = context(false);
+    for (name, m) in shapes() {
+        let x = f4(&m);
+        let tol = 1e-5 * size(&x);
+        let settings = ShortestPathSettings::default();
+        // Every boundary edge (the surface edges the paper tests against tets).
+        let probe = ShortestPath::new(&ctx, &m, 1, settings).expect("topology");
+        let mut edges: Vec<[u32; 2]> = probe
+            .boundary()
+            .faces
+            .iter()
+            .flat_map(|t| (0..3).map(move |k| [t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3])]))
+            .collect();
+        edges.sort_unstable();
+        edges.dedup();
+        let ne = edges.len();
+        let r = setup(&ctx, &m, ne + 1, settings);
+        let list = ctx
+            .upload_buffer("test.edges", &edges, BufferUsage::STORAGE)
+            .expect("edge list");
+        // Slot 0 stays an empty query; edges fill 1..=ne.
+        r.sp.query_meta()
+            .write(&[[INVALID, INVALID]])
+            .expect("meta");
+        let mut g = Graph::new("test.edges");
+        r.sp.record_edge_dcd(&mut g, &r.x, &list, ne, 1);
+        r.sp.record_query(&mut g, &r.x, ne + 1);
+        g.compile(&ctx, CompileOptions::default())
+            .expect("compile")
+            .run()
+            .expect("edge queries");
+        let queries = r.sp.read_queries(ne + 1).expect("queries");
+        let answers = r.sp.read_answers(ne + 1).expect("answers");
+        let c = r.sp.read_counters().expect("counters");
+        assert_eq!(answers[0].face, INVALID);
+        let b = r.sp.boundary();
+        let mut hits = 0;
+        for (i, e) in edges.iter().enumerate() {
+            let (q, a) = (queries[i + 1], answers[i + 1]);
+            let want = reference::edge_in_tet(&x, &b.tets, *e, settings.dcd_margin);
+            assert_eq!(q.tet, want.map_or(INVALID, |w| w.0), "{name}: edge {e:?}");
+            let Some((_, centre)) = want else { continue };
+            hits += 1;
+            assert!(
+                dist(q.point, centre) <= tol,
+                "{name}: edge {e:?}: {q:?} vs {centre:?}"
+            );
+            let o = reference::oracle(b, &x, &q, 1e-9, settings.min_dist as f64);
+            assert_ne!(o.face, INVALID, "{name}: edge {e:?} has no valid path");
+            assert!(
+                dist(a.point, o.point) <= tol,
+                "{name}: edge {e:?}: GPU {a:?} vs oracle {o:?}"
+            );
+        }
+        eprintln!("{name}: {ne} boundary edges, {hits} through tets; GPU {c:?}");
+        assert!(hits >= 10, "{name}: only {hits} edges through tets");
+        assert_eq!(c.overflows, 0, "{name}");
+        assert_eq!(c.found, hits, "{name}");
+    }
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
 fn culling_changes_no_answer_and_saves_traversals() {
     let ctx = context(true);
     for (name, m) in shapes() {

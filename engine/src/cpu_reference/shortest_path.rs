@@ -608,6 +608,70 @@ pub fn vertex_in_tet(positions: &[[f32; 4]], tets: &[[u32; 4]], v: u32, eps: f32
     best.0
 }
 
+fn bary4(a: &Vector3<f32>, e: [Vector3<f32>; 3], vol: f32, x: &Vector3<f32>) -> [f32; 4] {
+    let d = x - a;
+    let l1 = d.dot(&e[1].cross(&e[2])) / vol;
+    let l2 = e[0].dot(&d.cross(&e[2])) / vol;
+    let l3 = e[0].dot(&e[1].cross(&d)) / vol;
+    [1.0 - l1 - l2 - l3, l1, l2, l3]
+}
+
+/// Discrete collision detection, edge through tet: for edge `(a, b)`, over non-inverted tets
+/// not incident to `a` or `b`, the centre of the part of the segment inside the tet (clipped
+/// against the barycentric half-spaces) whose smallest barycentric coordinate exceeds `eps`;
+/// the tet whose centre is closest to the edge's midpoint wins (ties: lower tet). Returns the
+/// tet and the centre, or `None`. Brute force (the GPU walks a tet BVH with the same rules).
+pub fn edge_in_tet(
+    positions: &[[f32; 4]],
+    tets: &[[u32; 4]],
+    edge: [u32; 2],
+    eps: f32,
+) -> Option<(u32, [f32; 3])> {
+    let xa = v3::<f32>(positions[edge[0] as usize]);
+    let xb = v3::<f32>(positions[edge[1] as usize]);
+    let mut best: Option<(u32, f32, Vector3<f32>)> = None;
+    for (t, tet) in tets.iter().enumerate() {
+        if tet.contains(&edge[0]) || tet.contains(&edge[1]) {
+            continue;
+        }
+        let p = |k: usize| v3::<f32>(positions[tet[k] as usize]);
+        let a = p(0);
+        let e = [p(1) - a, p(2) - a, p(3) - a];
+        let vol = e[0].dot(&e[1].cross(&e[2]));
+        if !(vol > 0.0) || !vol.is_finite() {
+            continue;
+        }
+        let (la, lb) = (bary4(&a, e, vol, &xa), bary4(&a, e, vol, &xb));
+        let (mut t0, mut t1) = (0.0f32, 1.0f32);
+        let mut empty = false;
+        for k in 0..4 {
+            let dl = lb[k] - la[k];
+            if dl > 0.0 {
+                t0 = t0.max(-la[k] / dl);
+            } else if dl < 0.0 {
+                t1 = t1.min(-la[k] / dl);
+            } else if la[k] < 0.0 {
+                empty = true;
+            }
+        }
+        if empty || !(t1 > t0) {
+            continue;
+        }
+        let tc = 0.5 * (t0 + t1);
+        let c = xa + (xb - xa) * tc;
+        let lc = bary4(&a, e, vol, &c);
+        let m = lc[0].min(lc[1]).min(lc[2].min(lc[3]));
+        if !(m > eps) {
+            continue;
+        }
+        let off = (tc - 0.5).abs();
+        if best.is_none_or(|b| off < b.1) {
+            best = Some((t as u32, off, c));
+        }
+    }
+    best.map(|(t, _, c)| (t, [c.x, c.y, c.z]))
+}
+
 /// Smallest barycentric coordinate of `x` in a positively oriented tet (f32, the kernel's
 /// formula); `None` for inverted or degenerate tets.
 pub fn inside_margin(positions: &[[f32; 4]], tet: [u32; 4], x: [f32; 3]) -> Option<f32> {

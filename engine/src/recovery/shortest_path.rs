@@ -84,6 +84,15 @@ struct PushDcd {
     margin: f32,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct PushEdgeDcd {
+    n_tets: u32,
+    ne: u32,
+    margin: f32,
+    first: u32,
+}
+
 /// Persistent buffers of the shortest-path queries of one tet mesh: topology, a boundary-face
 /// LBVH and a tet LBVH, a query list of fixed capacity and its answers.
 pub struct ShortestPath {
@@ -308,6 +317,49 @@ impl ShortestPath {
                 n_tets: self.tet_bvh.len() as u32,
                 nq: n as u32,
                 margin: self.settings.dcd_margin,
+            }),
+        );
+    }
+
+    /// Records edge-through-tet detection for the first `n` entries of `edges`: query slot
+    /// `first + i` becomes `(centre of the edge's part inside the tet, tet or INVALID, INVALID)`.
+    pub fn record_edge_dcd(
+        &self,
+        g: &mut Graph,
+        positions: &GpuBuffer<[f32; 4]>,
+        edges: &GpuBuffer<[u32; 2]>,
+        n: usize,
+        first: usize,
+    ) {
+        assert!(
+            first + n <= self.capacity && n <= edges.len(),
+            "edge DCD: slots {first}..{} exceed the query capacity {} or the list",
+            first + n,
+            self.capacity
+        );
+        if n == 0 {
+            return;
+        }
+        g.dispatch(
+            Dispatch::new(
+                "recovery.edge_in_tet",
+                ids::RECOVERY_EDGE_IN_TET,
+                self.grid(n),
+            )
+            .workgroup_size(self.workgroup)
+            .read(positions)
+            .read(&self.tets)
+            .read(self.tet_bvh.leaf_prims())
+            .read(self.tet_bvh.node_children())
+            .read(self.tet_bvh.node_boxes())
+            .read(edges)
+            .write(&self.q_point)
+            .write(&self.q_meta)
+            .push(&PushEdgeDcd {
+                n_tets: self.tet_bvh.len() as u32,
+                ne: n as u32,
+                margin: self.settings.dcd_margin,
+                first: first as u32,
             }),
         );
     }
