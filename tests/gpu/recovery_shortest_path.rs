@@ -13,7 +13,7 @@
 //! - answers are bit-identical run to run.
 use supple::cpu_reference::bvh::Tree;
 use supple::cpu_reference::shortest_path::{self as reference, Answer, Counters, Query, INVALID};
-use supple::mesh::procedural::{beam, box_tets, coil, curl_tentacles, squishy_ball, CellSplit};
+use supple::mesh::procedural::{box_tets, CellSplit};
 use supple::mesh::TetMesh;
 use supple::recovery::{ShortestPath, ShortestPathSettings};
 use supple::vk::{BufferUsage, CompileOptions, Context, GpuBuffer, Graph};
@@ -44,27 +44,9 @@ fn dist(a: [f32; 3], b: [f32; 3]) -> f32 {
 
 /// The three self-intersecting shapes of the issue (no inverted tet in any).
 fn shapes() -> Vec<(&'static str, TetMesh)> {
-    let folded = coil(
-        &beam([2.4, 0.2, 0.1], 0.05, [0.0; 3], CellSplit::Six),
-        0.3,
-        0.05,
-        0.05,
-        0.013,
-    );
-    let noodle = coil(
-        &beam([2.4, 0.08, 0.08], 0.04, [0.0; 3], CellSplit::Six),
-        0.2,
-        0.04,
-        0.011,
-        0.037,
-    );
-    let ball = squishy_ball([0.0; 3], 0.3, 8, 0.5, 0.07, 20).expect("squishy ball");
-    let curled = curl_tentacles(&ball, [0.0; 3], 0.3, 8, 0.09);
-    vec![
-        ("folded beam", folded),
-        ("pre-intersected noodle", noodle),
-        ("curled squishy ball", curled),
-    ]
+    let s = supple::recovery::sample_shapes(1);
+    assert_eq!(s.len(), 3);
+    s
 }
 
 struct Run {

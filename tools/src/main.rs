@@ -2,6 +2,7 @@
 
 mod bench_primitives;
 mod bench_proximity;
+mod bench_recovery;
 mod bench_scene;
 mod cmd_check;
 mod cmd_mesh;
@@ -51,6 +52,9 @@ enum BenchCommand {
     Primitives(bench_primitives::Args),
     /// Proximity search (spatial hashing + exact distances) and a CCD batch on a mesh.
     Proximity(bench_proximity::Args),
+    /// Collision detection and shortest-path-to-boundary queries on self-intersecting shapes,
+    /// with and without infeasible-region culling.
+    Recovery(bench_recovery::Args),
     /// Time a scene frame by frame (milliseconds per frame, solver iterations).
     Scene(bench_scene::Args),
 }
@@ -111,6 +115,9 @@ fn main() -> ExitCode {
         Command::Bench {
             which: BenchCommand::Proximity(args),
         } => bench_proximity::run(&args),
+        Command::Bench {
+            which: BenchCommand::Recovery(args),
+        } => bench_recovery::run(&args),
         Command::Bench {
             which: BenchCommand::Scene(args),
         } => match bench_scene::run(&args) {
