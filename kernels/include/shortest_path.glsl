@@ -88,7 +88,10 @@ uint sp_traverse(uint face, vec3 s, vec3 p, uint target, float eps, inout uint t
         if (!done) branches += max(pushed, 1u) - 1u;
     }
     // A loop cut short (bound or llvmpipe's loop limiter) must not pass for an invalid path.
-    if (!done && sp > 0u) result = SP_OVERFLOW;
+    if (!done && sp > 0u) {
+        result = SP_OVERFLOW;
+        atomicAdd(counters[9], 1u);
+    }
     return result;
 }
 

@@ -115,7 +115,10 @@ void main() {
             }
         }
         // A loop cut short (bound or llvmpipe's loop limiter) is reported, never silent.
-        if (sp > 0u) c_ovf += 1u;
+        if (sp > 0u) {
+            c_ovf += 1u;
+            atomicAdd(counters[9], 1u);
+        }
     }
     if (best != SP_INVALID) {
         // The closest point again (the same f32 operations as in the loop).

@@ -214,11 +214,14 @@ pub struct Counters {
     pub overflows: u32,
     /// Queries that found a valid path.
     pub found: u32,
+    /// GPU loops that ended with work left (llvmpipe's loop limiter; a traversal counts as
+    /// overflowed too). Always 0 in the reference.
+    pub cut_short: u32,
 }
 
 impl Counters {
     /// The GPU's counter buffer layout (u32 words in field order).
-    pub const WORDS: usize = 9;
+    pub const WORDS: usize = 10;
 
     /// Reads counters from the GPU's word layout.
     pub fn from_words(w: &[u32]) -> Counters {
@@ -232,6 +235,7 @@ impl Counters {
             branches: w[6],
             overflows: w[7],
             found: w[8],
+            cut_short: w[9],
         }
     }
 }

@@ -193,7 +193,13 @@ impl ShortestPath {
         Ok(ShortestPath {
             settings,
             capacity,
-            workgroup: ctx.caps().subgroup_size.max(32),
+            // CPU devices (lavapipe): one SIMD row per workgroup, so llvmpipe's loop limiter
+            // budget is not shared between rows.
+            workgroup: if ctx.caps().device_type == "cpu" {
+                ctx.caps().subgroup_size.max(1)
+            } else {
+                ctx.caps().subgroup_size.max(32)
+            },
             tets: ctx.upload_buffer("sp.tets", &pad4(b.tets.clone()), s)?,
             adjacency: ctx.upload_buffer("sp.adjacency", &pad4(b.adjacency.clone()), s)?,
             faces: ctx.upload_buffer("sp.faces", &pad4(faces), s)?,
