@@ -17,3 +17,4 @@ pub mod reduce;
 pub mod scan;
 pub mod thin;
 pub mod two_way;
+pub mod xpbd;
