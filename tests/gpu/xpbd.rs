@@ -6,7 +6,7 @@
 use supple::cpu_reference::xpbd::XpbdReference;
 use supple::model::SimModel;
 use supple::scene::Scene;
-use supple::simulation::scene_colliders;
+use supple::simulation::{scene_colliders, SimError, Simulation};
 use supple::xpbd::{TetSolve, XpbdPhase, XpbdSettings, XpbdStepper, XpbdSystem};
 use supple_gpu_tests::{assert_no_validation_errors, context};
 
@@ -373,6 +373,44 @@ fn gpu_runs_are_bit_identical_and_the_hook_path_equals_the_fused_graph() {
         first.extend((0..iterations).map(XpbdPhase::Iteration));
         assert_eq!(&phases[..first.len()], &first[..]);
         assert!(xa == xc && va == vc, "hooked and fused steps differ");
+    }
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
+fn scenes_run_with_the_xpbd_solver_and_refuse_what_it_lacks() {
+    let ctx = context(false);
+    let scene = |text: &str, extra: &[&str]| {
+        let set: Vec<String> = ["simulation.solver=xpbd", "xpbd.substeps=40"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string())
+            .collect();
+        Scene::parse(text, "test", &set).expect("scene parses")
+    };
+    let mut sim = Simulation::new(&ctx, &scene(TWIST, &[])).expect("simulation");
+    let stats = sim.step_frame().expect("frame");
+    assert!(stats.gpu_ms.evaluate > 0.0, "{stats:?}");
+    let x = sim.positions().expect("positions");
+    assert!(sim.min_volume_ratio(&x) > 0.9);
+    // The scripted end turned by ω/60.
+    let m = sim.model().clone();
+    let v = (0..m.positions.len())
+        .find(|&i| m.vertex_motion[i] != u32::MAX && m.positions[i][1].abs() > 0.01)
+        .expect("a scripted vertex off the axis");
+    let want = m.motions[0].position(m.positions[v], 1.0 / 60.0);
+    assert!((0..3).all(|k| (x[v][k] - want[k]).abs() < 1e-5));
+    let mut sim = Simulation::new(&ctx, &scene(CLOTH, &[])).expect("cloth simulation");
+    sim.step_frame().expect("frame");
+    let two_way = scene(CLOTH, &["collision.method=two-way"]);
+    match Simulation::new(&ctx, &two_way) {
+        Err(SimError::Unsupported { field, .. }) => assert_eq!(field, "collision.method"),
+        other => panic!("two-way collision with xpbd: {:?}", other.err()),
+    }
+    let stvk = scene(&BEAM.replace("stable-neo-hookean", "stvk"), &[]);
+    match Simulation::new(&ctx, &stvk) {
+        Err(SimError::Unsupported { field, .. }) => assert_eq!(field, "body[0].material.model"),
+        other => panic!("stvk with xpbd: {:?}", other.err()),
     }
     assert_no_validation_errors(&ctx);
 }

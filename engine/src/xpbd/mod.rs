@@ -64,7 +64,8 @@ pub struct XpbdSettings {
 /// beam of `tests/gpu/xpbd.rs` moves 0.5 mm in its first 1/2400 s substep). Either way XPBD
 /// drops the constraints' curvature, so the sweeps diverge when `μ V h²` outgrows the tets'
 /// inertia (`Σ wᵢ |∇ᵢC|² ≫ α̃`): that beam needs about 40 substeps of a 1/60 s step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum TetSolve {
     /// Both at once from their 2×2 XPBD system `[∇C W ∇Cᵀ + α̃] Δλ = −C − α̃ λ`.
     #[default]
@@ -359,7 +360,10 @@ impl XpbdStepper {
             graph: "xpbd".into(),
             message,
         };
-        if settings.substeps == 0 || settings.iterations == 0 || !(settings.h > 0.0) {
+        if settings.substeps == 0
+            || settings.iterations == 0
+            || !(settings.h.is_finite() && settings.h > 0.0)
+        {
             return Err(err(
                 "substeps, iterations and the time step must be positive".into(),
             ));

@@ -191,7 +191,7 @@ impl XpbdSystem {
         }
         for ([a, b], ka) in cloth_edges {
             let l = (p(a) - p(b)).norm();
-            if !(l > 0.0) {
+            if !(l.is_finite() && l > 0.0) {
                 return Err(format!("cloth edge ({a}, {b}) has zero length"));
             }
             ev.push([a, b, NO_VERTEX, NO_VERTEX]);
