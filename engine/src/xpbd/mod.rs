@@ -123,7 +123,8 @@ pub struct XpbdStats {
     pub bend_colors: u32,
     /// Sweep dispatches per iteration (the sum of the colors).
     pub dispatches_per_iteration: u32,
-    /// Dispatches per substep (predict, sweeps, colliders, velocity).
+    /// Dispatches per substep: predict, the sweeps, colliders (when there are any) and velocity
+    /// (besides one fill node per non-empty λ buffer).
     pub dispatches_per_substep: u32,
     /// Substeps per time step.
     pub substeps: u32,
