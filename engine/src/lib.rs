@@ -27,6 +27,7 @@ pub mod scene;
 pub mod simulation;
 pub mod solver;
 pub mod vk;
+pub mod xpbd;
 
 pub use supple_mesh as mesh;
 pub use vk::{Context, ContextOptions, VkError, VkResult};

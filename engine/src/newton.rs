@@ -124,7 +124,7 @@ struct AsmPush {
 }
 
 /// Colliders as the kernels' vec4 quadruples (`kernels/include/colliders.glsl`).
-fn pack_colliders(colliders: &[Collider]) -> Vec<[f32; 4]> {
+pub(crate) fn pack_colliders(colliders: &[Collider]) -> Vec<[f32; 4]> {
     let f = |a: [f64; 3], w: f64| [a[0] as f32, a[1] as f32, a[2] as f32, w as f32];
     let mut out = Vec::with_capacity(4 * colliders.len().max(1));
     for c in colliders {

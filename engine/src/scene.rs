@@ -9,7 +9,7 @@
 //! frame_rate = 60.0          # frames per second
 //! substeps = 2               # time steps per frame
 //! gravity = [0.0, 0.0, -9.81]
-//! solver = "newton"          # or "symplectic-euler"
+//! solver = "newton"          # or "symplectic-euler", "xpbd"
 //!
 //! [[body]]
 //! name = "cube"
@@ -64,6 +64,9 @@ pub struct Scene {
     /// Solver parameters.
     #[serde(default)]
     pub solver: SolverSettings,
+    /// XPBD parameters (used with `simulation.solver = "xpbd"`).
+    #[serde(default)]
+    pub xpbd: XpbdSettings,
     /// Collision handling between deformable surfaces.
     #[serde(default)]
     pub collision: CollisionSettings,
@@ -121,6 +124,35 @@ pub enum SolverKind {
     Newton,
     /// Semi-implicit (symplectic) Euler, the RAINBOW baseline.
     SymplecticEuler,
+    /// XPBD with substeps and multicolor constraint sweeps ([`crate::xpbd`]).
+    Xpbd,
+}
+
+/// Parameters of the XPBD solver (`[xpbd]`; defaults in [`XpbdSettings::default`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct XpbdSettings {
+    /// Substeps per time step (default 20): each predicts, sweeps the constraints and updates
+    /// velocities. Stiff solids need short substeps (see [`crate::xpbd::TetSolve`]).
+    pub substeps: u32,
+    /// Constraint sweeps over all colors per substep (default 1).
+    pub iterations: u32,
+    /// Velocity damping rate (1/s, default 0): free velocities scale by `1 − damping · h_sub`
+    /// per substep.
+    pub damping: f64,
+    /// How each tet's deviatoric and hydrostatic constraints are solved (default coupled).
+    pub tet_solve: crate::xpbd::TetSolve,
+}
+
+impl Default for XpbdSettings {
+    fn default() -> Self {
+        XpbdSettings {
+            substeps: 20,
+            iterations: 1,
+            damping: 0.0,
+            tet_solve: crate::xpbd::TetSolve::Coupled,
+        }
+    }
 }
 
 /// Parameters of the Newton–PCG solver.
@@ -755,6 +787,25 @@ impl Scene {
                 "iteration limits must be at least 1".into(),
             );
         }
+        let x = &self.xpbd;
+        if x.substeps == 0 || x.substeps > 10_000 {
+            return bad(
+                "xpbd.substeps".into(),
+                format!("must be in 1..=10000, got {}", x.substeps),
+            );
+        }
+        if x.iterations == 0 || x.iterations > 1000 {
+            return bad(
+                "xpbd.iterations".into(),
+                format!("must be in 1..=1000, got {}", x.iterations),
+            );
+        }
+        if !(x.damping.is_finite() && x.damping >= 0.0) {
+            return bad(
+                "xpbd.damping".into(),
+                format!("must be a non-negative rate in 1/s, got {}", x.damping),
+            );
+        }
         if let Err(m) = self.collision.two_way().validate() {
             // Messages start with the field's name.
             let key = m.split_whitespace().next().unwrap_or("collision");
@@ -1111,6 +1162,37 @@ friction = 0.3
             "{e}"
         );
         assert!(Scene::parse(CUBE, "cube.toml", &set(&["no-equals-sign"])).is_err());
+    }
+
+    #[test]
+    fn xpbd_settings_parse_and_are_checked() {
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let s = Scene::parse(
+            CUBE,
+            "cube.toml",
+            &set(&[
+                "simulation.solver=xpbd",
+                "xpbd.iterations=3",
+                "xpbd.tet_solve=sequential",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(s.simulation.solver, SolverKind::Xpbd);
+        assert_eq!(s.xpbd.iterations, 3);
+        assert_eq!(s.xpbd.substeps, 20, "default");
+        assert_eq!(s.xpbd.tet_solve, crate::xpbd::TetSolve::Sequential);
+        for (o, field) in [
+            ("xpbd.substeps=0", "xpbd.substeps"),
+            ("xpbd.iterations=0", "xpbd.iterations"),
+            ("xpbd.damping=-1.0", "xpbd.damping"),
+        ] {
+            let e = Scene::parse(CUBE, "cube.toml", &set(&[o])).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{e}");
+        }
+        let e = Scene::parse(CUBE, "cube.toml", &set(&["xpbd.iteratons=2"])).unwrap_err();
+        assert!(e.message.contains("iteratons"), "{e}");
+        let e = Scene::parse(CUBE, "cube.toml", &set(&["xpbd.tet_solve=jacobi"])).unwrap_err();
+        assert!(e.message.contains("jacobi"), "{e}");
     }
 
     #[test]

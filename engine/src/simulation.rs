@@ -2,7 +2,9 @@
 //! a [`Scene`], advance it frame by frame, read positions back. Solids, cloth and rods with fixed
 //! and scripted vertices, loads and analytic colliders (with friction) run on the Newton–PCG
 //! implicit Euler solver ([`crate::newton`]); symplectic Euler ([`crate::integrate`]) is the
-//! explicit baseline (no scripted motion, loads, friction or non-plane colliders). Scene
+//! explicit baseline (no scripted motion, loads, friction or non-plane colliders); XPBD
+//! ([`crate::xpbd`]) runs stable Neo-Hookean solids, cloth and rods with scripted motion, loads
+//! and every analytic collider, but no surface collision handling yet. Scene
 //! features not supported yet (corotated solids on the GPU, inter-body contact) are refused
 //! with an error naming the field rather than ignored.
 //!
@@ -60,7 +62,7 @@ pub struct FrameStats {
     /// Largest per-vertex gradient norm at the last Newton evaluation of the frame (N).
     pub gradient_norm: f64,
     /// GPU milliseconds per part of the solver, summed over the frame's time steps (whole-graph
-    /// timestamps; the symplectic frame graph counts as `evaluate`).
+    /// timestamps; the symplectic frame graph and XPBD's fused step graphs count as `evaluate`).
     pub gpu_ms: crate::newton::StepGpuMs,
     /// Surface collision handling (zeros without `collision.method`).
     pub collision: crate::collision::CollisionFrameStats,
@@ -144,6 +146,7 @@ impl CollisionHandler {
 
 enum Stepper {
     Newton(Box<NewtonStepper>),
+    Xpbd(Box<crate::xpbd::XpbdStepper>),
     Symplectic {
         positions: GpuBuffer<[f32; 4]>,
         velocities: GpuBuffer<[f32; 4]>,
@@ -200,27 +203,45 @@ fn unsupported(field: String, message: &str) -> SimError {
 impl Simulation {
     /// Builds the model and the solver graphs for `scene` on `ctx`.
     pub fn new(ctx: &Context, scene: &Scene) -> Result<Simulation, SimError> {
-        let newton = scene.simulation.solver == SolverKind::Newton;
+        let symplectic = scene.simulation.solver == SolverKind::SymplecticEuler;
+        let xpbd = scene.simulation.solver == SolverKind::Xpbd;
         for (i, b) in scene.bodies.iter().enumerate() {
-            if !newton && !b.motion.is_empty() {
+            if symplectic && !b.motion.is_empty() {
                 return Err(unsupported(
                     format!("body[{i}].motion"),
-                    "scripted motion needs the newton solver",
+                    "scripted motion needs the newton or xpbd solver",
                 ));
             }
-            if !newton && !b.force.is_empty() {
+            if symplectic && !b.force.is_empty() {
                 return Err(unsupported(
                     format!("body[{i}].force"),
-                    "external forces need the newton solver",
+                    "external forces need the newton or xpbd solver",
                 ));
             }
+            if xpbd
+                && matches!(
+                    b.material.model,
+                    MaterialModel::Stvk | MaterialModel::Corotated
+                )
+            {
+                return Err(unsupported(
+                    format!("body[{i}].material.model"),
+                    "the xpbd solver has stable Neo-Hookean tet constraints only",
+                ));
+            }
+        }
+        if xpbd && scene.collision.method != crate::scene::CollisionMethod::None {
+            return Err(unsupported(
+                "collision.method".into(),
+                "surface collision handling needs the newton solver",
+            ));
         }
         let colliders = scene_colliders(scene);
         let ground = colliders.iter().find_map(|c| match c.shape {
             Shape::Plane { normal, offset } => Some((normal, offset)),
             _ => None,
         });
-        if !newton {
+        if symplectic {
             for (i, c) in colliders.iter().enumerate() {
                 if !matches!(c.shape, Shape::Plane { .. })
                     || i > 0
@@ -285,6 +306,19 @@ impl Simulation {
                     },
                     pcg_stagnation_window: scene.solver.pcg_stagnation_window,
                     friction_per_iteration: scene.solver.friction_per_iteration,
+                },
+            )?)),
+            SolverKind::Xpbd => Stepper::Xpbd(Box::new(crate::xpbd::XpbdStepper::new(
+                ctx,
+                &model,
+                crate::xpbd::XpbdSettings {
+                    h,
+                    gravity: sim.gravity,
+                    substeps: scene.xpbd.substeps,
+                    iterations: scene.xpbd.iterations,
+                    damping: scene.xpbd.damping,
+                    tet_solve: scene.xpbd.tet_solve,
+                    colliders,
                 },
             )?)),
             SolverKind::SymplecticEuler => {
@@ -365,6 +399,7 @@ impl Simulation {
         ];
         let (x, v) = match &stepper {
             Stepper::Newton(s) => (s.positions(), s.velocities()),
+            Stepper::Xpbd(s) => (s.positions(), s.velocities()),
             Stepper::Symplectic {
                 positions,
                 velocities,
@@ -380,7 +415,7 @@ impl Simulation {
             (Stepper::Newton(s), crate::scene::CollisionMethod::TwoWay) => {
                 Some(CollisionHandler::new(ctx, scene, &model, s.positions())?)
             }
-            (Stepper::Symplectic { .. }, _) => {
+            (Stepper::Symplectic { .. } | Stepper::Xpbd(_), _) => {
                 return Err(unsupported(
                     "collision.method".into(),
                     "surface collision handling needs the newton solver",
@@ -402,7 +437,12 @@ impl Simulation {
     /// Advances one frame (the scene's substeps).
     pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
         let mut stats = FrameStats::default();
-        match &self.stepper {
+        match &mut self.stepper {
+            Stepper::Xpbd(s) => {
+                for _ in 0..self.substeps {
+                    stats.gpu_ms.evaluate += s.step()?.gpu_ms.total();
+                }
+            }
             Stepper::Newton(s) => {
                 for _ in 0..self.substeps {
                     let collision = &mut self.collision;

@@ -26,6 +26,12 @@ warm_start_tolerance = 1e-2
 friction_slip_velocity = 1e-2
 friction_per_iteration = true
 
+[xpbd]
+substeps = 10
+iterations = 2
+damping = 0.5
+tet_solve = "sequential"
+
 [collision]
 method = "two-way"
 self_collision = false
@@ -93,7 +99,16 @@ preview_frames = [0]
 "#;
 
 /// Enum values the file above does not spell out (the others appear in it).
-const MORE_VALUES: &[&str] = &["newton", "obj", "ply", "vtu", "none", "half-distance"];
+const MORE_VALUES: &[&str] = &[
+    "newton",
+    "xpbd",
+    "coupled",
+    "obj",
+    "ply",
+    "vtu",
+    "none",
+    "half-distance",
+];
 
 fn scene_reference() -> String {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/guide.md");

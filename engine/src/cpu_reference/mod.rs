@@ -18,3 +18,4 @@ pub mod scan;
 pub mod shortest_path;
 pub mod thin;
 pub mod two_way;
+pub mod xpbd;

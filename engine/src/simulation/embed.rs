@@ -138,6 +138,7 @@ impl Simulation {
     fn positions_buffer(&self) -> &GpuBuffer<[f32; 4]> {
         match &self.stepper {
             Stepper::Newton(s) => s.positions(),
+            Stepper::Xpbd(s) => s.positions(),
             Stepper::Symplectic { positions, .. } => positions,
         }
     }
@@ -195,7 +196,7 @@ impl Simulation {
     /// Records one frame (all its substeps) into the host's command buffer `cmd` instead of
     /// submitting it; ends with a barrier making the writes visible to later commands and to
     /// the host. Only the symplectic Euler solver has a frame that is one fixed command
-    /// sequence; Newton returns [`SimError::Unsupported`].
+    /// sequence; Newton and XPBD return [`SimError::Unsupported`].
     ///
     /// # Safety
     /// - `cmd` belongs to the simulation's device, was allocated from a pool of
@@ -214,6 +215,12 @@ impl Simulation {
                 message: "a Newton step decides its iterations on the host between GPU runs \
                           and cannot be recorded into one command buffer; use step_frame and \
                           render_sync (or solver = \"symplectic-euler\")"
+                    .into(),
+            }),
+            Stepper::Xpbd(_) => Err(SimError::Unsupported {
+                field: "simulation.solver".into(),
+                message: "recording an XPBD frame into a host command buffer is not supported \
+                          yet; use step_frame and render_sync"
                     .into(),
             }),
         }
