@@ -156,6 +156,33 @@ fn geometry(i: usize, body: &Body) -> Result<Geometry, SceneError> {
                     [size[0], size[1]],
                     [half[0], half[1], 0.0],
                 )),
+                Generator::SquishyBall => Geometry::Tets(
+                    crate::mesh::procedural::squishy_ball(
+                        [0.0; 3],
+                        size[0],
+                        c[1],
+                        size[1],
+                        size[2],
+                        c[0].max(4),
+                    )
+                    .map_err(|e| err(format!("body[{i}].mesh"), e.to_string()))?,
+                ),
+                Generator::Coil => {
+                    let (l, t, r) = (size[0], size[1], size[2]);
+                    let straight = box_tets(
+                        [((l / t) as usize * c[0]).max(1), c[0], c[0]],
+                        [t / c[0] as f64; 3],
+                        [0.0; 3],
+                        CellSplit::Six,
+                    );
+                    Geometry::Tets(crate::mesh::procedural::coil(
+                        &straight,
+                        r,
+                        0.5 * t,
+                        0.0,
+                        1.5 * t,
+                    ))
+                }
                 Generator::Rod => Geometry::Rod(
                     (0..=c[0])
                         .map(|k| [half[0] + size[0] * k as f64 / c[0] as f64, 0.0, 0.0])

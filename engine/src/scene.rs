@@ -208,6 +208,9 @@ pub enum CollisionMethod {
     None,
     /// The two-way interior point method after every Newton iteration (two-way IPM paper).
     TwoWay,
+    /// Discrete detection of tet-mesh vertices and boundary edges inside tets, shortest paths
+    /// to the boundary and XPBD collision constraints (shortest-path paper, XPBD solver only).
+    ShortestPath,
 }
 
 /// Forward-step bound of the two-way method.
@@ -253,6 +256,26 @@ pub struct CollisionSettings {
     pub steps_per_batch: u32,
     /// Edge-length constraints in the backward step (Eq. 17).
     pub edge_constraints: bool,
+    /// Coulomb friction coefficient of self and inter-body contact (shortest-path method).
+    pub friction: f64,
+    /// Separation a resolved point keeps from the boundary (m; shortest-path method).
+    pub contact_offset: f64,
+    /// Query every tet vertex, not only boundary vertices (shortest-path method; for
+    /// recovering deep pre-existing overlaps).
+    pub query_all_vertices: bool,
+    /// Also query boundary edges through tets (shortest-path method).
+    pub query_edges: bool,
+    /// Infeasible-region culling of shortest-path candidates (changes no answer).
+    pub infeasible_region_culling: bool,
+    /// Over-relaxation ω of the shortest-path method's Jacobi constraint projection (0 < ω < 2).
+    pub relaxation: f64,
+    /// Shortest-path method: detect (and query) again before every XPBD constraint iteration
+    /// after the first, not only once per substep; catches the penetrations that the
+    /// iterations themselves create (the paper detects once per substep and adds CCD).
+    pub detect_every_iteration: bool,
+    /// Simulated time (s) before which shortest-path collision handling is off (to create
+    /// intersections for it to recover from, as in the paper's Fig. 17).
+    pub start_time: f64,
 }
 
 impl Default for CollisionSettings {
@@ -273,11 +296,33 @@ impl Default for CollisionSettings {
             ogc_relaxation: 0.45,
             steps_per_batch: d.steps_per_batch,
             edge_constraints: d.edge_constraints,
+            friction: 0.0,
+            contact_offset: 1e-4,
+            query_all_vertices: false,
+            query_edges: true,
+            infeasible_region_culling: true,
+            relaxation: 1.5,
+            detect_every_iteration: true,
+            start_time: 0.0,
         }
     }
 }
 
 impl CollisionSettings {
+    /// The shortest-path recovery settings.
+    pub fn recovery(&self) -> crate::recovery::RecoverySettings {
+        let mut r = crate::recovery::RecoverySettings {
+            offset: self.contact_offset as f32,
+            friction: self.friction as f32,
+            all_vertices: self.query_all_vertices,
+            edges: self.query_edges,
+            relaxation: self.relaxation as f32,
+            ..Default::default()
+        };
+        r.query.cull = self.infeasible_region_culling;
+        r
+    }
+
     /// The two-way solver's settings.
     pub fn two_way(&self) -> crate::collision::TwoWaySettings {
         crate::collision::TwoWaySettings {
@@ -398,6 +443,13 @@ pub enum Generator {
     /// Straight rod along X of length `size[0]` with `cells[0]` segments, centred on the body
     /// origin.
     Rod,
+    /// Squishy ball (sphere with tentacles): `size = [radius, tentacle_length,
+    /// tentacle_radius]`, `cells = [resolution, tentacles, _]`, centred on the body origin.
+    SquishyBall,
+    /// Coiled noodle: a square beam `size = [length, thickness, coil_radius]` with
+    /// `cells = [cells across the thickness, _, _]`, coiled about the body's z axis as a helix
+    /// rising 1.5 thicknesses per turn (no self-intersection at rest).
+    Coil,
 }
 
 /// Constitutive model and parameters.
@@ -806,6 +858,25 @@ impl Scene {
                 format!("must be a non-negative rate in 1/s, got {}", x.damping),
             );
         }
+        let c = &self.collision;
+        for (key, v) in [
+            ("friction", c.friction),
+            ("contact_offset", c.contact_offset),
+            ("start_time", c.start_time),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(
+                    format!("collision.{key}"),
+                    format!("must be finite and >= 0, got {v}"),
+                );
+            }
+        }
+        if !(c.relaxation > 0.0 && c.relaxation < 2.0) {
+            return bad(
+                "collision.relaxation".into(),
+                format!("must be in (0, 2), got {}", c.relaxation),
+            );
+        }
         if let Err(m) = self.collision.two_way().validate() {
             // Messages start with the field's name.
             let key = m.split_whitespace().next().unwrap_or("collision");
@@ -898,14 +969,29 @@ impl Scene {
             } = &b.mesh
             {
                 let needs = match generator {
-                    Generator::Sphere | Generator::Rod => 1,
+                    Generator::Sphere | Generator::Rod | Generator::Coil => 1,
                     Generator::Cloth => 2,
                     _ => 3,
                 };
-                if !size[..needs].iter().all(|x| x.is_finite() && *x > 0.0) {
+                let size_needs = match generator {
+                    Generator::Coil | Generator::SquishyBall => 3,
+                    _ => needs,
+                };
+                if !size[..size_needs].iter().all(|x| x.is_finite() && *x > 0.0) {
                     return bad(
                         f("mesh.size"),
-                        format!("{generator:?} needs {needs} positive size(s) in m, got {size:?}"),
+                        format!(
+                            "{generator:?} needs {size_needs} positive size(s) in m, got {size:?}"
+                        ),
+                    );
+                }
+                if *generator == Generator::Coil && size[2] <= size[1] {
+                    return bad(
+                        f("mesh.size"),
+                        format!(
+                            "a coil's radius ({} m) must exceed its thickness ({} m)",
+                            size[2], size[1]
+                        ),
                     );
                 }
                 if cells[..needs].iter().any(|&c| c == 0 || c > 1000) {

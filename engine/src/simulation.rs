@@ -66,6 +66,8 @@ pub struct FrameStats {
     pub gpu_ms: crate::newton::StepGpuMs,
     /// Surface collision handling (zeros without `collision.method`).
     pub collision: crate::collision::CollisionFrameStats,
+    /// Shortest-path collision handling (zeros unless `collision.method = "shortest-path"`).
+    pub recovery: crate::recovery::RecoveryFrameStats,
 }
 
 /// The two-way solver bound to the Newton positions: `load` copies them into its target,
@@ -165,6 +167,11 @@ pub struct Simulation {
     substeps: u32,
     stepper: Stepper,
     collision: Option<CollisionHandler>,
+    recovery: Option<crate::recovery::Recovery>,
+    /// Simulated time (s) from which `recovery` acts.
+    recovery_start: f64,
+    /// Detect again before every constraint iteration after the first.
+    recovery_redetect: bool,
     surface: Vec<[u32; 3]>,
     surface_vertices: Vec<u32>,
 }
@@ -230,10 +237,16 @@ impl Simulation {
                 ));
             }
         }
-        if xpbd && scene.collision.method != crate::scene::CollisionMethod::None {
+        if xpbd && scene.collision.method == crate::scene::CollisionMethod::TwoWay {
             return Err(unsupported(
                 "collision.method".into(),
-                "surface collision handling needs the newton solver",
+                "two-way collision handling needs the newton solver",
+            ));
+        }
+        if !xpbd && scene.collision.method == crate::scene::CollisionMethod::ShortestPath {
+            return Err(unsupported(
+                "collision.method".into(),
+                "shortest-path collision handling needs the xpbd solver",
             ));
         }
         let colliders = scene_colliders(scene);
@@ -410,8 +423,35 @@ impl Simulation {
         g.copy("readback.positions", x, &readback[0]);
         g.copy("readback.velocities", v, &readback[1]);
         let readback_graph = g.compile(ctx, CompileOptions::default())?;
+        let recovery = match (&stepper, scene.collision.method) {
+            (Stepper::Xpbd(s), crate::scene::CollisionMethod::ShortestPath) => {
+                let mesh = crate::mesh::TetMesh {
+                    positions: model.positions.clone(),
+                    tets: model.tets.clone(),
+                };
+                if mesh.tets.is_empty() {
+                    return Err(unsupported(
+                        "collision.method".into(),
+                        "shortest-path collision handling needs tet bodies",
+                    ));
+                }
+                Some(
+                    crate::recovery::Recovery::new(
+                        ctx,
+                        &mesh,
+                        s.positions(),
+                        s.previous_positions(),
+                        s.inverse_masses(),
+                        scene.collision.recovery(),
+                    )
+                    .map_err(|e| unsupported("collision".into(), &e.to_string()))?,
+                )
+            }
+            _ => None,
+        };
         let collision = match (&stepper, scene.collision.method) {
             (_, crate::scene::CollisionMethod::None) => None,
+            (_, crate::scene::CollisionMethod::ShortestPath) => None,
             (Stepper::Newton(s), crate::scene::CollisionMethod::TwoWay) => {
                 Some(CollisionHandler::new(ctx, scene, &model, s.positions())?)
             }
@@ -424,6 +464,9 @@ impl Simulation {
         };
         Ok(Simulation {
             collision,
+            recovery,
+            recovery_start: scene.collision.start_time,
+            recovery_redetect: scene.collision.detect_every_iteration,
             readback,
             readback_graph,
             model,
@@ -440,7 +483,41 @@ impl Simulation {
         match &mut self.stepper {
             Stepper::Xpbd(s) => {
                 for _ in 0..self.substeps {
-                    stats.gpu_ms.evaluate += s.step()?.gpu_ms.total();
+                    let active = s.time() + 1e-9 >= self.recovery_start;
+                    let redetect = self.recovery_redetect;
+                    if let Some(r) = self.recovery.as_ref().filter(|_| active) {
+                        let rs = &mut stats.recovery;
+                        let err = |e: crate::recovery::RecoveryError| VkError::Graph {
+                            graph: "recovery".into(),
+                            message: e.to_string(),
+                        };
+                        let st = s.step_with(&mut |phase| {
+                            match phase {
+                                crate::xpbd::XpbdPhase::Predicted => {
+                                    let d = r.detect().map_err(err)?;
+                                    if d.counters.overflows > 0 {
+                                        return Err(err(crate::recovery::RecoveryError::Overflow(
+                                            d.counters.overflows,
+                                        )));
+                                    }
+                                    rs.add_detection(&d);
+                                }
+                                crate::xpbd::XpbdPhase::Iteration(k) => {
+                                    if k > 0 && redetect {
+                                        let d = r.detect().map_err(err)?;
+                                        rs.add_detection(&d);
+                                    }
+                                    rs.ms_response += r.respond().map_err(err)?;
+                                }
+                            }
+                            Ok(())
+                        })?;
+                        let ms = st.gpu_ms.total();
+                        stats.recovery.ms_xpbd += ms;
+                        stats.gpu_ms.evaluate += ms;
+                    } else {
+                        stats.gpu_ms.evaluate += s.step()?.gpu_ms.total();
+                    }
                 }
             }
             Stepper::Newton(s) => {

@@ -13,6 +13,7 @@ pub mod newton;
 pub mod pcg;
 pub mod proximity;
 pub mod radix_sort;
+pub mod recovery_response;
 pub mod reduce;
 pub mod scan;
 pub mod shortest_path;

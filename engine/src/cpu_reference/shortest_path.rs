@@ -27,6 +27,9 @@
 //! [`query`] (f32, BVH, culling) is the GPU's twin; [`oracle`] (f64, every face sorted by
 //! distance, unbounded traversal) is the independent brute force the tests compare with.
 
+// `!(x > 0.0)` on purpose: NaN must fail these tests as the kernels' comparisons do.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use super::bvh::{Aabb, Tree, NEAREST_PRUNE};
 use super::distance::{point_triangle, PointTriangleKind, Real};
 use nalgebra::Vector3;

@@ -4,8 +4,10 @@
 //! (topological tet traversal with a branching stack, infeasible-region culling).
 //! Kernels: `kernels/recovery/*.comp`; reference: [`crate::cpu_reference::shortest_path`].
 
+mod response;
 mod shortest_path;
 
+pub use response::{Recovery, RecoveryDetection, RecoverySettings};
 pub use shortest_path::{RecoveryError, ShortestPath, ShortestPathSettings};
 
 /// Self-intersecting sample shapes without inverted tets (the test meshes, used by the
@@ -36,4 +38,52 @@ pub fn sample_shapes(refine: usize) -> Vec<(&'static str, supple_mesh::TetMesh)>
         ));
     }
     out
+}
+
+/// Shortest-path collision handling over one frame (report.json `recovery`; the paper's
+/// Table 1 columns per time step are these sums divided by `substeps`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct RecoveryFrameStats {
+    /// Detections run (one per XPBD substep).
+    pub substeps: u32,
+    /// Query points (vertices plus edges) per detection.
+    pub points: u32,
+    /// Penetrating points with a valid path, summed over the detections (DCD collisions).
+    pub collisions: u32,
+    /// Largest collision count of one detection.
+    pub max_collisions: u32,
+    /// Shortest-path work counters summed over the detections.
+    pub counters: crate::cpu_reference::shortest_path::Counters,
+    /// GPU milliseconds of BVH builds and discrete detection.
+    pub ms_detect: f64,
+    /// GPU milliseconds of shortest-path queries and constraint setup.
+    pub ms_shortest_path: f64,
+    /// GPU milliseconds of constraint projections.
+    pub ms_response: f64,
+    /// GPU milliseconds of the XPBD graphs (prediction, constraint sweeps, velocities).
+    pub ms_xpbd: f64,
+}
+
+impl RecoveryFrameStats {
+    /// Adds one detection.
+    pub fn add_detection(&mut self, d: &RecoveryDetection) {
+        let c = &d.counters;
+        self.substeps += 1;
+        self.points = d.points;
+        self.collisions += c.found;
+        self.max_collisions = self.max_collisions.max(c.found);
+        let s = &mut self.counters;
+        s.queries += c.queries;
+        s.bvh_nodes += c.bvh_nodes;
+        s.candidates += c.candidates;
+        s.culled += c.culled;
+        s.traversals += c.traversals;
+        s.tets_visited += c.tets_visited;
+        s.branches += c.branches;
+        s.overflows += c.overflows;
+        s.found += c.found;
+        s.cut_short += c.cut_short;
+        self.ms_detect += d.ms_detect;
+        self.ms_shortest_path += d.ms_query;
+    }
 }

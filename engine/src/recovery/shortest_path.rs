@@ -220,6 +220,11 @@ impl ShortestPath {
         })
     }
 
+    /// Boundary faces on the GPU (`[v0, v1, v2, tet]`).
+    pub fn faces(&self) -> &GpuBuffer<[u32; 4]> {
+        &self.faces
+    }
+
     /// The host copy of the topology (for CPU checks and the reference).
     pub fn boundary(&self) -> &TetBoundary {
         &self.boundary

@@ -235,6 +235,8 @@ pub struct XpbdStepper {
     stats: XpbdStats,
     positions: GpuBuffer<[f32; 4]>,
     velocities: GpuBuffer<[f32; 4]>,
+    x_prev: GpuBuffer<[f32; 4]>,
+    inv_mass: GpuBuffer<f32>,
     clock: GpuBuffer<u32>,
     step_graph: CompiledGraph,
     predict: CompiledGraph,
@@ -462,6 +464,8 @@ impl XpbdStepper {
             stats,
             positions,
             velocities,
+            x_prev,
+            inv_mass,
             clock,
             step_graph,
             predict,
@@ -535,6 +539,16 @@ impl XpbdStepper {
     /// Current positions (m), one vec4 per vertex.
     pub fn positions(&self) -> &GpuBuffer<[f32; 4]> {
         &self.positions
+    }
+
+    /// Positions at the start of the current substep (m), one vec4 per vertex.
+    pub fn previous_positions(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.x_prev
+    }
+
+    /// Inverse masses (1/kg; 0 for fixed and scripted vertices).
+    pub fn inverse_masses(&self) -> &GpuBuffer<f32> {
+        &self.inv_mass
     }
 
     /// Current velocities (m/s), one vec4 per vertex.

@@ -1,0 +1,338 @@
+//! Collision handling with the shortest path to boundary (Chen, Diaz and Yuksel 2023, §4) for
+//! the XPBD solver: once per substep, after prediction, discrete detection (boundary vertices
+//! and boundary edges inside tets), shortest-path queries and constraint setup
+//! (`kernels/recovery/contact_setup.comp`); after every constraint iteration, one Jacobi
+//! projection of the constraints `(x_p − s(x))·n ≥ offset` with position-based friction
+//! (`contact_project.comp`, `contact_apply.comp`). Reference:
+//! [`crate::cpu_reference::recovery_response`].
+
+use super::shortest_path::{RecoveryError, ShortestPath, ShortestPathSettings};
+use crate::cpu_reference::recovery_response::{Contact, FIXED_SCALE};
+use crate::cpu_reference::shortest_path::{Counters, INVALID};
+use crate::vk::{ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer};
+use crate::vk::{Graph, VkError};
+use supple_mesh::TetMesh;
+
+/// Parameters of the recovery collision handling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecoverySettings {
+    /// Shortest-path query parameters.
+    pub query: ShortestPathSettings,
+    /// Target separation of a resolved point from the boundary (m).
+    pub offset: f32,
+    /// Coulomb friction coefficient of self and inter-body contact.
+    pub friction: f32,
+    /// Query every tet vertex, not only boundary vertices (recovering deep overlaps, §5.2).
+    pub all_vertices: bool,
+    /// Also query boundary edges through tets (the paper's edge–tet collisions).
+    pub edges: bool,
+    /// Over-relaxation ω of the Jacobi average (each vertex moves ω times the mean of its
+    /// corrections; 1 = plain average).
+    pub relaxation: f32,
+}
+
+impl Default for RecoverySettings {
+    fn default() -> Self {
+        RecoverySettings {
+            query: ShortestPathSettings::default(),
+            offset: 1e-4,
+            friction: 0.0,
+            all_vertices: false,
+            edges: true,
+            relaxation: 1.5,
+        }
+    }
+}
+
+/// What one detection found (the paper's Table 1 operations, per substep).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct RecoveryDetection {
+    /// Query points (vertices plus edges) examined.
+    pub points: u32,
+    /// Shortest-path work counters.
+    pub counters: Counters,
+    /// GPU milliseconds of the BVH builds and discrete detection.
+    pub ms_detect: f64,
+    /// GPU milliseconds of the shortest-path queries and constraint setup.
+    pub ms_query: f64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct PushSetup {
+    nq: u32,
+    nv: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct PushProject {
+    nc: u32,
+    offset: f32,
+    mu: f32,
+    scale: f32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct PushApply {
+    n: u32,
+    inv_scale: f32,
+    relax: f32,
+}
+
+/// Recovery collision handling bound to a solver's position buffers.
+pub struct Recovery {
+    sp: ShortestPath,
+    nv: usize,
+    ne: usize,
+    vertices: Vec<u32>,
+    edges: Vec<[u32; 2]>,
+    c_idx: GpuBuffer<[u32; 4]>,
+    c_w: GpuBuffer<[f32; 4]>,
+    c_b: GpuBuffer<[f32; 4]>,
+    c_n: GpuBuffer<[f32; 4]>,
+    detect: CompiledGraph,
+    query: CompiledGraph,
+    respond: CompiledGraph,
+}
+
+fn groups(n: usize) -> [u32; 3] {
+    [(n.div_ceil(64).max(1)) as u32, 1, 1]
+}
+
+impl Recovery {
+    /// Builds the topology of `mesh` (tets over the solver's vertex indexing) and the graphs
+    /// acting on `positions` (current), `prev` (start of the substep) and `inv_mass`.
+    pub fn new(
+        ctx: &Context,
+        mesh: &TetMesh,
+        positions: &GpuBuffer<[f32; 4]>,
+        prev: &GpuBuffer<[f32; 4]>,
+        inv_mass: &GpuBuffer<f32>,
+        settings: RecoverySettings,
+    ) -> Result<Recovery, RecoveryError> {
+        if !(settings.relaxation.is_finite()
+            && settings.relaxation > 0.0
+            && settings.relaxation < 2.0)
+        {
+            return Err(RecoveryError::Invalid(
+                "relaxation must be in (0, 2)".into(),
+            ));
+        }
+        if !(settings.offset.is_finite() && settings.offset >= 0.0)
+            || !(settings.friction.is_finite() && settings.friction >= 0.0)
+        {
+            return Err(RecoveryError::Invalid(
+                "offset and friction must be finite and >= 0".into(),
+            ));
+        }
+        let n = mesh.positions.len();
+        let probe = crate::cpu_reference::shortest_path::TetBoundary::new(mesh);
+        let vertices: Vec<u32> = if settings.all_vertices {
+            let mut used = vec![false; n];
+            for t in &mesh.tets {
+                for &v in t {
+                    used[v as usize] = true;
+                }
+            }
+            (0..n as u32).filter(|&v| used[v as usize]).collect()
+        } else {
+            let mut used = vec![false; n];
+            for f in &probe.faces {
+                for &v in f {
+                    used[v as usize] = true;
+                }
+            }
+            (0..n as u32).filter(|&v| used[v as usize]).collect()
+        };
+        let mut edges: Vec<[u32; 2]> = if settings.edges {
+            probe
+                .faces
+                .iter()
+                .flat_map(|t| {
+                    (0..3).map(move |k| [t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3])])
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        edges.sort_unstable();
+        edges.dedup();
+        let (nv, ne) = (vertices.len(), edges.len());
+        let nq = nv + ne;
+        let sp = ShortestPath::new(ctx, mesh, nq, settings.query)?;
+        let s = BufferUsage::STORAGE;
+        let vbuf = ctx.upload_buffer("recovery.vertices", &pad(&vertices, 0), s)?;
+        let ebuf = ctx.upload_buffer("recovery.edges", &pad(&edges, [0, 0]), s)?;
+        let cap = nq.max(1);
+        let c_idx = ctx.create_buffer::<[u32; 4]>("recovery.c_idx", cap, s)?;
+        let c_w = ctx.create_buffer::<[f32; 4]>("recovery.c_w", cap, s)?;
+        let c_b = ctx.create_buffer::<[f32; 4]>("recovery.c_b", cap, s)?;
+        let c_n = ctx.create_buffer::<[f32; 4]>("recovery.c_n", cap, s)?;
+        let accum = ctx.create_buffer::<[i32; 4]>("recovery.accum", n.max(1), s)?;
+        let timed = CompileOptions {
+            graph_timestamps: true,
+            ..Default::default()
+        };
+        // Detection: rebuild both trees (cheap next to the queries), vertices and edges in tets.
+        let mut g = Graph::new("recovery.detect");
+        sp.record_build(&mut g, positions);
+        sp.record_vertex_dcd(&mut g, positions, &vbuf, nv);
+        sp.record_edge_dcd(&mut g, positions, &ebuf, ne, nv);
+        let detect = g.compile(ctx, timed)?;
+        // Queries and constraint setup.
+        let mut g = Graph::new("recovery.query");
+        sp.record_query(&mut g, positions, nq);
+        g.fill("recovery.clear_accum", &accum, 0);
+        if nq > 0 {
+            g.dispatch(
+                Dispatch::new(
+                    "recovery.contact_setup",
+                    ids::RECOVERY_CONTACT_SETUP,
+                    groups(nq),
+                )
+                .workgroup_size(64)
+                .read(positions)
+                .read(sp.faces())
+                .read(&vbuf)
+                .read(&ebuf)
+                .read(sp.query_points())
+                .read(sp.answer_points())
+                .read(sp.answer_normals())
+                .read(sp.answer_faces())
+                .write(&c_idx)
+                .write(&c_w)
+                .write(&c_b)
+                .write(&c_n)
+                .push(&PushSetup {
+                    nq: nq as u32,
+                    nv: nv as u32,
+                }),
+            );
+        }
+        let query = g.compile(ctx, timed)?;
+        // One Jacobi projection.
+        let mut g = Graph::new("recovery.respond");
+        if nq > 0 {
+            g.dispatch(
+                Dispatch::new(
+                    "recovery.contact_project",
+                    ids::RECOVERY_CONTACT_PROJECT,
+                    groups(nq),
+                )
+                .workgroup_size(64)
+                .read(positions)
+                .read(prev)
+                .read(inv_mass)
+                .read(sp.faces())
+                .read(&c_idx)
+                .read(&c_w)
+                .read(&c_b)
+                .read(&c_n)
+                .read_write(&accum)
+                .push(&PushProject {
+                    nc: nq as u32,
+                    offset: settings.offset,
+                    mu: settings.friction,
+                    scale: FIXED_SCALE,
+                }),
+            );
+            g.dispatch(
+                Dispatch::new(
+                    "recovery.contact_apply",
+                    ids::RECOVERY_CONTACT_APPLY,
+                    groups(n),
+                )
+                .workgroup_size(64)
+                .read_write(positions)
+                .read_write(&accum)
+                .push(&PushApply {
+                    n: n as u32,
+                    inv_scale: 1.0 / FIXED_SCALE,
+                    relax: settings.relaxation,
+                }),
+            );
+        }
+        let respond = g.compile(ctx, timed)?;
+        Ok(Recovery {
+            sp,
+            nv,
+            ne,
+            vertices,
+            edges,
+            c_idx,
+            c_w,
+            c_b,
+            c_n,
+            detect,
+            query,
+            respond,
+        })
+    }
+
+    /// The shortest-path structure (topology, trees, answers).
+    pub fn shortest_path(&self) -> &ShortestPath {
+        &self.sp
+    }
+
+    /// Query vertices (slots `0..nv`).
+    pub fn vertices(&self) -> &[u32] {
+        &self.vertices
+    }
+
+    /// Query edges (slots `nv..nv + ne`).
+    pub fn edges(&self) -> &[[u32; 2]] {
+        &self.edges
+    }
+
+    /// Runs detection, the queries and the constraint setup at the current positions.
+    pub fn detect(&self) -> Result<RecoveryDetection, RecoveryError> {
+        self.detect.run()?;
+        self.query.run()?;
+        let counters = self.sp.read_counters()?;
+        let ms = |g: &CompiledGraph| -> Result<f64, VkError> {
+            Ok(g.profile()?.map_or(0.0, |p| p.total_ms))
+        };
+        Ok(RecoveryDetection {
+            points: (self.nv + self.ne) as u32,
+            counters,
+            ms_detect: ms(&self.detect)?,
+            ms_query: ms(&self.query)?,
+        })
+    }
+
+    /// Runs one projection of the current constraints; returns its GPU milliseconds.
+    pub fn respond(&self) -> Result<f64, RecoveryError> {
+        self.respond.run()?;
+        Ok(self.respond.profile()?.map_or(0.0, |p| p.total_ms))
+    }
+
+    /// Reads the constraints of the last detection.
+    pub fn read_contacts(&self) -> Result<Vec<Contact>, RecoveryError> {
+        let (i, w, b, n) = (
+            self.c_idx.read()?,
+            self.c_w.read()?,
+            self.c_b.read()?,
+            self.c_n.read()?,
+        );
+        Ok((0..self.nv + self.ne)
+            .map(|k| Contact {
+                p: [i[k][0], i[k][1]],
+                w: [w[k][0], w[k][1]],
+                face: i[k][2],
+                b: [b[k][0], b[k][1], b[k][2]],
+                n: [n[k][0], n[k][1], n[k][2]],
+                active: i[k][3] != 0 && i[k][2] != INVALID,
+            })
+            .collect())
+    }
+}
+
+fn pad<T: Copy>(v: &[T], fill: T) -> Vec<T> {
+    if v.is_empty() {
+        vec![fill]
+    } else {
+        v.to_vec()
+    }
+}
