@@ -1,7 +1,7 @@
 #version 460
 // Discrete collision detection, edge through tet, one invocation per listed edge (a, b): walks
-// the tet BVH for boxes overlapping the edge's box; in every non-inverted tet not incident to a
-// or b, clips the segment against the four barycentric half-spaces and takes the centre of the
+// the tet BVH for boxes overlapping the edge's box; in every non-inverted tet outside the
+// one-rings of a and b, clips the segment against the four barycentric half-spaces and takes the centre of the
 // part inside; keeps the tet whose centre is deepest enough (smallest barycentric coordinate
 // above `margin`) and closest to the edge's midpoint (ties: lower tet). Writes the
 // shortest-path query (centre; tet or SP_INVALID, no own vertex) of slot first + i.
@@ -17,7 +17,16 @@ layout(std430, binding = 4) readonly buffer Boxes { vec4 boxes[]; };
 layout(std430, binding = 5) readonly buffer Edges { uvec2 edges[]; };
 layout(std430, binding = 6) writeonly buffer QPoint { vec4 q_point[]; };
 layout(std430, binding = 7) writeonly buffer QMeta { uvec2 q_meta[]; };
+layout(std430, binding = 8) readonly buffer RingOffsets { uint ring_offsets[]; };
+layout(std430, binding = 9) readonly buffer Ring { uint ring[]; };
 layout(push_constant) uniform P { uint n_tets; uint ne; float margin; uint first; } p;
+
+bool touches_ring(uvec4 tet, uint v) {
+    bool hit = any(equal(tet, uvec4(v)));
+    uint hi = ring_offsets[v + 1u];
+    for (uint i = ring_offsets[v]; i < hi; ++i) hit = hit || any(equal(tet, uvec4(ring[i])));
+    return hit;
+}
 
 // Barycentric coordinates of x in the tet (a, e1, e2, e3) with 6*volume vol.
 vec4 bary(vec3 a, vec3 e1, vec3 e2, vec3 e3, float vol, vec3 x) {
@@ -58,7 +67,7 @@ void main() {
                 }
                 uint t = prims[node - internal];
                 uvec4 tet = tets[t];
-                if (any(equal(tet, uvec4(e.x))) || any(equal(tet, uvec4(e.y)))) continue;
+                if (touches_ring(tet, e.x) || touches_ring(tet, e.y)) continue;
                 vec3 a = pos[tet.x].xyz;
                 precise vec3 e1 = pos[tet.y].xyz - a;
                 precise vec3 e2 = pos[tet.z].xyz - a;

@@ -1,7 +1,8 @@
 #version 460
 // Discrete collision detection, vertex in tet, one invocation per listed vertex v: walks the
 // tet BVH for boxes containing x_v and keeps the non-inverted tet not incident to v with the
-// largest smallest barycentric coordinate above `margin` (ties: lower tet). Writes the
+// largest smallest barycentric coordinate above `margin` (ties: lower tet), ignoring tets that
+// touch v's one-ring. Writes the
 // shortest-path query (x_v; tet or SP_INVALID, v) of slot i.
 // Host: engine/src/recovery/shortest_path.rs. Reference: engine/src/cpu_reference/shortest_path.rs
 // (vertex_in_tet, inside_margin).
@@ -15,7 +16,18 @@ layout(std430, binding = 4) readonly buffer Boxes { vec4 boxes[]; };
 layout(std430, binding = 5) readonly buffer Vertices { uint vertices[]; };
 layout(std430, binding = 6) writeonly buffer QPoint { vec4 q_point[]; };
 layout(std430, binding = 7) writeonly buffer QMeta { uvec2 q_meta[]; };
+layout(std430, binding = 8) readonly buffer RingOffsets { uint ring_offsets[]; };
+layout(std430, binding = 9) readonly buffer Ring { uint ring[]; };
 layout(push_constant) uniform P { uint n_tets; uint nq; float margin; } p;
+
+// Whether the tet contains v or one of its tet-edge neighbours (the one-ring is skipped: a
+// vertex poking into a neighbouring tet is a local inversion, not a collision).
+bool touches_ring(uvec4 tet, uint v) {
+    bool hit = any(equal(tet, uvec4(v)));
+    uint hi = ring_offsets[v + 1u];
+    for (uint i = ring_offsets[v]; i < hi; ++i) hit = hit || any(equal(tet, uvec4(ring[i])));
+    return hit;
+}
 
 void main() {
     uint i = bvh_thread_index();
@@ -43,7 +55,7 @@ void main() {
                 }
                 uint t = prims[node - internal];
                 uvec4 tet = tets[t];
-                if (tet.x == v || tet.y == v || tet.z == v || tet.w == v) continue;
+                if (touches_ring(tet, v)) continue;
                 vec3 a = pos[tet.x].xyz;
                 precise vec3 e1 = pos[tet.y].xyz - a;
                 precise vec3 e2 = pos[tet.z].xyz - a;

@@ -71,6 +71,12 @@ pub struct TetBoundary {
     pub vertex_face_offsets: Vec<u32>,
     /// Boundary faces of each vertex (CSR values, ascending per vertex).
     pub vertex_faces: Vec<u32>,
+    /// Tet-edge neighbours of each vertex (CSR offsets, `n + 1`): detection ignores tets that
+    /// touch a point's one-ring (a vertex poking into a neighbouring tet is a local inversion
+    /// for the elastic model, not a collision).
+    pub ring_offsets: Vec<u32>,
+    /// Tet-edge neighbours of each vertex (CSR values, ascending per vertex).
+    pub ring: Vec<u32>,
 }
 
 fn csr(n: usize, pairs: &mut [(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
@@ -133,6 +139,12 @@ impl TetBoundary {
             .flat_map(|(fi, t)| t.iter().map(move |&v| (v, fi as u32)))
             .collect();
         let (vertex_face_offsets, vertex_faces) = csr(n, &mut vf);
+        let mut rp: Vec<(u32, u32)> = mesh
+            .edges()
+            .iter()
+            .flat_map(|e| [(e[0], e[1]), (e[1], e[0])])
+            .collect();
+        let (ring_offsets, ring) = csr(n, &mut rp);
         TetBoundary {
             tets: mesh.tets.clone(),
             adjacency,
@@ -143,7 +155,24 @@ impl TetBoundary {
             neighbors,
             vertex_face_offsets,
             vertex_faces,
+            ring_offsets,
+            ring,
         }
+    }
+
+    /// Whether tet `t` contains vertex `v` or one of its tet-edge neighbours.
+    pub fn touches_ring(&self, t: usize, v: u32) -> bool {
+        let tet = self.tets[t];
+        if tet.contains(&v) {
+            return true;
+        }
+        let (lo, hi) = (
+            self.ring_offsets[v as usize],
+            self.ring_offsets[v as usize + 1],
+        );
+        self.ring[lo as usize..hi as usize]
+            .iter()
+            .any(|r| tet.contains(r))
     }
 
     /// Boundary face vertex indices, three per face (the face BVH's primitive indices).
@@ -595,14 +624,14 @@ pub fn oracle(
 }
 
 /// Discrete collision detection, vertex in tet: for vertex `v` at `positions`, the
-/// non-inverted tet not incident to `v` that contains it with the largest smallest
-/// barycentric coordinate (`> eps`; ties: lower tet), or [`INVALID`]. Brute force over `tets`
-/// (the GPU walks a tet BVH with the same test and tie rule).
-pub fn vertex_in_tet(positions: &[[f32; 4]], tets: &[[u32; 4]], v: u32, eps: f32) -> u32 {
+/// non-inverted tet outside `v`'s one-ring (see [`TetBoundary::ring`]) that contains it with the
+/// largest smallest barycentric coordinate (`> eps`; ties: lower tet), or [`INVALID`]. Brute
+/// force over the tets (the GPU walks a tet BVH with the same test and tie rule).
+pub fn vertex_in_tet(positions: &[[f32; 4]], b: &TetBoundary, v: u32, eps: f32) -> u32 {
     let x = positions[v as usize];
     let mut best = (INVALID, eps);
-    for (t, tet) in tets.iter().enumerate() {
-        if tet.contains(&v) {
+    for (t, tet) in b.tets.iter().enumerate() {
+        if b.touches_ring(t, v) {
             continue;
         }
         let Some(m) = inside_margin(positions, *tet, [x[0], x[1], x[2]]) else {
@@ -624,21 +653,21 @@ fn bary4(a: &Vector3<f32>, e: [Vector3<f32>; 3], vol: f32, x: &Vector3<f32>) -> 
 }
 
 /// Discrete collision detection, edge through tet: for edge `(a, b)`, over non-inverted tets
-/// not incident to `a` or `b`, the centre of the part of the segment inside the tet (clipped
+/// outside the one-rings of `a` and `b`, the centre of the part of the segment inside the tet (clipped
 /// against the barycentric half-spaces) whose smallest barycentric coordinate exceeds `eps`;
 /// the tet whose centre is closest to the edge's midpoint wins (ties: lower tet). Returns the
 /// tet and the centre, or `None`. Brute force (the GPU walks a tet BVH with the same rules).
 pub fn edge_in_tet(
     positions: &[[f32; 4]],
-    tets: &[[u32; 4]],
+    b: &TetBoundary,
     edge: [u32; 2],
     eps: f32,
 ) -> Option<(u32, [f32; 3])> {
     let xa = v3::<f32>(positions[edge[0] as usize]);
     let xb = v3::<f32>(positions[edge[1] as usize]);
     let mut best: Option<(u32, f32, Vector3<f32>)> = None;
-    for (t, tet) in tets.iter().enumerate() {
-        if tet.contains(&edge[0]) || tet.contains(&edge[1]) {
+    for (t, tet) in b.tets.iter().enumerate() {
+        if b.touches_ring(t, edge[0]) || b.touches_ring(t, edge[1]) {
             continue;
         }
         let p = |k: usize| v3::<f32>(positions[tet[k] as usize]);
@@ -760,7 +789,7 @@ mod tests {
         let mut differs = 0;
         let mut n = 0;
         for v in 0..x.len() as u32 {
-            let t = vertex_in_tet(&x, &b.tets, v, 1e-4);
+            let t = vertex_in_tet(&x, &b, v, 1e-4);
             if t == INVALID {
                 continue;
             }

@@ -108,6 +108,8 @@ pub struct ShortestPath {
     nbs: GpuBuffer<u32>,
     vf_offsets: GpuBuffer<u32>,
     vfs: GpuBuffer<u32>,
+    ring_offsets: GpuBuffer<u32>,
+    ring: GpuBuffer<u32>,
     face_bvh: Lbvh,
     tet_bvh: Lbvh,
     q_point: GpuBuffer<[f32; 4]>,
@@ -208,6 +210,8 @@ impl ShortestPath {
             nbs: ctx.upload_buffer("sp.nbs", &nonempty(b.neighbors.clone()), s)?,
             vf_offsets: ctx.upload_buffer("sp.vf_offsets", &b.vertex_face_offsets, s)?,
             vfs: ctx.upload_buffer("sp.vfs", &nonempty(b.vertex_faces.clone()), s)?,
+            ring_offsets: ctx.upload_buffer("sp.ring_offsets", &b.ring_offsets, s)?,
+            ring: ctx.upload_buffer("sp.ring", &nonempty(b.ring.clone()), s)?,
             face_bvh,
             tet_bvh,
             q_point: ctx.create_buffer("sp.q_point", cap, s)?,
@@ -324,6 +328,8 @@ impl ShortestPath {
             .read(vertices)
             .write(&self.q_point)
             .write(&self.q_meta)
+            .read(&self.ring_offsets)
+            .read(&self.ring)
             .push(&PushDcd {
                 n_tets: self.tet_bvh.len() as u32,
                 nq: n as u32,
@@ -366,6 +372,8 @@ impl ShortestPath {
             .read(edges)
             .write(&self.q_point)
             .write(&self.q_meta)
+            .read(&self.ring_offsets)
+            .read(&self.ring)
             .push(&PushEdgeDcd {
                 n_tets: self.tet_bvh.len() as u32,
                 ne: n as u32,
