@@ -269,6 +269,8 @@ pub struct CollisionSettings {
     pub infeasible_region_culling: bool,
     /// Over-relaxation ω of the shortest-path method's Jacobi constraint projection (0 < ω < 2).
     pub relaxation: f64,
+    /// Shortest-path method: largest part of a violation one projection closes (m).
+    pub max_correction: f64,
     /// Shortest-path method: detect (and query) again before every XPBD constraint iteration
     /// after the first, not only once per substep; catches the penetrations that the
     /// iterations themselves create (the paper detects once per substep and adds CCD).
@@ -302,6 +304,7 @@ impl Default for CollisionSettings {
             query_edges: true,
             infeasible_region_culling: true,
             relaxation: 1.5,
+            max_correction: 2e-3,
             detect_every_iteration: true,
             start_time: 0.0,
         }
@@ -317,6 +320,7 @@ impl CollisionSettings {
             all_vertices: self.query_all_vertices,
             edges: self.query_edges,
             relaxation: self.relaxation as f32,
+            max_correction: self.max_correction as f32,
             ..Default::default()
         };
         r.query.cull = self.infeasible_region_culling;
@@ -870,6 +874,12 @@ impl Scene {
                     format!("must be finite and >= 0, got {v}"),
                 );
             }
+        }
+        if !(c.max_correction.is_finite() && c.max_correction > 0.0) {
+            return bad(
+                "collision.max_correction".into(),
+                format!("must be a positive length in m, got {}", c.max_correction),
+            );
         }
         if !(c.relaxation > 0.0 && c.relaxation < 2.0) {
             return bad(

@@ -2,7 +2,8 @@
 // One Jacobi projection of the collision constraints (x_p - s(x)) . n >= offset, one invocation
 // per constraint: a violated constraint moves the point side (weights w) along +n and the face
 // side (barycentrics b) along -n in proportion to inverse masses (PBD, zero compliance), then
-// applies position-based Coulomb friction (Bender et al. 2015): the relative tangential motion
+// applies position-based Coulomb friction (a projection closes at most max_step of the
+// violation) (Bender et al. 2015): the relative tangential motion
 // over the substep is cancelled when it is below mu times the normal correction, otherwise
 // reduced by that much. Corrections are summed per vertex in fixed point (integer atomics:
 // deterministic in any order) with a count; contact_apply.comp averages them.
@@ -17,7 +18,7 @@ layout(std430, binding = 5) readonly buffer CW { vec4 c_w[]; };
 layout(std430, binding = 6) readonly buffer CB { vec4 c_b[]; };
 layout(std430, binding = 7) readonly buffer CN { vec4 c_n[]; };
 layout(std430, binding = 8) buffer Accum { ivec4 accum[]; };
-layout(push_constant) uniform P { uint nc; float offset; float mu; float scale; } p;
+layout(push_constant) uniform P { uint nc; float offset; float mu; float scale; float max_step; } p;
 const uint NONE = 0xFFFFFFFFu;
 
 void add(uint v, vec3 d) {
@@ -52,6 +53,9 @@ void main() {
     precise vec3 xsq = pos_prev[f.x].xyz * b.x + pos_prev[f.y].xyz * b.y + pos_prev[f.z].xyz * b.z;
     precise float cval = dot(xp - xs, n) - p.offset;
     if (!(cval < 0.0)) return;
+    // One projection closes at most max_step of the violation (deep, possibly ambiguous
+    // penetrations are resolved over several iterations instead of in one jump).
+    cval = max(cval, -p.max_step);
     precise float wsum = w.x * w.x * m0 + w.y * w.y * m1 + b.x * b.x * mf0 + b.y * b.y * mf1 +
                          b.z * b.z * mf2;
     if (!(wsum > 0.0)) return;

@@ -106,7 +106,8 @@ fn add(acc: &mut Accum, v: u32, d: Vector3<f32>) {
     a[3] += 1;
 }
 
-/// Projects one constraint into `acc` (the kernel's arithmetic).
+/// Projects one constraint into `acc` (the kernel's arithmetic), closing at most `max_step`
+/// (m) of its violation.
 #[allow(clippy::too_many_arguments)]
 pub fn project(
     positions: &[[f32; 4]],
@@ -116,6 +117,7 @@ pub fn project(
     c: &Contact,
     offset: f32,
     mu: f32,
+    max_step: f32,
     acc: &mut Accum,
 ) {
     if !c.active {
@@ -143,6 +145,7 @@ pub fn project(
     if !(cval < 0.0) {
         return;
     }
+    let cval = cval.max(-max_step);
     let (w, b) = (c.w, c.b);
     let wsum = w[0] * w[0] * m0
         + w[1] * w[1] * m1

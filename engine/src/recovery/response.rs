@@ -26,6 +26,9 @@ pub struct RecoverySettings {
     pub all_vertices: bool,
     /// Also query boundary edges through tets (the paper's edge–tet collisions).
     pub edges: bool,
+    /// Largest part of a constraint's violation one projection closes (m; deep penetrations
+    /// are resolved over several iterations, which keeps thin elements from inverting).
+    pub max_correction: f32,
     /// Over-relaxation ω of the Jacobi average (each vertex moves ω times the mean of its
     /// corrections; 1 = plain average).
     pub relaxation: f32,
@@ -40,6 +43,7 @@ impl Default for RecoverySettings {
             all_vertices: false,
             edges: true,
             relaxation: 1.5,
+            max_correction: 2e-3,
         }
     }
 }
@@ -71,6 +75,7 @@ struct PushProject {
     offset: f32,
     mu: f32,
     scale: f32,
+    max_step: f32,
 }
 
 #[repr(C)]
@@ -118,6 +123,11 @@ impl Recovery {
         {
             return Err(RecoveryError::Invalid(
                 "relaxation must be in (0, 2)".into(),
+            ));
+        }
+        if !(settings.max_correction.is_finite() && settings.max_correction > 0.0) {
+            return Err(RecoveryError::Invalid(
+                "max_correction must be positive".into(),
             ));
         }
         if !(settings.offset.is_finite() && settings.offset >= 0.0)
@@ -236,6 +246,7 @@ impl Recovery {
                     offset: settings.offset,
                     mu: settings.friction,
                     scale: FIXED_SCALE,
+                    max_step: settings.max_correction,
                 }),
             );
             g.dispatch(
