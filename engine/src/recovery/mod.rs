@@ -41,11 +41,12 @@ pub fn sample_shapes(refine: usize) -> Vec<(&'static str, supple_mesh::TetMesh)>
 }
 
 /// Shortest-path collision handling over one frame (report.json `recovery`; the paper's
-/// Table 1 columns per time step are these sums divided by `substeps`).
+/// Table 1 columns per detection are these sums divided by `detections`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct RecoveryFrameStats {
-    /// Detections run (one per XPBD substep).
-    pub substeps: u32,
+    /// Detections run (one per XPBD substep, or one per iteration with
+    /// `detect_every_iteration`).
+    pub detections: u32,
     /// Query points (vertices plus edges) per detection.
     pub points: u32,
     /// Penetrating points with a valid path, summed over the detections (DCD collisions).
@@ -68,7 +69,7 @@ impl RecoveryFrameStats {
     /// Adds one detection.
     pub fn add_detection(&mut self, d: &RecoveryDetection) {
         let c = &d.counters;
-        self.substeps += 1;
+        self.detections += 1;
         self.points = d.points;
         self.collisions += c.found;
         self.max_collisions = self.max_collisions.max(c.found);
