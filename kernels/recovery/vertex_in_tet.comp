@@ -3,7 +3,7 @@
 // tet BVH for boxes containing x_v and keeps the non-inverted tet not incident to v with the
 // largest smallest barycentric coordinate above `margin` (ties: lower tet), ignoring tets that
 // touch v's one-ring. Writes the
-// shortest-path query (x_v; tet or SP_INVALID, v) of slot i.
+// shortest-path query (x_v; tet or SP_INVALID, v) of slot first + i.
 // Host: engine/src/recovery/shortest_path.rs. Reference: engine/src/cpu_reference/shortest_path.rs
 // (vertex_in_tet, inside_margin).
 #include "common.glsl"
@@ -18,7 +18,7 @@ layout(std430, binding = 6) writeonly buffer QPoint { vec4 q_point[]; };
 layout(std430, binding = 7) writeonly buffer QMeta { uvec2 q_meta[]; };
 layout(std430, binding = 8) readonly buffer RingOffsets { uint ring_offsets[]; };
 layout(std430, binding = 9) readonly buffer Ring { uint ring[]; };
-layout(push_constant) uniform P { uint n_tets; uint nq; float margin; } p;
+layout(push_constant) uniform P { uint n_tets; uint nq; float margin; uint first; } p;
 
 // Whether the tet contains v or one of its tet-edge neighbours (the one-ring is skipped: a
 // vertex poking into a neighbouring tet is a local inversion, not a collision).
@@ -75,6 +75,6 @@ void main() {
             }
         }
     }
-    q_point[i] = vec4(x, 0.0);
-    q_meta[i] = uvec2(best, v);
+    q_point[p.first + i] = vec4(x, 0.0);
+    q_meta[p.first + i] = uvec2(best, v);
 }

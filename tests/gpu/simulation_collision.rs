@@ -4,10 +4,10 @@
 //! independent exact checker: no intersecting frame, no collision on the straight-line motion
 //! between consecutive frames, and the collision telemetry is reported.
 
-use supple::intersection_check::{frame_intersections, trajectory_check, Surface};
+use supple::intersection_check::{frame_intersections, trajectory_check};
 use supple::scene::Scene;
 use supple::simulation::Simulation;
-use supple_gpu_tests::{assert_no_validation_errors, context};
+use supple_gpu_tests::{assert_no_validation_errors, body_surface, context};
 
 /// Time stepping, inexact Newton and two-way collision settings shared by the scenes below.
 const HEADER: &str = r#"
@@ -28,14 +28,7 @@ fn run_checked(name: &str, toml: &str, frames: u32) -> (u32, u32) {
     let ctx = context(false);
     let scene = Scene::parse(toml, name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut sim = Simulation::new(&ctx, &scene).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let n = sim.model().positions.len();
-    let tris: Vec<[u32; 3]> = sim
-        .model()
-        .bodies
-        .iter()
-        .flat_map(|b| b.surface.iter().copied())
-        .collect();
-    let surface = Surface::new(n, &tris).expect("surface");
+    let surface = body_surface(&sim);
     let mut prev = sim.positions().expect("positions");
     assert!(
         frame_intersections(&surface, &prev).is_empty(),

@@ -7,10 +7,10 @@
 //!   last frames are intersection-free and it rests on top;
 //! - runs are bit-identical and the telemetry counts the work.
 
-use supple::intersection_check::{frame_intersections, Surface};
+use supple::intersection_check::frame_intersections;
 use supple::scene::Scene;
 use supple::simulation::Simulation;
-use supple_gpu_tests::{assert_no_validation_errors, context};
+use supple_gpu_tests::{assert_no_validation_errors, body_surface, context};
 
 const HEADER: &str = r#"
 [simulation]
@@ -53,14 +53,7 @@ fn run(name: &str, toml: &str, frames: u32) -> Run {
     let ctx = context(false);
     let scene = Scene::parse(toml, name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut sim = Simulation::new(&ctx, &scene).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let n = sim.model().positions.len();
-    let tris: Vec<[u32; 3]> = sim
-        .model()
-        .bodies
-        .iter()
-        .flat_map(|b| b.surface.iter().copied())
-        .collect();
-    let surface = Surface::new(n, &tris).expect("surface");
+    let surface = body_surface(&sim);
     let mut intersecting = Vec::new();
     let (mut collisions, mut traversals) = (0, 0);
     let mut x = sim.positions().expect("positions");

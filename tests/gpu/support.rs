@@ -76,3 +76,15 @@ pub mod oracles {
         [0, 1, 2, 3].map(|k| Vec3::new(num(&v[k][0]), num(&v[k][1]), num(&v[k][2])))
     }
 }
+
+/// The exact checker's surface of every body of `sim` (boundary triangles over model vertices).
+pub fn body_surface(sim: &supple::simulation::Simulation) -> supple::intersection_check::Surface {
+    let tris: Vec<[u32; 3]> = sim
+        .model()
+        .bodies
+        .iter()
+        .flat_map(|b| b.surface.iter().copied())
+        .collect();
+    supple::intersection_check::Surface::new(sim.model().positions.len(), &tris)
+        .expect("body surfaces")
+}

@@ -80,17 +80,16 @@ struct PushQuery {
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct PushDcd {
     n_tets: u32,
-    nq: u32,
-    margin: f32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct PushEdgeDcd {
-    n_tets: u32,
-    ne: u32,
+    n: u32,
     margin: f32,
     first: u32,
+}
+
+/// Which discrete detection kernel.
+#[derive(Clone, Copy)]
+enum DcdKind {
+    Vertices,
+    Edges,
 }
 
 /// Persistent buffers of the shortest-path queries of one tet mesh: topology, a boundary-face
@@ -305,37 +304,7 @@ impl ShortestPath {
         vertices: &GpuBuffer<u32>,
         n: usize,
     ) {
-        assert!(
-            n <= self.capacity && n <= vertices.len(),
-            "vertex DCD: {n} vertices exceed the query capacity {} or the list",
-            self.capacity
-        );
-        if n == 0 {
-            return;
-        }
-        g.dispatch(
-            Dispatch::new(
-                "recovery.vertex_in_tet",
-                ids::RECOVERY_VERTEX_IN_TET,
-                self.grid(n),
-            )
-            .workgroup_size(self.workgroup)
-            .read(positions)
-            .read(&self.tets)
-            .read(self.tet_bvh.leaf_prims())
-            .read(self.tet_bvh.node_children())
-            .read(self.tet_bvh.node_boxes())
-            .read(vertices)
-            .write(&self.q_point)
-            .write(&self.q_meta)
-            .read(&self.ring_offsets)
-            .read(&self.ring)
-            .push(&PushDcd {
-                n_tets: self.tet_bvh.len() as u32,
-                nq: n as u32,
-                margin: self.settings.dcd_margin,
-            }),
-        );
+        self.record_dcd(g, DcdKind::Vertices, positions, vertices, n, 0);
     }
 
     /// Records edge-through-tet detection for the first `n` entries of `edges`: query slot
@@ -348,9 +317,25 @@ impl ShortestPath {
         n: usize,
         first: usize,
     ) {
+        self.record_dcd(g, DcdKind::Edges, positions, edges, n, first);
+    }
+
+    fn record_dcd<L: bytemuck::Pod>(
+        &self,
+        g: &mut Graph,
+        kind: DcdKind,
+        positions: &GpuBuffer<[f32; 4]>,
+        list: &GpuBuffer<L>,
+        n: usize,
+        first: usize,
+    ) {
+        let (name, kernel) = match kind {
+            DcdKind::Vertices => ("recovery.vertex_in_tet", ids::RECOVERY_VERTEX_IN_TET),
+            DcdKind::Edges => ("recovery.edge_in_tet", ids::RECOVERY_EDGE_IN_TET),
+        };
         assert!(
-            first + n <= self.capacity && n <= edges.len(),
-            "edge DCD: slots {first}..{} exceed the query capacity {} or the list",
+            first + n <= self.capacity && n <= list.len(),
+            "{name}: slots {first}..{} exceed the query capacity {} or the list",
             first + n,
             self.capacity
         );
@@ -358,28 +343,24 @@ impl ShortestPath {
             return;
         }
         g.dispatch(
-            Dispatch::new(
-                "recovery.edge_in_tet",
-                ids::RECOVERY_EDGE_IN_TET,
-                self.grid(n),
-            )
-            .workgroup_size(self.workgroup)
-            .read(positions)
-            .read(&self.tets)
-            .read(self.tet_bvh.leaf_prims())
-            .read(self.tet_bvh.node_children())
-            .read(self.tet_bvh.node_boxes())
-            .read(edges)
-            .write(&self.q_point)
-            .write(&self.q_meta)
-            .read(&self.ring_offsets)
-            .read(&self.ring)
-            .push(&PushEdgeDcd {
-                n_tets: self.tet_bvh.len() as u32,
-                ne: n as u32,
-                margin: self.settings.dcd_margin,
-                first: first as u32,
-            }),
+            Dispatch::new(name, kernel, self.grid(n))
+                .workgroup_size(self.workgroup)
+                .read(positions)
+                .read(&self.tets)
+                .read(self.tet_bvh.leaf_prims())
+                .read(self.tet_bvh.node_children())
+                .read(self.tet_bvh.node_boxes())
+                .read(list)
+                .write(&self.q_point)
+                .write(&self.q_meta)
+                .read(&self.ring_offsets)
+                .read(&self.ring)
+                .push(&PushDcd {
+                    n_tets: self.tet_bvh.len() as u32,
+                    n: n as u32,
+                    margin: self.settings.dcd_margin,
+                    first: first as u32,
+                }),
         );
     }
 
