@@ -504,7 +504,7 @@ impl Simulation {
                                 }
                                 crate::xpbd::XpbdPhase::Iteration(k) => {
                                     if k > 0 && redetect {
-                                        let d = r.detect().map_err(err)?;
+                                        let d = r.redetect().map_err(err)?;
                                         rs.add_detection(&d);
                                     }
                                     rs.ms_response += r.respond().map_err(err)?;

@@ -49,6 +49,9 @@ struct Report {
     /// Surface collision handling (absent without `collision.method`).
     #[serde(skip_serializing_if = "Option::is_none")]
     collision: Option<CollisionSummary>,
+    /// Shortest-path collision handling (absent unless `collision.method = "shortest-path"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recovery: Option<RecoverySummary>,
     /// Each repeat's median milliseconds per frame, summarised over the repeats.
     ms_per_frame_median_over_repeats: Stats,
 }
@@ -76,6 +79,31 @@ struct CollisionSummary {
     min_distance: Option<f32>,
 }
 
+/// Shortest-path telemetry over the timed frames (the shortest-path paper's Table 1 columns).
+#[derive(Serialize, Default)]
+struct RecoverySummary {
+    /// Detections per frame.
+    detections_per_frame: f64,
+    /// Penetrating points with a valid path per detection (DCD collisions).
+    collisions_per_detection: f64,
+    /// BVH nodes, traversals and tets visited per detection (Q, Tr, Tet).
+    bvh_nodes_per_detection: f64,
+    traversals_per_detection: f64,
+    tets_visited_per_detection: f64,
+    /// Share of GPU time per part: XPBD, detection (BVH builds + DCD), shortest-path queries
+    /// (with constraint setup) and constraint projections.
+    share_xpbd: f64,
+    share_detection: f64,
+    share_shortest_path: f64,
+    share_response: f64,
+    /// GPU milliseconds per frame of all four parts.
+    gpu_ms_per_frame: f64,
+    #[serde(skip)]
+    sums: supple::recovery::RecoveryFrameStats,
+    #[serde(skip)]
+    frames: u32,
+}
+
 fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -94,6 +122,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     let mut col = CollisionSummary::default();
     let mut col_frames = 0u32;
     let mut col_time_steps = 0u32;
+    let mut rec = RecoverySummary::default();
     for _ in 0..args.repeat.max(1) {
         let mut sim = Simulation::new(&ctx, &scene).map_err(|e| (2, e.to_string()))?;
         model_size = (sim.model().positions.len(), sim.model().tets.len());
@@ -108,6 +137,20 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
             newton += s.newton_iterations as u64;
             pcg += s.pcg_iterations as u64;
             warm += s.pcg_warm_iterations as u64;
+            let r = &s.recovery;
+            if r.detections > 0 {
+                let t = &mut rec.sums;
+                rec.frames += 1;
+                t.detections += r.detections;
+                t.collisions += r.collisions;
+                t.counters.bvh_nodes += r.counters.bvh_nodes;
+                t.counters.traversals += r.counters.traversals;
+                t.counters.tets_visited += r.counters.tets_visited;
+                t.ms_detect += r.ms_detect;
+                t.ms_shortest_path += r.ms_shortest_path;
+                t.ms_response += r.ms_response;
+                t.ms_xpbd += r.ms_xpbd;
+            }
             let c = &s.collision;
             if c.solves > 0 {
                 col_frames += 1;
@@ -140,6 +183,25 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         col.ms_proximity_per_frame_mean /= f;
         col
     });
+    let recovery = (rec.frames > 0).then(|| {
+        let t = rec.sums;
+        let d = t.detections.max(1) as f64;
+        let total = t.ms_xpbd + t.ms_detect + t.ms_shortest_path + t.ms_response;
+        let share = |x: f64| if total > 0.0 { x / total } else { 0.0 };
+        RecoverySummary {
+            detections_per_frame: t.detections as f64 / rec.frames as f64,
+            collisions_per_detection: t.collisions as f64 / d,
+            bvh_nodes_per_detection: t.counters.bvh_nodes as f64 / d,
+            traversals_per_detection: t.counters.traversals as f64 / d,
+            tets_visited_per_detection: t.counters.tets_visited as f64 / d,
+            share_xpbd: share(t.ms_xpbd),
+            share_detection: share(t.ms_detect),
+            share_shortest_path: share(t.ms_shortest_path),
+            share_response: share(t.ms_response),
+            gpu_ms_per_frame: total / rec.frames as f64,
+            ..Default::default()
+        }
+    });
     let mut sorted = times.clone();
     sorted.sort_by(f64::total_cmp);
     let r = Report {
@@ -167,6 +229,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         pcg_warm_iterations_mean: warm as f64 / n,
         repeat: args.repeat.max(1),
         collision,
+        recovery,
         ms_per_frame_median_over_repeats: Stats::of(&repeat_medians),
     };
     let text = if args.json {

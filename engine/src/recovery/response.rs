@@ -98,6 +98,7 @@ pub struct Recovery {
     c_b: GpuBuffer<[f32; 4]>,
     c_n: GpuBuffer<[f32; 4]>,
     detect: CompiledGraph,
+    redetect: CompiledGraph,
     query: CompiledGraph,
     respond: CompiledGraph,
 }
@@ -191,6 +192,12 @@ impl Recovery {
         sp.record_vertex_dcd(&mut g, positions, &vbuf, nv);
         sp.record_edge_dcd(&mut g, positions, &ebuf, ne, nv);
         let detect = g.compile(ctx, timed)?;
+        // Re-detection within a substep: refit the trees instead of rebuilding them.
+        let mut g = Graph::new("recovery.redetect");
+        sp.record_refit(&mut g, positions);
+        sp.record_vertex_dcd(&mut g, positions, &vbuf, nv);
+        sp.record_edge_dcd(&mut g, positions, &ebuf, ne, nv);
+        let redetect = g.compile(ctx, timed)?;
         // Queries and constraint setup.
         let mut g = Graph::new("recovery.query");
         sp.record_query(&mut g, positions, nq);
@@ -277,6 +284,7 @@ impl Recovery {
             c_b,
             c_n,
             detect,
+            redetect,
             query,
             respond,
         })
@@ -297,9 +305,20 @@ impl Recovery {
         &self.edges
     }
 
-    /// Runs detection, the queries and the constraint setup at the current positions.
+    /// Runs detection (rebuilding both trees), the queries and the constraint setup at the
+    /// current positions.
     pub fn detect(&self) -> Result<RecoveryDetection, RecoveryError> {
-        self.detect.run()?;
+        self.run_detection(&self.detect)
+    }
+
+    /// Like [`Recovery::detect`] but refits the trees of the last detection instead of
+    /// rebuilding them (for re-detection within a substep, when vertices moved little).
+    pub fn redetect(&self) -> Result<RecoveryDetection, RecoveryError> {
+        self.run_detection(&self.redetect)
+    }
+
+    fn run_detection(&self, detect: &CompiledGraph) -> Result<RecoveryDetection, RecoveryError> {
+        detect.run()?;
         self.query.run()?;
         let counters = self.sp.read_counters()?;
         let ms = |g: &CompiledGraph| -> Result<f64, VkError> {
@@ -308,7 +327,7 @@ impl Recovery {
         Ok(RecoveryDetection {
             points: (self.nv + self.ne) as u32,
             counters,
-            ms_detect: ms(&self.detect)?,
+            ms_detect: ms(detect)?,
             ms_query: ms(&self.query)?,
         })
     }
