@@ -218,7 +218,12 @@ impl ShortestPath {
             out_point: ctx.create_buffer("sp.out_point", cap, s)?,
             out_normal: ctx.create_buffer("sp.out_normal", cap, s)?,
             out_face: ctx.create_buffer("sp.out_face", cap, s)?,
-            counters: ctx.create_buffer("sp.counters", Counters::WORDS, s)?,
+            // Host-visible: read after every detection without a staging copy.
+            counters: ctx.create_buffer(
+                "sp.counters",
+                Counters::WORDS,
+                s | BufferUsage::HOST_READ,
+            )?,
             boundary: b,
         })
     }
@@ -413,7 +418,9 @@ impl ShortestPath {
 
     /// Reads the counters of the last recorded query batch.
     pub fn read_counters(&self) -> Result<Counters, RecoveryError> {
-        Ok(Counters::from_words(&self.counters.read()?))
+        let mut w = [0u32; Counters::WORDS];
+        self.counters.read_into(&mut w)?;
+        Ok(Counters::from_words(&w))
     }
 
     /// Reads the first `nq` answers.
