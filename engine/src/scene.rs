@@ -1292,6 +1292,46 @@ friction = 0.3
     }
 
     #[test]
+    fn shortest_path_fields_and_generators_are_validated() {
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let s = Scene::parse(
+            CUBE,
+            "cube.toml",
+            &set(&[
+                "collision.method=shortest-path",
+                "collision.friction=0.4",
+                "collision.max_correction=0.001",
+                "collision.query_all_vertices=true",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(s.collision.method, CollisionMethod::ShortestPath);
+        let r = s.collision.recovery();
+        assert_eq!((r.friction, r.max_correction), (0.4, 0.001));
+        assert!(r.all_vertices && r.edges && r.query.cull, "defaults");
+        for (o, field) in [
+            ("collision.friction=-0.1", "collision.friction"),
+            ("collision.contact_offset=-1.0", "collision.contact_offset"),
+            ("collision.start_time=-1.0", "collision.start_time"),
+            ("collision.max_correction=0.0", "collision.max_correction"),
+            ("collision.relaxation=2.0", "collision.relaxation"),
+        ] {
+            let e = Scene::parse(CUBE, "cube.toml", &set(&[o])).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{o}: {e}");
+        }
+        let coil = |size: &str| {
+            format!(
+                "[[body]]\nname = \"c\"\nmesh = {{ generator = \"coil\", size = {size}, cells = [2, 1, 1] }}\n\
+                 material = {{ model = \"stable-neo-hookean\", youngs_modulus = 1e4, poisson_ratio = 0.4, density = 1000.0 }}\n"
+            )
+        };
+        Scene::parse(&coil("[1.0, 0.04, 0.1]"), "coil.toml", &[]).unwrap();
+        let e = Scene::parse(&coil("[1.0, 0.04, 0.03]"), "coil.toml", &[]).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("body[0].mesh.size"), "{e}");
+        assert!(e.message.contains("radius"), "{e}");
+    }
+
+    #[test]
     fn load_reports_missing_files_and_resolves_mesh_paths() {
         let e = Scene::load(Path::new("/nonexistent/scene.toml"), &[]).unwrap_err();
         assert!(

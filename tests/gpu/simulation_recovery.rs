@@ -147,3 +147,21 @@ fn dropped_cube_rests_on_the_other_and_runs_are_deterministic() {
         "{bottom_above} vs {top_below}"
     );
 }
+
+#[test]
+fn methods_need_their_solvers() {
+    let ctx = context(false);
+    let body = cube("a", [0.0, 0.0, 0.05], [0.0; 3]);
+    for (solver, method) in [("newton", "shortest-path"), ("xpbd", "two-way")] {
+        let toml = format!(
+            "[simulation]\nsolver = \"{solver}\"\n[collision]\nmethod = \"{method}\"\n{body}"
+        );
+        let scene = Scene::parse(&toml, "s.toml", &[]).expect("valid scene file");
+        let e = match Simulation::new(&ctx, &scene) {
+            Ok(_) => panic!("{solver} + {method} must be refused"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.starts_with("collision.method"), "{e}");
+    }
+    assert_no_validation_errors(&ctx);
+}
