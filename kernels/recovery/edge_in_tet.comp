@@ -21,12 +21,7 @@ layout(std430, binding = 8) readonly buffer RingOffsets { uint ring_offsets[]; }
 layout(std430, binding = 9) readonly buffer Ring { uint ring[]; };
 layout(push_constant) uniform P { uint n_tets; uint ne; float margin; uint first; } p;
 
-bool touches_ring(uvec4 tet, uint v) {
-    bool hit = any(equal(tet, uvec4(v)));
-    uint hi = ring_offsets[v + 1u];
-    for (uint i = ring_offsets[v]; i < hi; ++i) hit = hit || any(equal(tet, uvec4(ring[i])));
-    return hit;
-}
+#include "tet_ring.glsl"
 
 // Barycentric coordinates of x in the tet (a, e1, e2, e3) with 6*volume vol.
 vec4 bary(vec3 a, vec3 e1, vec3 e2, vec3 e3, float vol, vec3 x) {

@@ -20,14 +20,7 @@ layout(std430, binding = 8) readonly buffer RingOffsets { uint ring_offsets[]; }
 layout(std430, binding = 9) readonly buffer Ring { uint ring[]; };
 layout(push_constant) uniform P { uint n_tets; uint nq; float margin; uint first; } p;
 
-// Whether the tet contains v or one of its tet-edge neighbours (the one-ring is skipped: a
-// vertex poking into a neighbouring tet is a local inversion, not a collision).
-bool touches_ring(uvec4 tet, uint v) {
-    bool hit = any(equal(tet, uvec4(v)));
-    uint hi = ring_offsets[v + 1u];
-    for (uint i = ring_offsets[v]; i < hi; ++i) hit = hit || any(equal(tet, uvec4(ring[i])));
-    return hit;
-}
+#include "tet_ring.glsl"
 
 void main() {
     uint i = bvh_thread_index();

@@ -163,15 +163,9 @@ fn edge_queries_match_the_oracle() {
         let tol = 1e-5 * size(&x);
         let settings = ShortestPathSettings::default();
         // Every boundary edge (the surface edges the paper tests against tets).
-        let probe = ShortestPath::new(&ctx, &m, 1, settings).expect("topology");
-        let mut edges: Vec<[u32; 2]> = probe
-            .boundary()
-            .faces
-            .iter()
-            .flat_map(|t| (0..3).map(move |k| [t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3])]))
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
+        let edges = ShortestPath::topology(&m)
+            .expect("topology")
+            .boundary_edges();
         let ne = edges.len();
         let r = setup(&ctx, &m, ne + 1, settings);
         let list = ctx

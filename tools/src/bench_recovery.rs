@@ -62,7 +62,7 @@ fn measure(
     let e = |x: supple::recovery::RecoveryError| x.to_string();
     let v = |x: supple::VkError| x.to_string();
     let n = m.positions.len();
-    let probe = supple_mesh_edges(m);
+    let probe = ShortestPath::topology(m).map_err(e)?.boundary_edges();
     let nq = n + probe.len();
     let settings = ShortestPathSettings {
         cull,
@@ -109,18 +109,6 @@ fn measure(
         nq,
         sp.boundary().faces.len(),
     ))
-}
-
-/// Unique boundary edges of `m`.
-fn supple_mesh_edges(m: &supple::mesh::TetMesh) -> Vec<[u32; 2]> {
-    let mut e: Vec<[u32; 2]> = m
-        .boundary_triangles()
-        .iter()
-        .flat_map(|t| (0..3).map(move |k| [t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3])]))
-        .collect();
-    e.sort_unstable();
-    e.dedup();
-    e
 }
 
 /// Runs the benchmark.

@@ -143,9 +143,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
                 rec.frames += 1;
                 t.detections += r.detections;
                 t.collisions += r.collisions;
-                t.counters.bvh_nodes += r.counters.bvh_nodes;
-                t.counters.traversals += r.counters.traversals;
-                t.counters.tets_visited += r.counters.tets_visited;
+                t.counters += r.counters;
                 t.ms_detect += r.ms_detect;
                 t.ms_shortest_path += r.ms_shortest_path;
                 t.ms_response += r.ms_response;

@@ -180,6 +180,32 @@ impl TetBoundary {
         self.faces.iter().flatten().copied().collect()
     }
 
+    /// Unique boundary edges `[a, b]` with `a < b`, sorted.
+    pub fn boundary_edges(&self) -> Vec<[u32; 2]> {
+        let mut e: Vec<[u32; 2]> = self
+            .faces
+            .iter()
+            .flat_map(|t| (0..3).map(move |k| [t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3])]))
+            .collect();
+        e.sort_unstable();
+        e.dedup();
+        e
+    }
+
+    /// Vertices used by a boundary face (`all = false`) or by any tet (`all = true`), ascending.
+    pub fn used_vertices(&self, all: bool) -> Vec<u32> {
+        let n = self.neighbor_offsets.len() - 1;
+        let mut used = vec![false; n];
+        let mark =
+            |used: &mut Vec<bool>, v: &[u32]| v.iter().for_each(|&v| used[v as usize] = true);
+        if all {
+            self.tets.iter().for_each(|t| mark(&mut used, t));
+        } else {
+            self.faces.iter().for_each(|f| mark(&mut used, f));
+        }
+        (0..n as u32).filter(|&v| used[v as usize]).collect()
+    }
+
     /// Tet vertex indices, four per tet (the tet BVH's primitive indices).
     pub fn tet_indices(&self) -> Vec<u32> {
         self.tets.iter().flatten().copied().collect()
@@ -249,6 +275,21 @@ pub struct Counters {
     /// GPU loops that ended with work left (llvmpipe's loop limiter; a traversal counts as
     /// overflowed too). Always 0 in the reference.
     pub cut_short: u32,
+}
+
+impl std::ops::AddAssign for Counters {
+    fn add_assign(&mut self, c: Counters) {
+        self.queries += c.queries;
+        self.bvh_nodes += c.bvh_nodes;
+        self.candidates += c.candidates;
+        self.culled += c.culled;
+        self.traversals += c.traversals;
+        self.tets_visited += c.tets_visited;
+        self.branches += c.branches;
+        self.overflows += c.overflows;
+        self.found += c.found;
+        self.cut_short += c.cut_short;
+    }
 }
 
 impl Counters {

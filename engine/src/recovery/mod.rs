@@ -73,17 +73,7 @@ impl RecoveryFrameStats {
         self.points = d.points;
         self.collisions += c.found;
         self.max_collisions = self.max_collisions.max(c.found);
-        let s = &mut self.counters;
-        s.queries += c.queries;
-        s.bvh_nodes += c.bvh_nodes;
-        s.candidates += c.candidates;
-        s.culled += c.culled;
-        s.traversals += c.traversals;
-        s.tets_visited += c.tets_visited;
-        s.branches += c.branches;
-        s.overflows += c.overflows;
-        s.found += c.found;
-        s.cut_short += c.cut_short;
+        self.counters += *c;
         self.ms_detect += d.ms_detect;
         self.ms_shortest_path += d.ms_query;
     }

@@ -139,40 +139,16 @@ impl Recovery {
             ));
         }
         let n = mesh.positions.len();
-        let probe = crate::cpu_reference::shortest_path::TetBoundary::new(mesh);
-        let vertices: Vec<u32> = if settings.all_vertices {
-            let mut used = vec![false; n];
-            for t in &mesh.tets {
-                for &v in t {
-                    used[v as usize] = true;
-                }
-            }
-            (0..n as u32).filter(|&v| used[v as usize]).collect()
-        } else {
-            let mut used = vec![false; n];
-            for f in &probe.faces {
-                for &v in f {
-                    used[v as usize] = true;
-                }
-            }
-            (0..n as u32).filter(|&v| used[v as usize]).collect()
-        };
-        let mut edges: Vec<[u32; 2]> = if settings.edges {
-            probe
-                .faces
-                .iter()
-                .flat_map(|t| {
-                    (0..3).map(move |k| [t[k].min(t[(k + 1) % 3]), t[k].max(t[(k + 1) % 3])])
-                })
-                .collect()
+        let topology = ShortestPath::topology(mesh)?;
+        let vertices = topology.used_vertices(settings.all_vertices);
+        let edges = if settings.edges {
+            topology.boundary_edges()
         } else {
             Vec::new()
         };
-        edges.sort_unstable();
-        edges.dedup();
         let (nv, ne) = (vertices.len(), edges.len());
         let nq = nv + ne;
-        let sp = ShortestPath::new(ctx, mesh, nq, settings.query)?;
+        let sp = ShortestPath::from_boundary(ctx, topology, nq, settings.query)?;
         let s = BufferUsage::STORAGE;
         let vbuf = ctx.upload_buffer("recovery.vertices", &pad(&vertices, 0), s)?;
         let ebuf = ctx.upload_buffer("recovery.edges", &pad(&edges, [0, 0]), s)?;

@@ -135,6 +135,11 @@ impl ShortestPath {
         capacity: usize,
         settings: ShortestPathSettings,
     ) -> Result<ShortestPath, RecoveryError> {
+        Self::from_boundary(ctx, Self::topology(mesh)?, capacity, settings)
+    }
+
+    /// Checks the tet indices of `mesh` and builds its boundary topology (host side).
+    pub fn topology(mesh: &TetMesh) -> Result<TetBoundary, RecoveryError> {
         let n = mesh.positions.len();
         if let Some((t, _)) = mesh
             .tets
@@ -146,6 +151,17 @@ impl ShortestPath {
                 "tet {t} refers to a vertex beyond the {n} vertices"
             )));
         }
+        Ok(TetBoundary::new(mesh))
+    }
+
+    /// Uploads an already built topology (see [`ShortestPath::topology`]) and allocates room
+    /// for `capacity` queries.
+    pub fn from_boundary(
+        ctx: &Context,
+        b: TetBoundary,
+        capacity: usize,
+        settings: ShortestPathSettings,
+    ) -> Result<ShortestPath, RecoveryError> {
         for (name, v) in [
             ("eps_i", settings.eps_i),
             ("eps_r", settings.eps_r),
@@ -158,7 +174,6 @@ impl ShortestPath {
                 )));
             }
         }
-        let b = TetBoundary::new(mesh);
         let s = BufferUsage::STORAGE;
         let faces: Vec<[u32; 4]> = b
             .faces
