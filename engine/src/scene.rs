@@ -278,6 +278,13 @@ pub struct CollisionSettings {
     /// Simulated time (s) before which shortest-path collision handling is off (to create
     /// intersections for it to recover from, as in the paper's Fig. 17).
     pub start_time: f64,
+    /// Shortest-path method: which collisions are detected, `"hybrid"` (CCD for new
+    /// collisions, DCD with the shortest path at the start of each substep; the paper's
+    /// recommendation), `"dcd"` or `"ccd"` only (the paper's Fig. 9 comparison).
+    pub detection: crate::recovery::DetectionMode,
+    /// Shortest-path method: proximity search distance of the CCD candidate pairs (m); a
+    /// search is reused while every vertex moved less than half of it.
+    pub ccd_distance: f64,
 }
 
 impl Default for CollisionSettings {
@@ -307,6 +314,8 @@ impl Default for CollisionSettings {
             max_correction: 2e-3,
             detect_every_iteration: true,
             start_time: 0.0,
+            detection: crate::recovery::DetectionMode::Hybrid,
+            ccd_distance: 0.01,
         }
     }
 }
@@ -321,6 +330,8 @@ impl CollisionSettings {
             edges: self.query_edges,
             relaxation: self.relaxation as f32,
             max_correction: self.max_correction as f32,
+            detection: self.detection,
+            ccd_distance: self.ccd_distance,
             ..Default::default()
         };
         r.query.cull = self.infeasible_region_culling;
@@ -730,6 +741,27 @@ fn apply_override(doc: &mut toml::Table, spec: &str) -> Result<(), SceneError> {
     Ok(())
 }
 
+/// The key of the first `--set` override after which the document no longer deserializes (the
+/// field to name in an error), if the file alone does.
+fn failing_override(text: &str, overrides: &[String]) -> Option<String> {
+    let mut doc: toml::Table = text.parse().ok()?;
+    let ok = |d: &toml::Table| {
+        toml::to_string(d)
+            .ok()
+            .is_some_and(|t| toml::from_str::<Scene>(&t).is_ok())
+    };
+    if !ok(&doc) {
+        return None;
+    }
+    for o in overrides {
+        apply_override(&mut doc, o).ok()?;
+        if !ok(&doc) {
+            return o.split_once('=').map(|(k, _)| k.trim().to_string());
+        }
+    }
+    None
+}
+
 impl Scene {
     /// Reads and checks a scene file, applying `--set` overrides first.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scene, SceneError> {
@@ -775,6 +807,7 @@ impl Scene {
                 // Lines refer to the merged document, not the file: do not report them.
                 err.line = None;
                 err.message = format!("{} (after --set overrides)", err.message);
+                err.field = failing_override(text, overrides);
             }
             err
         })?;
@@ -874,6 +907,15 @@ impl Scene {
                     format!("must be finite and >= 0, got {v}"),
                 );
             }
+        }
+        if !(c.ccd_distance.is_finite() && c.ccd_distance > c.contact_offset) {
+            return bad(
+                "collision.ccd_distance".into(),
+                format!(
+                    "must be a length in m larger than collision.contact_offset ({}), got {}",
+                    c.contact_offset, c.ccd_distance
+                ),
+            );
         }
         if !(c.max_correction.is_finite() && c.max_correction > 0.0) {
             return bad(
@@ -1315,6 +1357,8 @@ friction = 0.3
             ("collision.start_time=-1.0", "collision.start_time"),
             ("collision.max_correction=0.0", "collision.max_correction"),
             ("collision.relaxation=2.0", "collision.relaxation"),
+            ("collision.ccd_distance=0.0", "collision.ccd_distance"),
+            ("collision.detection=\"sometimes\"", "collision.detection"),
         ] {
             let e = Scene::parse(CUBE, "cube.toml", &set(&[o])).unwrap_err();
             assert_eq!(e.field.as_deref(), Some(field), "{o}: {e}");

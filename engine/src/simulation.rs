@@ -485,27 +485,42 @@ impl Simulation {
                 for _ in 0..self.substeps {
                     let active = s.time() + 1e-9 >= self.recovery_start;
                     let redetect = self.recovery_redetect;
-                    if let Some(r) = self.recovery.as_ref().filter(|_| active) {
+                    if let Some(r) = self.recovery.as_mut().filter(|_| active) {
                         let rs = &mut stats.recovery;
                         let err = |e: crate::recovery::RecoveryError| VkError::Graph {
                             graph: "recovery".into(),
                             message: e.to_string(),
                         };
+                        let mode = r.settings().detection;
                         let st = s.step_with(&mut |phase| {
+                            use crate::recovery::DetectionMode;
                             match phase {
                                 crate::xpbd::XpbdPhase::Predicted => {
-                                    let d = r.detect().map_err(err)?;
-                                    if d.counters.overflows > 0 {
-                                        return Err(err(crate::recovery::RecoveryError::Overflow(
-                                            d.counters.overflows,
-                                        )));
+                                    // Hybrid: DCD of the start of the substep (what earlier
+                                    // substeps left intersecting); DCD only: of the prediction.
+                                    if mode.dcd() {
+                                        let d = r.detect().map_err(err)?;
+                                        if d.counters.overflows > 0 {
+                                            return Err(err(
+                                                crate::recovery::RecoveryError::Overflow(
+                                                    d.counters.overflows,
+                                                ),
+                                            ));
+                                        }
+                                        rs.add_detection(&d);
                                     }
-                                    rs.add_detection(&d);
+                                    if let Some(c) = r.detect_ccd(true).map_err(err)? {
+                                        rs.add_ccd(&c);
+                                    }
                                 }
                                 crate::xpbd::XpbdPhase::Iteration(k) => {
                                     if k > 0 && redetect {
-                                        let d = r.redetect().map_err(err)?;
-                                        rs.add_detection(&d);
+                                        if mode == DetectionMode::Dcd {
+                                            let d = r.redetect().map_err(err)?;
+                                            rs.add_detection(&d);
+                                        } else if let Some(c) = r.detect_ccd(false).map_err(err)? {
+                                            rs.add_ccd(&c);
+                                        }
                                     }
                                     rs.ms_response += r.respond().map_err(err)?;
                                 }

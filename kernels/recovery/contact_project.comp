@@ -1,6 +1,6 @@
 #version 460
 // One Jacobi projection of the collision constraints (x_p - s(x)) . n >= offset, one invocation
-// per constraint: a violated constraint moves the point side (weights w) along +n and the face
+// per constraint slot base + i (shortest-path slots, or CCD slots of ccd_contacts.comp): a violated constraint moves the point side (weights w) along +n and the face
 // side (barycentrics b) along -n in proportion to inverse masses (PBD, zero compliance), then
 // applies position-based Coulomb friction (a projection closes at most max_step of the
 // violation) (Bender et al. 2015): the relative tangential motion
@@ -12,13 +12,15 @@
 layout(std430, binding = 0) readonly buffer Pos { vec4 pos[]; };
 layout(std430, binding = 1) readonly buffer PosPrev { vec4 pos_prev[]; };
 layout(std430, binding = 2) readonly buffer InvMass { float inv_mass[]; };
-layout(std430, binding = 3) readonly buffer Faces { uvec4 faces[]; };
+layout(std430, binding = 3) readonly buffer CF { uvec4 c_f[]; };           // face-side vertices
 layout(std430, binding = 4) readonly buffer CIdx { uvec4 c_idx[]; };
 layout(std430, binding = 5) readonly buffer CW { vec4 c_w[]; };
 layout(std430, binding = 6) readonly buffer CB { vec4 c_b[]; };
 layout(std430, binding = 7) readonly buffer CN { vec4 c_n[]; };
 layout(std430, binding = 8) buffer Accum { ivec4 accum[]; };
-layout(push_constant) uniform P { uint nc; float offset; float mu; float scale; float max_step; } p;
+layout(push_constant) uniform P {
+    uint nc; uint base; float offset; float mu; float scale; float max_step;
+} p;
 const uint NONE = 0xFFFFFFFFu;
 
 void add(uint v, vec3 d) {
@@ -32,17 +34,23 @@ void add(uint v, vec3 d) {
 void main() {
     uint i = gl_GlobalInvocationID.x;
     if (i >= p.nc) return;
+    i += p.base;
     uvec4 c = c_idx[i];
     if (c.w == 0u) return;
-    uvec4 f = faces[c.z];
+    uvec4 f = c_f[i];
     vec2 w = c_w[i].xy;
     vec3 b = c_b[i].xyz;
     vec3 n = c_n[i].xyz;
     bool two = c.y != NONE;
+    // An edge on the face side (CCD edge–edge): f.z = NONE with weight 0.
+    bool three = f.z != NONE;
+    if (!three) f.z = f.y;
     float m0 = inv_mass[c.x];
     float m1 = 0.0;
     if (two) m1 = inv_mass[c.y];
-    float mf0 = inv_mass[f.x], mf1 = inv_mass[f.y], mf2 = inv_mass[f.z];
+    float mf0 = inv_mass[f.x], mf1 = inv_mass[f.y], mf2 = 0.0;
+    if (three) mf2 = inv_mass[f.z];
+    if (!three) b.z = 0.0;
     precise vec3 xp = pos[c.x].xyz * w.x;
     precise vec3 xq = pos_prev[c.x].xyz * w.x;
     if (two) {
@@ -71,5 +79,5 @@ void main() {
     if (two) add(c.y, g * (m1 * w.y));
     add(f.x, -g * (mf0 * b.x));
     add(f.y, -g * (mf1 * b.y));
-    add(f.z, -g * (mf2 * b.z));
+    if (three) add(f.z, -g * (mf2 * b.z));
 }

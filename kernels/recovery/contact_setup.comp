@@ -18,7 +18,8 @@ layout(std430, binding = 7) readonly buffer AFace { uvec2 a_face[]; };         /
 layout(std430, binding = 8) writeonly buffer CIdx { uvec4 c_idx[]; };          // p0 p1 face live
 layout(std430, binding = 9) writeonly buffer CW { vec4 c_w[]; };               // w0 w1
 layout(std430, binding = 10) writeonly buffer CB { vec4 c_b[]; };              // b0 b1 b2
-layout(std430, binding = 11) writeonly buffer CN { vec4 c_n[]; };              // n
+layout(std430, binding = 11) writeonly buffer CN { vec4 c_n[]; };
+layout(std430, binding = 12) writeonly buffer CF { uvec4 c_f[]; };             // face vertices              // n
 layout(push_constant) uniform P { uint nq; uint nv; } p;
 const uint NONE = 0xFFFFFFFFu;
 
@@ -73,4 +74,5 @@ void main() {
     c_w[i] = vec4(w0, w1, 0.0, 0.0);
     c_b[i] = vec4(b, 0.0);
     c_n[i] = vec4(a_normal[i].xyz, 0.0);
+    c_f[i] = uvec4(f.xyz, 0u);
 }

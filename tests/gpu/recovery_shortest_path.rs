@@ -489,11 +489,12 @@ fn response_matches_the_twin_and_resolves_penetrations() {
         let w = ctx.upload_buffer("test.w", &vec![1.0f32; n], s).expect("w");
         // Overlaps here are centimetres deep: let one projection close up to 1 cm.
         let settings = RecoverySettings {
+            detection: supple::recovery::DetectionMode::Dcd,
             all_vertices: true,
             max_correction: 0.01,
             ..Default::default()
         };
-        let r = Recovery::new(&ctx, &m, &x, &prev, &w, settings).expect("recovery");
+        let mut r = Recovery::new(&ctx, &m, &x, &prev, &w, settings).expect("recovery");
         let first = r.detect().expect("detect");
         // Twin of the setup and one projection.
         let sp = r.shortest_path();
@@ -520,7 +521,6 @@ fn response_matches_the_twin_and_resolves_penetrations() {
                 &x0,
                 &x0,
                 &vec![1.0; n],
-                faces,
                 &g,
                 settings.offset,
                 settings.friction,

@@ -1,12 +1,14 @@
 //! Collision response from shortest paths to boundary (Chen, Diaz and Yuksel 2023, §4): the
-//! reference of `kernels/recovery/contact_{setup,project,apply}.comp` (host:
-//! `engine/src/recovery/response.rs`). Constraints `(x_p − s(x))·n ≥ offset` are projected
+//! reference of `kernels/recovery/contact_{setup,project,apply}.comp` and of the CCD
+//! constraints of `ccd_contacts.comp` (host: `engine/src/recovery/{response,ccd}.rs`). Constraints `(x_p − s(x))·n ≥ offset` are projected
 //! Jacobi-style with position-based Coulomb friction; per-vertex corrections are summed in
 //! fixed point (so the GPU's integer atomics give the same sum in any order) and averaged.
 
 // `!(x > 0.0)` on purpose: NaN must fail these tests as the kernels' comparisons do.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+use super::ccd::{ccd, CcdKind};
+use super::distance::{edge_edge, point_triangle};
 use super::shortest_path::{Answer, INVALID};
 use nalgebra::Vector3;
 
@@ -20,9 +22,11 @@ pub struct Contact {
     pub p: [u32; 2],
     /// Point-side weights.
     pub w: [f32; 2],
-    /// Boundary face of the closest point.
+    /// Boundary face of the closest point ([`INVALID`] for a CCD edge–edge constraint).
     pub face: u32,
-    /// Barycentric coordinates of the closest point on the face.
+    /// Face-side vertices (`f[2]` = [`INVALID`] when the face side is an edge).
+    pub f: [u32; 3],
+    /// Barycentric coordinates of the closest point on the face (or edge).
     pub b: [f32; 3],
     /// Outward normal at the closest point.
     pub n: [f32; 3],
@@ -66,6 +70,7 @@ pub fn setup(
         p,
         w,
         face: INVALID,
+        f: [0; 3],
         b: [0.0; 3],
         n: a.normal,
         active: false,
@@ -89,6 +94,7 @@ pub fn setup(
         let v = (d11 * d2 - d12 * d1) / den;
         c.b = [1.0 - u - v, u, v];
         c.face = a.face;
+        c.f = f;
         c.active = true;
     }
     c
@@ -113,7 +119,6 @@ pub fn project(
     positions: &[[f32; 4]],
     prev: &[[f32; 4]],
     inv_mass: &[f32],
-    faces: &[[u32; 3]],
     c: &Contact,
     offset: f32,
     mu: f32,
@@ -123,30 +128,38 @@ pub fn project(
     if !c.active {
         return;
     }
-    let f = faces[c.face as usize];
+    let three = c.f[2] != INVALID;
+    let f = if three { c.f } else { [c.f[0], c.f[1], c.f[1]] };
+    let mut b = c.b;
+    if !three {
+        b[2] = 0.0;
+    }
     let n = Vector3::new(c.n[0], c.n[1], c.n[2]);
     let two = c.p[1] != INVALID;
     let m0 = inv_mass[c.p[0] as usize];
     let m1 = if two { inv_mass[c.p[1] as usize] } else { 0.0 };
-    let mf = f.map(|v| inv_mass[v as usize]);
+    let mut mf = f.map(|v| inv_mass[v as usize]);
+    if !three {
+        mf[2] = 0.0;
+    }
     let mut xp = v3(positions[c.p[0] as usize]) * c.w[0];
     let mut xq = v3(prev[c.p[0] as usize]) * c.w[0];
     if two {
         xp += v3(positions[c.p[1] as usize]) * c.w[1];
         xq += v3(prev[c.p[1] as usize]) * c.w[1];
     }
-    let xs = v3(positions[f[0] as usize]) * c.b[0]
-        + v3(positions[f[1] as usize]) * c.b[1]
-        + v3(positions[f[2] as usize]) * c.b[2];
-    let xsq = v3(prev[f[0] as usize]) * c.b[0]
-        + v3(prev[f[1] as usize]) * c.b[1]
-        + v3(prev[f[2] as usize]) * c.b[2];
+    let xs = v3(positions[f[0] as usize]) * b[0]
+        + v3(positions[f[1] as usize]) * b[1]
+        + v3(positions[f[2] as usize]) * b[2];
+    let xsq = v3(prev[f[0] as usize]) * b[0]
+        + v3(prev[f[1] as usize]) * b[1]
+        + v3(prev[f[2] as usize]) * b[2];
     let cval = (xp - xs).dot(&n) - offset;
     if !(cval < 0.0) {
         return;
     }
     let cval = cval.max(-max_step);
-    let (w, b) = (c.w, c.b);
+    let w = c.w;
     let wsum = w[0] * w[0] * m0
         + w[1] * w[1] * m1
         + b[0] * b[0] * mf[0]
@@ -172,7 +185,7 @@ pub fn project(
     if two {
         add(acc, c.p[1], g * (m1 * w[1]));
     }
-    for j in 0..3 {
+    for j in 0..if three { 3 } else { 2 } {
         add(acc, f[j], -g * (mf[j] * b[j]));
     }
 }
@@ -188,4 +201,74 @@ pub fn apply(positions: &mut [[f32; 4]], acc: &mut Accum, relax: f32) {
             *a = [0; 4];
         }
     }
+}
+
+/// The CCD constraint of one proximity pair moving linearly from `x0` to `x1` (vertex order of
+/// [`CcdKind`]; `tri` = the triangle index of a vertex–triangle pair), or `None` when the
+/// conservative CCD at separation `offset` (m) reports no hit (`ccd_contacts.comp`).
+pub fn ccd_contact(
+    kind: CcdKind,
+    v: [u32; 4],
+    tri: u32,
+    x0: &[[f32; 4]; 4],
+    x1: &[[f32; 4]; 4],
+    offset: f32,
+) -> Option<Contact> {
+    let a = x0.map(v3);
+    let b = x1.map(v3);
+    let r = ccd(kind, &a, &b, offset);
+    if !r.hit {
+        return None;
+    }
+    let t = r.toi;
+    let xt: [Vector3<f32>; 4] = std::array::from_fn(|k| a[k] + (b[k] - a[k]) * t);
+    let (w, mut n) = match kind {
+        CcdKind::PointTriangle => {
+            let c = point_triangle(&xt[0], &xt[1], &xt[2], &xt[3]);
+            let n = (xt[2] - xt[1]).cross(&(xt[3] - xt[1]));
+            let w = c.weights;
+            let rel =
+                b[0] - a[0] + (b[1] - a[1]) * w[1] + (b[2] - a[2]) * w[2] + (b[3] - a[3]) * w[3];
+            if rel.dot(&n) > 0.0 {
+                return None;
+            }
+            (w, n)
+        }
+        CcdKind::EdgeEdge => {
+            let c = edge_edge(&xt[0], &xt[1], &xt[2], &xt[3]);
+            let s = edge_edge(&a[0], &a[1], &a[2], &a[3]);
+            let n = (xt[1] - xt[0]).cross(&(xt[3] - xt[2]));
+            let n = if !(n.norm() > 1e-3 * (xt[1] - xt[0]).norm() * (xt[3] - xt[2]).norm()) {
+                s.diff
+            } else if n.dot(&s.diff) < 0.0 {
+                -n
+            } else {
+                n
+            };
+            (c.weights, n)
+        }
+    };
+    let l = n.norm();
+    if !(l > 0.0) {
+        return None;
+    }
+    n /= l;
+    let vt = kind == CcdKind::PointTriangle;
+    Some(Contact {
+        p: [v[0], if vt { INVALID } else { v[1] }],
+        w: [w[0], if vt { 0.0 } else { w[1] }],
+        face: if vt { tri } else { INVALID },
+        f: if vt {
+            [v[1], v[2], v[3]]
+        } else {
+            [v[2], v[3], INVALID]
+        },
+        b: if vt {
+            [-w[1], -w[2], -w[3]]
+        } else {
+            [-w[2], -w[3], 0.0]
+        },
+        n: [n.x, n.y, n.z],
+        active: true,
+    })
 }

@@ -4,10 +4,12 @@
 //! (topological tet traversal with a branching stack, infeasible-region culling).
 //! Kernels: `kernels/recovery/*.comp`; reference: [`crate::cpu_reference::shortest_path`].
 
+mod ccd;
 mod response;
 mod shortest_path;
 
-pub use response::{Recovery, RecoveryDetection, RecoverySettings};
+pub use ccd::{CcdDetection, CcdStage};
+pub use response::{DetectionMode, Recovery, RecoveryDetection, RecoverySettings};
 pub use shortest_path::{RecoveryError, ShortestPath, ShortestPathSettings};
 
 /// Self-intersecting sample shapes without inverted tets (the test meshes, used by the
@@ -63,9 +65,35 @@ pub struct RecoveryFrameStats {
     pub ms_response: f64,
     /// GPU milliseconds of the XPBD graphs (prediction, constraint sweeps, velocities).
     pub ms_xpbd: f64,
+    /// CCD detections run.
+    pub ccd_detections: u32,
+    /// CCD hits (constraints written), summed over the CCD detections (CCD collisions).
+    pub ccd_collisions: u32,
+    /// Largest hit count of one CCD detection.
+    pub ccd_max_collisions: u32,
+    /// Candidate pairs tested, summed over the CCD detections.
+    pub ccd_pairs: u64,
+    /// Proximity searches for the CCD candidates.
+    pub ccd_searches: u32,
+    /// CCD detections whose motion since the search exceeded D/2 (pairs may be missing; raise
+    /// `ccd_distance`).
+    pub ccd_unsafe: u32,
+    /// GPU milliseconds of CCD (displacement checks, searches, CCD kernels).
+    pub ms_ccd: f64,
 }
 
 impl RecoveryFrameStats {
+    /// Adds one CCD detection.
+    pub fn add_ccd(&mut self, d: &CcdDetection) {
+        self.ccd_detections += 1;
+        self.ccd_collisions += d.hits;
+        self.ccd_max_collisions = self.ccd_max_collisions.max(d.hits);
+        self.ccd_pairs += d.pairs as u64;
+        self.ccd_searches += d.searched as u32;
+        self.ccd_unsafe += d.unsafe_motion as u32;
+        self.ms_ccd += d.ms;
+    }
+
     /// Adds one detection.
     pub fn add_detection(&mut self, d: &RecoveryDetection) {
         let c = &d.counters;

@@ -6,16 +6,50 @@
 //! (`contact_project.comp`, `contact_apply.comp`). Reference:
 //! [`crate::cpu_reference::recovery_response`].
 
+use super::ccd::{CcdDetection, CcdStage};
 use super::shortest_path::{RecoveryError, ShortestPath, ShortestPathSettings};
 use crate::cpu_reference::recovery_response::{Contact, FIXED_SCALE};
-use crate::cpu_reference::shortest_path::{Counters, INVALID};
+use crate::cpu_reference::shortest_path::Counters;
 use crate::vk::{ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer};
 use crate::vk::{Graph, VkError};
 use supple_mesh::TetMesh;
 
+/// Which collisions are detected (the paper's Fig. 9 comparison).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DetectionMode {
+    /// Discrete detection with the shortest path only, at the predicted positions (and again
+    /// after iterations with `detect_every_iteration`).
+    Dcd,
+    /// Continuous detection only: collisions during each substep's motion, none of what is
+    /// already intersecting.
+    Ccd,
+    /// The paper's recommendation: DCD with the shortest path at the start of each substep
+    /// (what earlier substeps left intersecting), CCD for new collisions.
+    #[default]
+    Hybrid,
+}
+
+impl DetectionMode {
+    /// Whether discrete detection with the shortest path runs.
+    pub fn dcd(self) -> bool {
+        self != DetectionMode::Ccd
+    }
+
+    /// Whether continuous detection runs.
+    pub fn ccd(self) -> bool {
+        self != DetectionMode::Dcd
+    }
+}
+
 /// Parameters of the recovery collision handling.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RecoverySettings {
+    /// Which collisions are detected.
+    pub detection: DetectionMode,
+    /// Proximity search distance D of the CCD candidate pairs (m): searches are reused while
+    /// every vertex moved less than D/2 since the last one.
+    pub ccd_distance: f64,
     /// Shortest-path query parameters.
     pub query: ShortestPathSettings,
     /// Target separation of a resolved point from the boundary (m).
@@ -37,6 +71,8 @@ pub struct RecoverySettings {
 impl Default for RecoverySettings {
     fn default() -> Self {
         RecoverySettings {
+            detection: DetectionMode::default(),
+            ccd_distance: 0.01,
             query: ShortestPathSettings::default(),
             offset: 1e-4,
             friction: 0.0,
@@ -70,8 +106,9 @@ struct PushSetup {
 
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct PushProject {
+pub(super) struct PushProject {
     nc: u32,
+    base: u32,
     offset: f32,
     mu: f32,
     scale: f32,
@@ -97,10 +134,20 @@ pub struct Recovery {
     c_w: GpuBuffer<[f32; 4]>,
     c_b: GpuBuffer<[f32; 4]>,
     c_n: GpuBuffer<[f32; 4]>,
+    c_f: GpuBuffer<[u32; 4]>,
     detect: CompiledGraph,
     redetect: CompiledGraph,
     query: CompiledGraph,
     respond: CompiledGraph,
+    ccd: Option<CcdStage>,
+    /// CCD slot generation the respond graph was recorded for.
+    respond_generation: u64,
+    positions: GpuBuffer<[f32; 4]>,
+    prev: GpuBuffer<[f32; 4]>,
+    inv_mass: GpuBuffer<f32>,
+    accum: GpuBuffer<[i32; 4]>,
+    settings: RecoverySettings,
+    n: usize,
 }
 
 fn groups(n: usize) -> [u32; 3] {
@@ -109,7 +156,9 @@ fn groups(n: usize) -> [u32; 3] {
 
 impl Recovery {
     /// Builds the topology of `mesh` (tets over the solver's vertex indexing) and the graphs
-    /// acting on `positions` (current), `prev` (start of the substep) and `inv_mass`.
+    /// acting on `positions` (current), `prev` (start of the substep) and `inv_mass`. With
+    /// [`DetectionMode::Hybrid`] the discrete detection reads `prev` (the start of the substep),
+    /// otherwise `positions`.
     pub fn new(
         ctx: &Context,
         mesh: &TetMesh,
@@ -157,26 +206,33 @@ impl Recovery {
         let c_w = ctx.create_buffer::<[f32; 4]>("recovery.c_w", cap, s)?;
         let c_b = ctx.create_buffer::<[f32; 4]>("recovery.c_b", cap, s)?;
         let c_n = ctx.create_buffer::<[f32; 4]>("recovery.c_n", cap, s)?;
+        let c_f = ctx.create_buffer::<[u32; 4]>("recovery.c_f", cap, s)?;
         let accum = ctx.create_buffer::<[i32; 4]>("recovery.accum", n.max(1), s)?;
         let timed = CompileOptions {
             graph_timestamps: true,
             ..Default::default()
         };
+        // Discrete detection reads the start of the substep in the hybrid.
+        let source = if settings.detection == DetectionMode::Hybrid {
+            prev
+        } else {
+            positions
+        };
         // Detection: rebuild both trees (cheap next to the queries), vertices and edges in tets.
         let mut g = Graph::new("recovery.detect");
-        sp.record_build(&mut g, positions);
-        sp.record_vertex_dcd(&mut g, positions, &vbuf, nv);
-        sp.record_edge_dcd(&mut g, positions, &ebuf, ne, nv);
+        sp.record_build(&mut g, source);
+        sp.record_vertex_dcd(&mut g, source, &vbuf, nv);
+        sp.record_edge_dcd(&mut g, source, &ebuf, ne, nv);
         let detect = g.compile(ctx, timed)?;
         // Re-detection within a substep: refit the trees instead of rebuilding them.
         let mut g = Graph::new("recovery.redetect");
-        sp.record_refit(&mut g, positions);
-        sp.record_vertex_dcd(&mut g, positions, &vbuf, nv);
-        sp.record_edge_dcd(&mut g, positions, &ebuf, ne, nv);
+        sp.record_refit(&mut g, source);
+        sp.record_vertex_dcd(&mut g, source, &vbuf, nv);
+        sp.record_edge_dcd(&mut g, source, &ebuf, ne, nv);
         let redetect = g.compile(ctx, timed)?;
         // Queries and constraint setup.
         let mut g = Graph::new("recovery.query");
-        sp.record_query(&mut g, positions, nq);
+        sp.record_query(&mut g, source, nq);
         g.fill("recovery.clear_accum", &accum, 0);
         if nq > 0 {
             g.dispatch(
@@ -186,7 +242,7 @@ impl Recovery {
                     groups(nq),
                 )
                 .workgroup_size(64)
-                .read(positions)
+                .read(source)
                 .read(sp.faces())
                 .read(&vbuf)
                 .read(&ebuf)
@@ -198,6 +254,7 @@ impl Recovery {
                 .write(&c_w)
                 .write(&c_b)
                 .write(&c_n)
+                .write(&c_f)
                 .push(&PushSetup {
                     nq: nq as u32,
                     nv: nv as u32,
@@ -205,9 +262,68 @@ impl Recovery {
             );
         }
         let query = g.compile(ctx, timed)?;
-        // One Jacobi projection.
+        let ccd = if settings.detection.ccd() {
+            let x: Vec<[f64; 3]> = mesh.positions.clone();
+            Some(CcdStage::new(
+                ctx,
+                sp.boundary().faces.clone(),
+                &x,
+                settings.ccd_distance,
+                settings.offset,
+                positions,
+                prev,
+            )?)
+        } else {
+            None
+        };
+        let mut r = Recovery {
+            sp,
+            nv,
+            ne,
+            vertices,
+            edges,
+            c_idx,
+            c_w,
+            c_b,
+            c_n,
+            c_f,
+            detect,
+            redetect,
+            query,
+            respond: Graph::new("recovery.respond").compile(ctx, timed)?,
+            ccd,
+            respond_generation: 0,
+            positions: positions.clone(),
+            prev: prev.clone(),
+            inv_mass: inv_mass.clone(),
+            accum,
+            settings,
+            n,
+        };
+        r.respond = r.record_respond(ctx)?;
+        Ok(r)
+    }
+
+    /// Records one Jacobi projection of every constraint (shortest-path slots, CCD slots) and
+    /// the averaged update.
+    fn record_respond(&self, ctx: &Context) -> Result<CompiledGraph, RecoveryError> {
+        let settings = &self.settings;
+        let (positions, prev, inv_mass, accum) =
+            (&self.positions, &self.prev, &self.inv_mass, &self.accum);
+        let nq = self.nv + self.ne;
+        // Shortest-path constraints close at most max_correction per projection (a deep,
+        // possibly ambiguous penetration is resolved over several); CCD constraints have an
+        // unambiguous direction and close at once.
+        let push = |nc: u32, base: u32, max_step: f32| PushProject {
+            nc,
+            base,
+            offset: settings.offset,
+            mu: settings.friction,
+            scale: FIXED_SCALE,
+            max_step,
+        };
         let mut g = Graph::new("recovery.respond");
-        if nq > 0 {
+        if nq > 0 && settings.detection.dcd() {
             g.dispatch(
                 Dispatch::new(
                     "recovery.contact_project",
@@ -218,52 +334,62 @@ impl Recovery {
                 .read(positions)
                 .read(prev)
                 .read(inv_mass)
-                .read(sp.faces())
-                .read(&c_idx)
-                .read(&c_w)
-                .read(&c_b)
-                .read(&c_n)
-                .read_write(&accum)
-                .push(&PushProject {
-                    nc: nq as u32,
-                    offset: settings.offset,
-                    mu: settings.friction,
-                    scale: FIXED_SCALE,
-                    max_step: settings.max_correction,
-                }),
-            );
-            g.dispatch(
-                Dispatch::new(
-                    "recovery.contact_apply",
-                    ids::RECOVERY_CONTACT_APPLY,
-                    groups(n),
-                )
-                .workgroup_size(64)
-                .read_write(positions)
-                .read_write(&accum)
-                .push(&PushApply {
-                    n: n as u32,
-                    inv_scale: 1.0 / FIXED_SCALE,
-                    relax: settings.relaxation,
-                }),
+                .read(&self.c_f)
+                .read(&self.c_idx)
+                .read(&self.c_w)
+                .read(&self.c_b)
+                .read(&self.c_n)
+                .read_write(accum)
+                .push(&push(nq as u32, 0, settings.max_correction)),
             );
         }
-        let respond = g.compile(ctx, timed)?;
-        Ok(Recovery {
-            sp,
-            nv,
-            ne,
-            vertices,
-            edges,
-            c_idx,
-            c_w,
-            c_b,
-            c_n,
-            detect,
-            redetect,
-            query,
-            respond,
-        })
+        if let Some(c) = &self.ccd {
+            c.record_project(&mut g, positions, prev, inv_mass, accum, |nc, base| {
+                push(nc, base, f32::MAX)
+            });
+        }
+        g.dispatch(
+            Dispatch::new(
+                "recovery.contact_apply",
+                ids::RECOVERY_CONTACT_APPLY,
+                groups(self.n),
+            )
+            .workgroup_size(64)
+            .read_write(positions)
+            .read_write(accum)
+            .push(&PushApply {
+                n: self.n as u32,
+                inv_scale: 1.0 / FIXED_SCALE,
+                relax: settings.relaxation,
+            }),
+        );
+        Ok(g.compile(
+            ctx,
+            CompileOptions {
+                graph_timestamps: true,
+                ..Default::default()
+            },
+        )?)
+    }
+
+    /// Settings the handling was built with.
+    pub fn settings(&self) -> &RecoverySettings {
+        &self.settings
+    }
+
+    /// The CCD stage (with [`DetectionMode::Ccd`] or [`DetectionMode::Hybrid`]).
+    pub fn ccd(&self) -> Option<&CcdStage> {
+        self.ccd.as_ref()
+    }
+
+    /// Runs continuous detection over the motion from the start of the substep to the current
+    /// positions (`new_substep`: clear the constraints of the previous substep first); `None`
+    /// without CCD.
+    pub fn detect_ccd(&mut self, new_substep: bool) -> Result<Option<CcdDetection>, RecoveryError> {
+        match self.ccd.as_mut() {
+            Some(c) => Ok(Some(c.detect(new_substep)?)),
+            None => Ok(None),
+        }
     }
 
     /// The shortest-path structure (topology, trees, answers).
@@ -309,30 +435,57 @@ impl Recovery {
     }
 
     /// Runs one projection of the current constraints; returns its GPU milliseconds.
-    pub fn respond(&self) -> Result<f64, RecoveryError> {
+    pub fn respond(&mut self) -> Result<f64, RecoveryError> {
+        let generation = self.ccd.as_ref().map_or(0, |c| c.generation());
+        if generation != self.respond_generation {
+            let ctx = self.positions.context();
+            self.respond = self.record_respond(&ctx)?;
+            self.respond_generation = generation;
+        }
         self.respond.run()?;
         Ok(self.respond.profile()?.map_or(0.0, |p| p.total_ms))
     }
 
     /// Reads the constraints of the last detection.
     pub fn read_contacts(&self) -> Result<Vec<Contact>, RecoveryError> {
-        let (i, w, b, n) = (
-            self.c_idx.read()?,
-            self.c_w.read()?,
-            self.c_b.read()?,
-            self.c_n.read()?,
-        );
-        Ok((0..self.nv + self.ne)
-            .map(|k| Contact {
-                p: [i[k][0], i[k][1]],
-                w: [w[k][0], w[k][1]],
-                face: i[k][2],
-                b: [b[k][0], b[k][1], b[k][2]],
-                n: [n[k][0], n[k][1], n[k][2]],
-                active: i[k][3] != 0 && i[k][2] != INVALID,
-            })
-            .collect())
+        read_contacts(
+            &self.c_idx,
+            &self.c_w,
+            &self.c_b,
+            &self.c_n,
+            &self.c_f,
+            self.nv + self.ne,
+        )
     }
+}
+
+/// Reads `count` constraint slots.
+pub(super) fn read_contacts(
+    c_idx: &GpuBuffer<[u32; 4]>,
+    c_w: &GpuBuffer<[f32; 4]>,
+    c_b: &GpuBuffer<[f32; 4]>,
+    c_n: &GpuBuffer<[f32; 4]>,
+    c_f: &GpuBuffer<[u32; 4]>,
+    count: usize,
+) -> Result<Vec<Contact>, RecoveryError> {
+    let (i, w, b, n, f) = (
+        c_idx.read()?,
+        c_w.read()?,
+        c_b.read()?,
+        c_n.read()?,
+        c_f.read()?,
+    );
+    Ok((0..count.min(i.len()))
+        .map(|k| Contact {
+            p: [i[k][0], i[k][1]],
+            w: [w[k][0], w[k][1]],
+            face: i[k][2],
+            f: [f[k][0], f[k][1], f[k][2]],
+            b: [b[k][0], b[k][1], b[k][2]],
+            n: [n[k][0], n[k][1], n[k][2]],
+            active: i[k][3] != 0,
+        })
+        .collect())
 }
 
 fn pad<T: Copy>(v: &[T], fill: T) -> Vec<T> {

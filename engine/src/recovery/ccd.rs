@@ -1,0 +1,361 @@
+//! The CCD half of the hybrid collision detection of Chen, Diaz and Yuksel (2023, §4.3): new
+//! collisions are caught by continuous detection over each substep's motion, before they get
+//! deep, and become constraints at the point of impact; the shortest path to boundary handles
+//! what CCD could not prevent.
+//!
+//! Scheduling: candidate pairs come from the GPU spatial-hash proximity search
+//! ([`ProximitySearch`]) at the start-of-substep positions with search distance D. A pair that
+//! collides while every vertex moves at most m from the searched positions is closer than 2m
+//! there, so the pairs stay complete while 2·max(m_prev, m_cur) < D (m_prev, m_cur: the largest
+//! displacement from the searched positions to the substep's start and current positions); the
+//! search is reused across iterations and substeps until that bound fails. Then
+//! `kernels/recovery/ccd_contacts.comp` tests every pair's linear motion from the start of the
+//! substep to the current positions and writes a constraint per hit into the pair's slot;
+//! [`CcdStage::record_project`] projects them with the shortest-path constraints
+//! (`contact_project.comp`). Reference: [`crate::cpu_reference::recovery_response::ccd_contact`].
+
+use super::shortest_path::RecoveryError;
+use crate::proximity::{MaxDisplacement, ProximityMesh, ProximityOptions, ProximitySearch};
+use crate::vk::{ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer};
+use crate::vk::{Graph, VkError};
+
+/// Workgroup size of the CCD kernels (the proximity search's indirect arguments use 64).
+const WG: u32 = 64;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct PushCcd {
+    cap: u32,
+    base: u32,
+    offset: f32,
+}
+
+/// What one CCD detection did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CcdDetection {
+    /// Pairs whose motion hit (constraints written).
+    pub hits: u32,
+    /// Candidate pairs tested (vertex–triangle plus edge–edge).
+    pub pairs: u32,
+    /// Whether a proximity search ran first.
+    pub searched: bool,
+    /// The motion since the start of the substep exceeded D/2: pairs may be missing.
+    pub unsafe_motion: bool,
+    /// GPU milliseconds (displacement check, search, CCD).
+    pub ms: f64,
+}
+
+/// Constraint slots of the CCD pairs (vertex–triangle slots first, then edge–edge).
+struct Slots {
+    caps: [u32; 2],
+    c_idx: GpuBuffer<[u32; 4]>,
+    c_w: GpuBuffer<[f32; 4]>,
+    c_b: GpuBuffer<[f32; 4]>,
+    c_n: GpuBuffer<[f32; 4]>,
+    c_f: GpuBuffer<[u32; 4]>,
+    clear: CompiledGraph,
+    detect: CompiledGraph,
+}
+
+/// Continuous collision detection of the surface over a substep, with persistent buffers.
+pub struct CcdStage {
+    ctx: Context,
+    n: usize,
+    distance: f64,
+    offset: f32,
+    search: ProximitySearch,
+    disp: [MaxDisplacement; 3],
+    check: CompiledGraph,
+    copy: CompiledGraph,
+    hits: GpuBuffer<u32>,
+    slots: Slots,
+    positions: GpuBuffer<[f32; 4]>,
+    prev: GpuBuffer<[f32; 4]>,
+    searched: bool,
+    generation: u64,
+    searches: u32,
+}
+
+fn timed() -> CompileOptions {
+    CompileOptions {
+        graph_timestamps: true,
+        ..Default::default()
+    }
+}
+
+fn ms(g: &CompiledGraph) -> Result<f64, VkError> {
+    Ok(g.profile()?.map_or(0.0, |p| p.total_ms))
+}
+
+impl CcdStage {
+    /// Builds the search over the boundary `faces` of `n` vertices (host positions `x`, m) with
+    /// search distance `distance` (m) and contact separation `offset` (m), acting on the
+    /// solver's `positions` (current) and `prev` (start of the substep).
+    pub fn new(
+        ctx: &Context,
+        faces: Vec<[u32; 3]>,
+        x: &[[f64; 3]],
+        distance: f64,
+        offset: f32,
+        positions: &GpuBuffer<[f32; 4]>,
+        prev: &GpuBuffer<[f32; 4]>,
+    ) -> Result<CcdStage, RecoveryError> {
+        let n = x.len();
+        if !(distance.is_finite() && distance > offset as f64) {
+            return Err(RecoveryError::Invalid(format!(
+                "ccd_distance must be finite and larger than the contact offset ({offset} m), \
+                 got {distance}"
+            )));
+        }
+        let mesh = ProximityMesh::new(faces, vec![0; n]).map_err(RecoveryError::Invalid)?;
+        let search = ProximitySearch::new(ctx, mesh, x, ProximityOptions::new(distance))
+            .map_err(RecoveryError::Invalid)?;
+        let disp = [
+            MaxDisplacement::new(ctx, n)?,
+            MaxDisplacement::new(ctx, n)?,
+            MaxDisplacement::new(ctx, n)?,
+        ];
+        let sx = search.positions();
+        let mut g = Graph::new("recovery.ccd_check");
+        disp[0].record(&mut g, sx, prev);
+        disp[1].record(&mut g, sx, positions);
+        disp[2].record(&mut g, prev, positions);
+        let check = g.compile(ctx, timed())?;
+        let mut g = Graph::new("recovery.ccd_copy");
+        g.copy(
+            "recovery.ccd_search_positions",
+            prev.slice(0..n),
+            sx.slice(0..n),
+        );
+        let copy = g.compile(ctx, CompileOptions::default())?;
+        let hits = ctx.create_buffer::<u32>("recovery.ccd_hits", 1, BufferUsage::STORAGE)?;
+        let slots = Self::slots(ctx, &search, &hits, positions, prev, offset)?;
+        Ok(CcdStage {
+            ctx: ctx.clone(),
+            n,
+            distance,
+            offset,
+            search,
+            disp,
+            check,
+            copy,
+            hits,
+            slots,
+            positions: positions.clone(),
+            prev: prev.clone(),
+            searched: false,
+            generation: 0,
+            searches: 0,
+        })
+    }
+
+    fn slots(
+        ctx: &Context,
+        search: &ProximitySearch,
+        hits: &GpuBuffer<u32>,
+        positions: &GpuBuffer<[f32; 4]>,
+        prev: &GpuBuffer<[f32; 4]>,
+        offset: f32,
+    ) -> Result<Slots, RecoveryError> {
+        let p = search.params();
+        let caps = [p.vt_cap, p.ee_cap];
+        let total = (p.vt_cap + p.ee_cap).max(1) as usize;
+        let s = BufferUsage::STORAGE;
+        let c_idx = ctx.create_buffer::<[u32; 4]>("recovery.ccd_c_idx", total, s)?;
+        let c_w = ctx.create_buffer::<[f32; 4]>("recovery.ccd_c_w", total, s)?;
+        let c_b = ctx.create_buffer::<[f32; 4]>("recovery.ccd_c_b", total, s)?;
+        let c_n = ctx.create_buffer::<[f32; 4]>("recovery.ccd_c_n", total, s)?;
+        let c_f = ctx.create_buffer::<[u32; 4]>("recovery.ccd_c_f", total, s)?;
+        let mut g = Graph::new("recovery.ccd_clear");
+        g.fill("recovery.ccd_clear", &c_idx, 0);
+        let clear = g.compile(ctx, CompileOptions::default())?;
+        let mut g = Graph::new("recovery.ccd_detect");
+        g.fill("recovery.ccd_clear_hits", hits, 0);
+        for (mode, (name, base, cap)) in [
+            ("recovery.ccd_contacts[vt]", 0, p.vt_cap),
+            ("recovery.ccd_contacts[ee]", p.vt_cap, p.ee_cap),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let a = 3 * mode;
+            g.dispatch(
+                Dispatch::indirect(
+                    name,
+                    ids::RECOVERY_CCD_CONTACTS,
+                    search.indirect_args().slice(a..a + 3),
+                )
+                .workgroup_size(WG)
+                .spec(&[mode as u32])
+                .read(positions)
+                .read(prev)
+                .read(search.status())
+                .read(if mode == 0 {
+                    search.pairs_vt()
+                } else {
+                    search.pairs_ee()
+                })
+                .read(search.triangles())
+                .read(search.edges())
+                .read_write(&c_idx)
+                .read_write(&c_w)
+                .read_write(&c_b)
+                .read_write(&c_n)
+                .read_write(&c_f)
+                .read_write(hits)
+                .push(&PushCcd { cap, base, offset }),
+            );
+        }
+        let detect = g.compile(ctx, timed())?;
+        Ok(Slots {
+            caps,
+            c_idx,
+            c_w,
+            c_b,
+            c_n,
+            c_f,
+            clear,
+            detect,
+        })
+    }
+
+    /// Search distance D (m).
+    pub fn distance(&self) -> f64 {
+        self.distance
+    }
+
+    /// Proximity searches run so far.
+    pub fn searches(&self) -> u32 {
+        self.searches
+    }
+
+    /// Changes whenever the constraint slots are reallocated (graphs recording
+    /// [`CcdStage::record_project`] must be recompiled).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The proximity search (pairs, status).
+    pub fn search(&self) -> &ProximitySearch {
+        &self.search
+    }
+
+    /// Tests the motion from the start of the substep to the current positions: searches
+    /// again first when the reuse bound fails, clears the constraints when `new_substep` (or
+    /// after a search), then writes a constraint per hit (earlier hits of the substep stay).
+    pub fn detect(&mut self, new_substep: bool) -> Result<CcdDetection, RecoveryError> {
+        let mut out = CcdDetection::default();
+        let mut clear = new_substep;
+        if self.searched {
+            self.check.run()?;
+            out.ms += ms(&self.check)?;
+        }
+        let (m_prev, m_cur) = if self.searched {
+            (self.disp[0].read()?, self.disp[1].read()?)
+        } else {
+            (f64::INFINITY, f64::INFINITY)
+        };
+        if !(2.0 * m_prev.max(m_cur) < self.distance) {
+            self.copy.run()?;
+            let report = self.search.run().map_err(RecoveryError::Invalid)?;
+            self.searched = true;
+            self.searches += 1;
+            out.searched = true;
+            let p = self.search.params();
+            if [p.vt_cap, p.ee_cap] != self.slots.caps {
+                self.slots = Self::slots(
+                    &self.ctx,
+                    &self.search,
+                    &self.hits,
+                    &self.positions,
+                    &self.prev,
+                    self.offset,
+                )?;
+                self.generation += 1;
+            }
+            out.pairs = report.vertex_triangle + report.edge_edge;
+            clear = true;
+            // The motion since the start of the substep (the search positions) must stay
+            // under D/2 for the pair list to be complete.
+            self.check.run()?;
+            out.ms += ms(&self.check)?;
+            out.unsafe_motion = !(2.0 * self.disp[2].read()? < self.distance);
+        } else {
+            let st = self.search.status().read()?;
+            out.pairs = st[1] + st[2];
+        }
+        if clear {
+            self.slots.clear.run()?;
+        }
+        self.slots.detect.run()?;
+        out.ms += ms(&self.slots.detect)?;
+        out.hits = self.hits.read()?[0];
+        Ok(out)
+    }
+
+    /// Records one projection of the CCD constraints into `accum` (`contact_project.comp`,
+    /// indirect over the pair lists), `push_for(count, base)` giving its push constants.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_project<P: bytemuck::Pod>(
+        &self,
+        g: &mut Graph,
+        positions: &GpuBuffer<[f32; 4]>,
+        prev: &GpuBuffer<[f32; 4]>,
+        inv_mass: &GpuBuffer<f32>,
+        accum: &GpuBuffer<[i32; 4]>,
+        push_for: impl Fn(u32, u32) -> P,
+    ) {
+        let s = &self.slots;
+        for (mode, (name, base, cap)) in [
+            ("recovery.ccd_project[vt]", 0, s.caps[0]),
+            ("recovery.ccd_project[ee]", s.caps[0], s.caps[1]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let a = 3 * mode;
+            g.dispatch(
+                Dispatch::indirect(
+                    name,
+                    ids::RECOVERY_CONTACT_PROJECT,
+                    self.search.indirect_args().slice(a..a + 3),
+                )
+                .workgroup_size(WG)
+                .read(positions)
+                .read(prev)
+                .read(inv_mass)
+                .read(&s.c_f)
+                .read(&s.c_idx)
+                .read(&s.c_w)
+                .read(&s.c_b)
+                .read(&s.c_n)
+                .read_write(accum)
+                .push(&push_for(cap, base)),
+            );
+        }
+    }
+
+    /// Reads the CCD constraint slots (vertex–triangle slots, then edge–edge slots).
+    pub fn read_contacts(
+        &self,
+    ) -> Result<Vec<crate::cpu_reference::recovery_response::Contact>, RecoveryError> {
+        super::response::read_contacts(
+            &self.slots.c_idx,
+            &self.slots.c_w,
+            &self.slots.c_b,
+            &self.slots.c_n,
+            &self.slots.c_f,
+            (self.slots.caps[0] + self.slots.caps[1]) as usize,
+        )
+    }
+
+    /// Vertex count.
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Whether there are no vertices.
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+}

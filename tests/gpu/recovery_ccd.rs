@@ -1,0 +1,304 @@
+//! The CCD half of the hybrid shortest-path collision handling (`kernels/recovery/ccd_contacts.comp`,
+//! `engine/src/recovery/ccd.rs`) on lavapipe:
+//! - the GPU constraints of every candidate pair equal the reference
+//!   (`cpu_reference::recovery_response::ccd_contact`), and no pair that collides in an exact
+//!   brute-force f64 check over all surface pairs is missing from the hits;
+//! - one projection of the CCD constraints equals the reference projection;
+//! - in a simulation (the paper's Fig. 9 comparison on a small scene), a cube thrown at a thin
+//!   slab faster than DCD can follow tunnels through it with DCD only, stays stuck in it with
+//!   CCD only, and ends on top, intersection-free, with the hybrid (exact intersection checker).
+
+use rand::Rng;
+use supple::cpu_reference::ccd::{ccd, CcdKind};
+use supple::cpu_reference::recovery_response as rr;
+use supple::cpu_reference::shortest_path::INVALID;
+use supple::intersection_check::frame_intersections;
+use supple::mesh::procedural::{box_tets, CellSplit};
+use supple::mesh::TetMesh;
+use supple::recovery::{DetectionMode, Recovery, RecoverySettings};
+use supple::scene::Scene;
+use supple::simulation::Simulation;
+use supple::vk::BufferUsage;
+use supple_gpu_tests::{assert_no_validation_errors, body_surface, context, rng};
+
+/// Two 0.1 m cubes (3³ cells), the upper one 0.02 m above the lower.
+fn two_cubes() -> TetMesh {
+    let h = 0.1 / 3.0;
+    let a = box_tets([3, 3, 3], [h; 3], [0.0, 0.0, 0.0], CellSplit::Six);
+    let b = box_tets([3, 3, 3], [h; 3], [0.01, 0.013, 0.12], CellSplit::Six);
+    let n = a.positions.len() as u32;
+    let mut m = a.clone();
+    m.positions.extend(&b.positions);
+    m.tets.extend(b.tets.iter().map(|t| t.map(|v| v + n)));
+    m
+}
+
+fn f4(x: &[[f64; 3]]) -> Vec<[f32; 4]> {
+    x.iter()
+        .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
+        .collect()
+}
+
+#[test]
+fn ccd_constraints_match_the_reference_and_miss_no_collision() {
+    let ctx = context(false);
+    let m = two_cubes();
+    let n = m.positions.len();
+    let half = n / 2;
+    let x0 = f4(&m.positions);
+    // The upper cube moves 5 cm down (3 cm into the lower one), every vertex jittered by up to
+    // 2 mm.
+    let mut r = rng(7);
+    let x1: Vec<[f32; 4]> = x0
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let dz = if i >= half { -0.05 } else { 0.0 };
+            let mut j = || r.random_range(-0.002f32..0.002);
+            [p[0] + j(), p[1] + j(), p[2] + dz + j(), 0.0]
+        })
+        .collect();
+    let s = BufferUsage::STORAGE;
+    let x = ctx.upload_buffer("test.x", &x1, s).expect("x");
+    let prev = ctx.upload_buffer("test.prev", &x0, s).expect("prev");
+    let w = ctx.upload_buffer("test.w", &vec![1.0f32; n], s).expect("w");
+    let settings = RecoverySettings {
+        detection: DetectionMode::Ccd,
+        ccd_distance: 0.12,
+        max_correction: 0.05,
+        ..Default::default()
+    };
+    let mut rec = Recovery::new(&ctx, &m, &x, &prev, &w, settings).expect("recovery");
+    let d = rec.detect_ccd(true).expect("ccd").expect("ccd stage");
+    assert!(d.searched && !d.unsafe_motion, "{d:?}");
+    let stage = rec.ccd().expect("ccd stage");
+    let pairs = stage.search().read_pairs().expect("pairs");
+    let tris = stage.search().mesh().triangles.clone();
+    let edges = stage.search().mesh().edges.clone();
+    let contacts = stage.read_contacts().expect("contacts");
+    let vt_cap = stage.search().params().vt_cap as usize;
+    let (mut hits, mut mismatches, mut tested) = (0usize, 0usize, 0usize);
+    let mut gpu_hits = std::collections::HashSet::new();
+    let mut check = |slot: usize, kind: CcdKind, v: [u32; 4], tri: u32, key: (u8, u32, u32)| {
+        tested += 1;
+        let a = v.map(|k| x0[k as usize]);
+        let b = v.map(|k| x1[k as usize]);
+        let want = rr::ccd_contact(kind, v, tri, &a, &b, settings.offset);
+        let got = contacts[slot];
+        if got.active {
+            gpu_hits.insert(key);
+        }
+        match want {
+            Some(c) if got.active => {
+                hits += 1;
+                assert_eq!((c.p, c.f, c.face), (got.p, got.f, got.face), "slot {slot}");
+                let dot: f32 = (0..3).map(|k| c.n[k] * got.n[k]).sum();
+                assert!(dot > 0.999, "slot {slot}: normals {c:?} {got:?}");
+                for k in 0..3 {
+                    assert!(
+                        (c.b[k] - got.b[k]).abs() < 2e-3,
+                        "slot {slot}: {c:?} {got:?}"
+                    );
+                }
+                for k in 0..2 {
+                    assert!(
+                        (c.w[k] - got.w[k]).abs() < 2e-3,
+                        "slot {slot}: {c:?} {got:?}"
+                    );
+                }
+            }
+            None if !got.active => {}
+            _ => mismatches += 1,
+        }
+    };
+    for (i, p) in pairs.vertex_triangle.iter().enumerate() {
+        let t = tris[p.b as usize];
+        check(
+            i,
+            CcdKind::PointTriangle,
+            [p.a, t[0], t[1], t[2]],
+            p.b,
+            (0, p.a, p.b),
+        );
+    }
+    for (i, p) in pairs.edge_edge.iter().enumerate() {
+        let (a, b) = (edges[p.a as usize], edges[p.b as usize]);
+        check(
+            vt_cap + i,
+            CcdKind::EdgeEdge,
+            [a[0], a[1], b[0], b[1]],
+            INVALID,
+            (1, p.a, p.b),
+        );
+    }
+    eprintln!(
+        "{} vt + {} ee candidate pairs, {hits} hits, {mismatches} hit/miss disagreements",
+        pairs.vertex_triangle.len(),
+        pairs.edge_edge.len()
+    );
+    assert_eq!(d.hits as usize, gpu_hits.len(), "hit counter");
+    assert!(hits > 20, "the motion must collide");
+    // f32 twins may disagree only where a pair grazes the separation.
+    assert!(mismatches * 100 <= tested, "{mismatches} of {tested}");
+    // Completeness: every pair that collides in f64 over all surface pairs (sharing no vertex)
+    // is a GPU hit.
+    let v3 = |p: [f32; 4]| nalgebra::Vector3::new(p[0] as f64, p[1] as f64, p[2] as f64);
+    let surf: std::collections::BTreeSet<u32> = tris.iter().flatten().copied().collect();
+    let mut missed = Vec::new();
+    for &v in &surf {
+        for (ti, t) in tris.iter().enumerate() {
+            if t.contains(&v) {
+                continue;
+            }
+            let q = [v, t[0], t[1], t[2]];
+            let r = ccd(
+                CcdKind::PointTriangle,
+                &q.map(|k| v3(x0[k as usize])),
+                &q.map(|k| v3(x1[k as usize])),
+                0.0,
+            );
+            if r.hit && !gpu_hits.contains(&(0, v, ti as u32)) {
+                missed.push(format!("vertex {v} triangle {ti} at {}", r.toi));
+            }
+        }
+    }
+    for (i, a) in edges.iter().enumerate() {
+        for (j, b) in edges.iter().enumerate().skip(i + 1) {
+            if a.iter().any(|v| b.contains(v)) {
+                continue;
+            }
+            let q = [a[0], a[1], b[0], b[1]];
+            let r = ccd(
+                CcdKind::EdgeEdge,
+                &q.map(|k| v3(x0[k as usize])),
+                &q.map(|k| v3(x1[k as usize])),
+                0.0,
+            );
+            if r.hit && !gpu_hits.contains(&(1, i as u32, j as u32)) {
+                missed.push(format!("edges {i} {j} at {}", r.toi));
+            }
+        }
+    }
+    assert!(
+        missed.is_empty(),
+        "{} missed: {:?}",
+        missed.len(),
+        &missed[..missed.len().min(10)]
+    );
+    // One projection of the CCD constraints equals the reference.
+    let mut acc: rr::Accum = vec![[0; 4]; n];
+    for c in &contacts {
+        rr::project(
+            &x1,
+            &x0,
+            &vec![1.0; n],
+            c,
+            settings.offset,
+            settings.friction,
+            settings.max_correction,
+            &mut acc,
+        );
+    }
+    let mut want = x1.clone();
+    rr::apply(&mut want, &mut acc, settings.relaxation);
+    rec.respond().expect("respond");
+    let got = x.read().expect("positions");
+    for v in 0..n {
+        for k in 0..3 {
+            assert!(
+                (got[v][k] - want[v][k]).abs() <= 1e-6,
+                "vertex {v}: {:?} vs {:?}",
+                got[v],
+                want[v]
+            );
+        }
+    }
+    assert_no_validation_errors(&ctx);
+}
+
+const SCENE: &str = r#"
+[simulation]
+frame_rate = 60.0
+frames = 1
+gravity = [0.0, 0.0, -9.81]
+solver = "xpbd"
+[xpbd]
+substeps = 4
+iterations = 10
+[collision]
+method = "shortest-path"
+ccd_distance = 0.1
+[[body]]
+name = "slab"
+mesh = { generator = "box6", size = [0.3, 0.3, 0.02], cells = [6, 6, 1] }
+translation = [0.0, 0.0, 0.1]
+material = { model = "stable-neo-hookean", youngs_modulus = 1e6, poisson_ratio = 0.4, density = 500.0 }
+fixed = [{ region = { min = [-1.0, -1.0, -1.0], max = [1.0, 1.0, 1.0] } }]
+[[body]]
+name = "cube"
+mesh = { generator = "box6", size = [0.06, 0.06, 0.06], cells = [2, 2, 2] }
+translation = [0.0, 0.0, 0.2]
+velocity = [0.0, 0.0, -6.0]
+material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio = 0.4, density = 500.0 }
+"#;
+
+/// Lowest z of the cube and intersecting triangle pairs per frame.
+fn throw(detection: &str, frames: u32) -> (f64, Vec<usize>, supple::recovery::RecoveryFrameStats) {
+    let ctx = context(false);
+    let set = [format!("collision.detection=\"{detection}\"")];
+    let scene = Scene::parse(SCENE, "throw.toml", &set).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = Simulation::new(&ctx, &scene).unwrap_or_else(|e| panic!("{detection}: {e}"));
+    let surface = body_surface(&sim);
+    let mut total = supple::recovery::RecoveryFrameStats::default();
+    let mut inter = Vec::new();
+    let mut x = Vec::new();
+    for f in 0..frames {
+        let st = sim
+            .step_frame()
+            .unwrap_or_else(|e| panic!("{detection} frame {f}: {e}"));
+        let r = st.recovery;
+        total.ccd_collisions += r.ccd_collisions;
+        total.ccd_searches += r.ccd_searches;
+        total.ccd_unsafe += r.ccd_unsafe;
+        total.collisions += r.collisions;
+        x = sim.positions().expect("positions");
+        inter.push(frame_intersections(&surface, &x).len());
+    }
+    assert_no_validation_errors(&ctx);
+    let cube = &sim.model().bodies[1].vertices;
+    let low = x[cube.start as usize..cube.end as usize]
+        .iter()
+        .map(|p| p[2])
+        .fold(f64::MAX, f64::min);
+    (low, inter, total)
+}
+
+#[test]
+fn thrown_cube_tunnels_with_dcd_sticks_with_ccd_and_bounces_with_the_hybrid() {
+    // 6 m/s over substeps of 1/240 s: 2.5 cm per substep, more than the slab's 2 cm.
+    let (low_dcd, inter_dcd, _) = throw("dcd", 10);
+    let (low_ccd, inter_ccd, st_ccd) = throw("ccd", 10);
+    let (low_hyb, inter_hyb, st) = throw("hybrid", 10);
+    eprintln!("dcd only: lowest z {low_dcd:.4}, intersecting pairs {inter_dcd:?}");
+    eprintln!("ccd only: lowest z {low_ccd:.4}, intersecting pairs {inter_ccd:?}, {st_ccd:?}");
+    eprintln!("hybrid: lowest z {low_hyb:.4}, intersecting pairs {inter_hyb:?}, {st:?}");
+    // DCD only: the first contact is already deeper than half the slab; the cube goes through.
+    assert!(
+        low_dcd < 0.09,
+        "with DCD only the cube passes the slab's bottom (z = 0.09)"
+    );
+    // CCD only: what the solver failed to resolve at impact is never detected again (Fig. 9a).
+    assert!(inter_ccd[9] > 0, "{inter_ccd:?}");
+    assert!(
+        st_ccd.collisions == 0 && st_ccd.ccd_collisions > 0,
+        "{st_ccd:?}"
+    );
+    // Hybrid: DCD resolves what CCD left, the cube ends above the slab, intersection-free.
+    assert!(st.ccd_collisions > 0 && st.collisions > 0, "{st:?}");
+    assert!(st.ccd_searches > 0 && st.ccd_unsafe == 0, "{st:?}");
+    assert!(
+        low_hyb > 0.11 - 2e-3,
+        "the cube must end above the slab's top (z = 0.11)"
+    );
+    assert!(inter_hyb[5..].iter().all(|&k| k == 0), "{inter_hyb:?}");
+}
