@@ -79,25 +79,42 @@ struct CollisionSummary {
     min_distance: Option<f32>,
 }
 
-/// Shortest-path telemetry over the timed frames (the shortest-path paper's Table 1 columns).
+/// Shortest-path telemetry over the timed frames (the shortest-path paper's Table 1 columns,
+/// per XPBD substep = the paper's time step).
 #[derive(Serialize, Default)]
 struct RecoverySummary {
-    /// Detections per frame.
+    /// Detection mode (`hybrid`, `dcd`, `ccd`).
+    detection: String,
+    /// XPBD substeps per frame.
+    substeps_per_frame: u32,
+    /// DCD detections per frame.
     detections_per_frame: f64,
-    /// Penetrating points with a valid path per detection (DCD collisions).
-    collisions_per_detection: f64,
-    /// BVH nodes, traversals and tets visited per detection (Q, Tr, Tet).
-    bvh_nodes_per_detection: f64,
-    traversals_per_detection: f64,
-    tets_visited_per_detection: f64,
-    /// Share of GPU time per part: XPBD, detection (BVH builds + DCD), shortest-path queries
-    /// (with constraint setup) and constraint projections.
+    /// Penetrating points with a valid path per substep (DCD collisions).
+    dcd_collisions_per_substep: f64,
+    /// CCD hits per substep (CCD collisions).
+    ccd_collisions_per_substep: f64,
+    /// BVH nodes, traversals and tets visited per substep (Q, Tr, Tet).
+    bvh_nodes_per_substep: f64,
+    traversals_per_substep: f64,
+    tets_visited_per_substep: f64,
+    /// CCD candidate pairs per CCD detection and proximity searches per frame.
+    ccd_pairs_per_detection: f64,
+    ccd_searches_per_frame: f64,
+    /// CCD detections whose motion exceeded half the search distance (pairs may be missing).
+    ccd_unsafe: u32,
+    /// Share of GPU time per part: XPBD, CCD (displacement checks, searches, CCD), DCD (BVH
+    /// builds and point/edge-in-tet detection), shortest-path queries (with constraint setup)
+    /// and constraint projections.
     share_xpbd: f64,
+    share_ccd: f64,
     share_detection: f64,
     share_shortest_path: f64,
     share_response: f64,
-    /// GPU milliseconds per frame of all four parts.
+    /// GPU milliseconds per frame of all parts.
     gpu_ms_per_frame: f64,
+    /// Shortest-path queries' GPU milliseconds per frame over the wall-clock frame time (the
+    /// issue's "share of the step", host overheads included in the denominator).
+    shortest_path_share_of_frame_time: f64,
     #[serde(skip)]
     sums: supple::recovery::RecoveryFrameStats,
     #[serde(skip)]
@@ -138,16 +155,9 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
             pcg += s.pcg_iterations as u64;
             warm += s.pcg_warm_iterations as u64;
             let r = &s.recovery;
-            if r.detections > 0 {
-                let t = &mut rec.sums;
+            if r.detections > 0 || r.ccd_detections > 0 {
                 rec.frames += 1;
-                t.detections += r.detections;
-                t.collisions += r.collisions;
-                t.counters += r.counters;
-                t.ms_detect += r.ms_detect;
-                t.ms_shortest_path += r.ms_shortest_path;
-                t.ms_response += r.ms_response;
-                t.ms_xpbd += r.ms_xpbd;
+                rec.sums += *r;
             }
             let c = &s.collision;
             if c.solves > 0 {
@@ -181,22 +191,37 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         col.ms_proximity_per_frame_mean /= f;
         col
     });
+    let mean_frame_ms = times.iter().sum::<f64>() / times.len().max(1) as f64;
     let recovery = (rec.frames > 0).then(|| {
         let t = rec.sums;
-        let d = t.detections.max(1) as f64;
-        let total = t.ms_xpbd + t.ms_detect + t.ms_shortest_path + t.ms_response;
+        let f = rec.frames as f64;
+        let substeps = scene.xpbd.substeps * scene.simulation.substeps;
+        let per_step = |x: f64| x / (f * substeps.max(1) as f64);
+        let total = t.ms_xpbd + t.ms_ccd + t.ms_detect + t.ms_shortest_path + t.ms_response;
         let share = |x: f64| if total > 0.0 { x / total } else { 0.0 };
         RecoverySummary {
-            detections_per_frame: t.detections as f64 / rec.frames as f64,
-            collisions_per_detection: t.collisions as f64 / d,
-            bvh_nodes_per_detection: t.counters.bvh_nodes as f64 / d,
-            traversals_per_detection: t.counters.traversals as f64 / d,
-            tets_visited_per_detection: t.counters.tets_visited as f64 / d,
+            detection: format!("{:?}", scene.collision.detection).to_lowercase(),
+            substeps_per_frame: substeps,
+            detections_per_frame: t.detections as f64 / f,
+            dcd_collisions_per_substep: per_step(t.collisions as f64),
+            ccd_collisions_per_substep: per_step(t.ccd_collisions as f64),
+            bvh_nodes_per_substep: per_step(t.counters.bvh_nodes as f64),
+            traversals_per_substep: per_step(t.counters.traversals as f64),
+            tets_visited_per_substep: per_step(t.counters.tets_visited as f64),
+            ccd_pairs_per_detection: t.ccd_pairs as f64 / t.ccd_detections.max(1) as f64,
+            ccd_searches_per_frame: t.ccd_searches as f64 / f,
+            ccd_unsafe: t.ccd_unsafe,
             share_xpbd: share(t.ms_xpbd),
+            share_ccd: share(t.ms_ccd),
             share_detection: share(t.ms_detect),
             share_shortest_path: share(t.ms_shortest_path),
             share_response: share(t.ms_response),
-            gpu_ms_per_frame: total / rec.frames as f64,
+            gpu_ms_per_frame: total / f,
+            shortest_path_share_of_frame_time: if mean_frame_ms > 0.0 {
+                t.ms_shortest_path / f / mean_frame_ms
+            } else {
+                0.0
+            },
             ..Default::default()
         }
     });

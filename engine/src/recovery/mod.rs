@@ -82,6 +82,28 @@ pub struct RecoveryFrameStats {
     pub ms_ccd: f64,
 }
 
+impl std::ops::AddAssign for RecoveryFrameStats {
+    /// Accumulates frames: sums, maxima of the maximum fields, the latest point count.
+    fn add_assign(&mut self, o: RecoveryFrameStats) {
+        self.detections += o.detections;
+        self.points = o.points.max(self.points);
+        self.collisions += o.collisions;
+        self.max_collisions = self.max_collisions.max(o.max_collisions);
+        self.counters += o.counters;
+        self.ms_detect += o.ms_detect;
+        self.ms_shortest_path += o.ms_shortest_path;
+        self.ms_response += o.ms_response;
+        self.ms_xpbd += o.ms_xpbd;
+        self.ccd_detections += o.ccd_detections;
+        self.ccd_collisions += o.ccd_collisions;
+        self.ccd_max_collisions = self.ccd_max_collisions.max(o.ccd_max_collisions);
+        self.ccd_pairs += o.ccd_pairs;
+        self.ccd_searches += o.ccd_searches;
+        self.ccd_unsafe += o.ccd_unsafe;
+        self.ms_ccd += o.ms_ccd;
+    }
+}
+
 impl RecoveryFrameStats {
     /// Adds one CCD detection.
     pub fn add_ccd(&mut self, d: &CcdDetection) {
