@@ -4,7 +4,9 @@
 
 use crate::cpu_reference::fem::{lame, TetRest};
 use crate::fem::thin::{cloth_elements, rod_elements, ClothMaterial, ThinElement};
-use crate::scene::{Body, Generator, MaterialModel, MeshSource, Scene, SceneError, VertexSet};
+use crate::scene::{
+    Body, Force, Generator, MaterialModel, MeshSource, Scene, SceneError, VertexSet,
+};
 use nalgebra::{Rotation3, Vector3};
 use std::ops::Range;
 use supple_mesh::procedural::{box_tets, cloth_grid, sphere, CellSplit};
@@ -200,6 +202,61 @@ fn in_set(set: &VertexSet, local: u32, p: &[f64; 3]) -> bool {
     set.indices.as_ref().is_some_and(|ix| ix.contains(&local))
 }
 
+/// The constant external force on each vertex (N) of a body whose vertices (after its transform)
+/// are `positions` and whose boundary triangles (body-local indices) are `surface`: each
+/// entry's `total` spread evenly over its set, or its `traction` (Pa) integrated over the
+/// boundary triangles whose three vertices are all in the set (area / 3 per vertex). Errors
+/// name the field `field(k)` of the entry k at fault.
+pub fn distribute_loads(
+    field: &dyn Fn(usize) -> String,
+    forces: &[Force],
+    positions: &[[f64; 3]],
+    surface: &[[u32; 3]],
+) -> Result<Vec<[f64; 3]>, SceneError> {
+    let nv = positions.len();
+    let mut fext = vec![[0.0f64; 3]; nv];
+    for (k, fo) in forces.iter().enumerate() {
+        let members: Vec<bool> = positions
+            .iter()
+            .enumerate()
+            .map(|(v, p)| in_set(&fo.vertices, v as u32, p))
+            .collect();
+        let count = members.iter().filter(|&&b| b).count();
+        if count == 0 {
+            return Err(err(field(k), "selects no vertex".into()));
+        }
+        if let Some(total) = fo.total {
+            for v in (0..nv).filter(|&v| members[v]) {
+                for c in 0..3 {
+                    fext[v][c] += total[c] / count as f64;
+                }
+            }
+        }
+        if let Some(traction) = fo.traction {
+            let mut area_total = 0.0;
+            for t in surface {
+                if t.iter().all(|&v| members[v as usize]) {
+                    let [a, b, c] = t.map(|v| Vector3::from(positions[v as usize]));
+                    let area = 0.5 * (b - a).cross(&(c - a)).norm();
+                    area_total += area;
+                    for &v in t {
+                        for c in 0..3 {
+                            fext[v as usize][c] += traction[c] * area / 3.0;
+                        }
+                    }
+                }
+            }
+            if area_total == 0.0 {
+                return Err(err(
+                    field(k),
+                    "the set covers no boundary face for the traction".into(),
+                ));
+            }
+        }
+    }
+    Ok(fext)
+}
+
 impl SimModel {
     /// Builds the model: generates or loads every body, applies its transform, lumps masses and
     /// marks fixed and scripted vertices.
@@ -363,51 +420,12 @@ impl SimModel {
                     .zip(&fixed)
                     .map(|(&ms, &f)| if f { 0.0 } else { 1.0 / ms }),
             );
-            // External loads: a total force spread evenly over the set, or a traction over the
-            // boundary triangles whose three vertices are all in the set (area / 3 per vertex).
-            let mut fext = vec![[0.0f64; 3]; nv];
-            for (k, fo) in body.force.iter().enumerate() {
-                let members: Vec<bool> = positions
-                    .iter()
-                    .enumerate()
-                    .map(|(v, p)| in_set(&fo.vertices, v as u32, p))
-                    .collect();
-                let count = members.iter().filter(|&&b| b).count();
-                if count == 0 {
-                    return Err(err(
-                        format!("body[{i}].force[{k}]"),
-                        "selects no vertex".into(),
-                    ));
-                }
-                if let Some(total) = fo.total {
-                    for v in (0..nv).filter(|&v| members[v]) {
-                        for c in 0..3 {
-                            fext[v][c] += total[c] / count as f64;
-                        }
-                    }
-                }
-                if let Some(traction) = fo.traction {
-                    let mut area_total = 0.0;
-                    for t in &surface_local {
-                        if t.iter().all(|&v| members[v as usize]) {
-                            let [a, b, c] = t.map(|v| Vector3::from(positions[v as usize]));
-                            let area = 0.5 * (b - a).cross(&(c - a)).norm();
-                            area_total += area;
-                            for &v in t {
-                                for c in 0..3 {
-                                    fext[v as usize][c] += traction[c] * area / 3.0;
-                                }
-                            }
-                        }
-                    }
-                    if area_total == 0.0 {
-                        return Err(err(
-                            format!("body[{i}].force[{k}]"),
-                            "the set covers no boundary face for the traction".into(),
-                        ));
-                    }
-                }
-            }
+            let fext = distribute_loads(
+                &|k| format!("body[{i}].force[{k}]"),
+                &body.force,
+                &positions,
+                &surface_local,
+            )?;
             m.external_forces.extend(fext);
             m.masses.extend(mass);
             m.vertex_motion.extend(motion_of);

@@ -157,6 +157,7 @@ pub struct NewtonStepper {
     alpha: GpuBuffer<f32>,
     sums: GpuBuffer<ReduceResult>,
     colliders: GpuBuffer<[f32; 4]>,
+    f_ext: GpuBuffer<[f32; 4]>,
     pcg: Pcg,
     predict: CompiledGraph,
     evaluate: CompiledGraph,
@@ -508,6 +509,7 @@ impl NewtonStepper {
             alpha,
             sums,
             colliders,
+            f_ext,
             pcg,
             predict,
             evaluate,
@@ -670,6 +672,23 @@ impl NewtonStepper {
     /// Current positions (m), one vec4 per vertex.
     pub fn positions(&self) -> &GpuBuffer<[f32; 4]> {
         &self.positions
+    }
+
+    /// Constant external force on each vertex (N), one vec4 per vertex; the host may rewrite
+    /// it between steps.
+    pub fn external_forces(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.f_ext
+    }
+
+    /// Simulated time (s): the steps taken × h.
+    pub fn time(&self) -> f64 {
+        self.time.get()
+    }
+
+    /// Sets the simulated time (s) that scripted motions and moving colliders read from the
+    /// next step on (a rebuilt stepper continuing an earlier one).
+    pub fn set_time(&self, t: f64) {
+        self.time.set(t);
     }
 
     /// Current velocities (m/s), one vec4 per vertex.

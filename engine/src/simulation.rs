@@ -10,7 +10,10 @@
 //!
 //! Build one from code with [`SimulationBuilder`], step it within a time budget with
 //! [`Simulation::step_for`], and read its positions on the GPU from a host renderer with
-//! [`Simulation::positions_view`] and [`Simulation::render_sync`].
+//! [`Simulation::positions_view`] and [`Simulation::render_sync`]. Between frames, move pinned
+//! vertices, replace loads, move colliders, and add or remove bodies (`control.rs`:
+//! [`Simulation::set_pin_targets`], [`Simulation::set_loads`], [`Simulation::set_collider`],
+//! [`Simulation::add_body`], [`Simulation::remove_body`]).
 
 use crate::cpu_reference::contact::{Collider, Shape};
 use crate::fem::{ElementModel, TetElements};
@@ -23,8 +26,10 @@ use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, 
 
 // Library API around a simulation (engine/src/simulation/*.rs).
 mod builder;
+mod control;
 mod embed;
 pub use builder::{BudgetReport, SimulationBuilder};
+pub use control::BodyRef;
 pub use embed::{QueueFamilyTransfer, RawBufferView, RenderSync};
 
 /// Why a simulation could not be built or stepped.
@@ -42,6 +47,15 @@ pub enum SimError {
         /// The scene field.
         field: String,
         /// What is not supported.
+        message: String,
+    },
+    /// An argument of a call between steps is invalid (index out of range, wrong length,
+    /// non-finite value).
+    #[error("{argument}: {message}")]
+    InvalidArgument {
+        /// The argument (e.g. `targets[3]`, `collider`).
+        argument: String,
+        /// What is wrong with it.
         message: String,
     },
 }
@@ -174,6 +188,12 @@ pub struct Simulation {
     recovery_redetect: bool,
     surface: Vec<[u32; 3]>,
     surface_vertices: Vec<u32>,
+    /// The scene as simulated now (bodies added or removed, colliders moved, loads replaced).
+    scene: Scene,
+    /// Frames stepped.
+    frames: u64,
+    /// Pinned targets and the upload paths of the between-steps setters (control.rs).
+    control: control::Control,
 }
 
 /// The scene's colliders for the solvers (plane normals normalised).
@@ -210,6 +230,15 @@ fn unsupported(field: String, message: &str) -> SimError {
 impl Simulation {
     /// Builds the model and the solver graphs for `scene` on `ctx`.
     pub fn new(ctx: &Context, scene: &Scene) -> Result<Simulation, SimError> {
+        Self::build(ctx, scene, |_| {})
+    }
+
+    /// [`Simulation::new`], with `adjust` changing the model before the solver is built.
+    fn build(
+        ctx: &Context,
+        scene: &Scene,
+        adjust: impl FnOnce(&mut SimModel),
+    ) -> Result<Simulation, SimError> {
         let symplectic = scene.simulation.solver == SolverKind::SymplecticEuler;
         let xpbd = scene.simulation.solver == SolverKind::Xpbd;
         for (i, b) in scene.bodies.iter().enumerate() {
@@ -294,7 +323,8 @@ impl Simulation {
             return Err(unsupported("body".into(), "the scene has no body"));
         }
         let kind = kind.unwrap_or(ElementModel::StableNeoHookean);
-        let model = SimModel::from_scene(scene)?;
+        let mut model = SimModel::from_scene(scene)?;
+        adjust(&mut model);
         let sim = &scene.simulation;
         let h = sim.time_step();
         let stepper = match sim.solver {
@@ -463,6 +493,9 @@ impl Simulation {
             }
         };
         Ok(Simulation {
+            control: control::Control::new(&model),
+            scene: scene.clone(),
+            frames: 0,
             collision,
             recovery,
             recovery_start: scene.collision.start_time,
@@ -567,6 +600,7 @@ impl Simulation {
                 stats.gpu_ms.evaluate += crate::solver::pcg::graph_ms(frame)?;
             }
         }
+        self.frames += 1;
         Ok(stats)
     }
 

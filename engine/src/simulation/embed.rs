@@ -8,7 +8,8 @@
 //! the current positions (one `vec4` of `f32` per model vertex: x, y, z in metres, w unused).
 //! The buffer is a storage buffer (`STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST`): a renderer
 //! reads it in its vertex shader (vertex pulling from an SSBO) or copies it into its own vertex
-//! buffer with `vkCmdCopyBuffer`. The buffer stays the same for the simulation's lifetime.
+//! buffer with `vkCmdCopyBuffer`. The buffer stays the same until the topology changes
+//! ([`Simulation::add_body`], [`Simulation::remove_body`] rebuild the solver: ask again then).
 //!
 //! # Synchronisation
 //!
@@ -135,7 +136,7 @@ impl QueueFamilyTransfer {
 }
 
 impl Simulation {
-    fn positions_buffer(&self) -> &GpuBuffer<[f32; 4]> {
+    pub(super) fn positions_buffer(&self) -> &GpuBuffer<[f32; 4]> {
         match &self.stepper {
             Stepper::Newton(s) => s.positions(),
             Stepper::Xpbd(s) => s.positions(),

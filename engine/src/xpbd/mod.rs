@@ -238,6 +238,8 @@ pub struct XpbdStepper {
     x_prev: GpuBuffer<[f32; 4]>,
     inv_mass: GpuBuffer<f32>,
     clock: GpuBuffer<u32>,
+    f_ext: GpuBuffer<[f32; 4]>,
+    colliders: GpuBuffer<[f32; 4]>,
     step_graph: CompiledGraph,
     predict: CompiledGraph,
     iteration: CompiledGraph,
@@ -396,7 +398,12 @@ impl XpbdStepper {
             ctx.upload_buffer("xpbd.motions", &sys.motions, s)?
         };
         let clock = ctx.upload_buffer("xpbd.clock", &[0u32], s)?;
-        let colliders = ctx.upload_buffer("xpbd.colliders", &sys.colliders, s)?;
+        // Host-visible: the host may move colliders between steps (`set_colliders`).
+        let colliders = ctx.upload_buffer(
+            "xpbd.colliders",
+            &sys.colliders,
+            BufferUsage::HOST_WRITE | s,
+        )?;
         let tets = GpuSet::new(ctx, "tets", &sys.tets, 2)?;
         let edges = GpuSet::new(ctx, "edges", &sys.edges, 1)?;
         let bends = GpuSet::new(ctx, "bends", &sys.bends, 4)?;
@@ -467,6 +474,8 @@ impl XpbdStepper {
             x_prev,
             inv_mass,
             clock,
+            f_ext,
+            colliders,
             step_graph,
             predict,
             iteration,
@@ -554,5 +563,40 @@ impl XpbdStepper {
     /// Current velocities (m/s), one vec4 per vertex.
     pub fn velocities(&self) -> &GpuBuffer<[f32; 4]> {
         &self.velocities
+    }
+
+    /// Constant external force on each vertex (N), one vec4 per vertex; the host may rewrite
+    /// it between steps.
+    pub fn external_forces(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.f_ext
+    }
+
+    /// Replaces the colliders between steps (same count as at creation; poses at time 0,
+    /// moved by `velocity · t`, unit plane normals).
+    pub fn set_colliders(&self, colliders: &[Collider]) -> VkResult<()> {
+        if colliders.len() != self.settings.colliders.len() {
+            return Err(VkError::Graph {
+                graph: "xpbd".into(),
+                message: format!(
+                    "{} colliders given, the stepper was built with {}",
+                    colliders.len(),
+                    self.settings.colliders.len()
+                ),
+            });
+        }
+        self.colliders
+            .write_at(0, &crate::newton::pack_colliders(colliders))
+    }
+
+    /// Sets the substeps completed (the clock scripted motions and moving colliders read), for
+    /// a rebuilt stepper continuing an earlier one.
+    pub fn set_substeps_done(&mut self, substeps: u64) -> VkResult<()> {
+        let clock = u32::try_from(substeps).map_err(|_| VkError::Graph {
+            graph: "xpbd".into(),
+            message: format!("{substeps} substeps exceed the u32 GPU clock"),
+        })?;
+        self.clock.write(&[clock])?;
+        self.substeps_done = substeps;
+        Ok(())
     }
 }
