@@ -404,6 +404,9 @@ impl XpbdReference {
         self.predict();
         for _ in 0..self.settings.iterations {
             self.iterate();
+            if self.sys.num_colliders > 0 {
+                self.colliders();
+            }
         }
         if self.sys.num_colliders > 0 {
             self.colliders();

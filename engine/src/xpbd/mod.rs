@@ -123,8 +123,9 @@ pub struct XpbdStats {
     pub bend_colors: u32,
     /// Sweep dispatches per iteration (the sum of the colors).
     pub dispatches_per_iteration: u32,
-    /// Dispatches per substep: predict, the sweeps, colliders (when there are any) and velocity
-    /// (besides one fill node per non-empty λ buffer).
+    /// Dispatches per substep: predict, the sweeps, colliders after every iteration and before
+    /// the velocity update (when there are any) and velocity (besides one fill node per
+    /// non-empty λ buffer).
     pub dispatches_per_substep: u32,
     /// Substeps per time step.
     pub substeps: u32,
@@ -292,7 +293,7 @@ impl Bufs<'_> {
         );
     }
 
-    fn record_iteration(&self, g: &mut Graph, s: &XpbdSettings) {
+    fn record_iteration(&self, g: &mut Graph, s: &XpbdSettings, n: usize) {
         let h = s.substep();
         let inv_h2 = (1.0 / (h * h)) as f32;
         let coupled = u32::from(s.tet_solve == TetSolve::Coupled);
@@ -321,10 +322,13 @@ impl Bufs<'_> {
                 );
             }
         }
+        self.record_colliders(g, s, n);
     }
 
-    fn record_finish(&self, g: &mut Graph, s: &XpbdSettings, n: usize) {
-        let h = s.substep();
+    /// Collider projection: after every iteration's sweeps, so the elastic constraints react
+    /// to contact within the substep (projected once after all iterations, a thin part pressed
+    /// on a collider inverts), and once more before the velocity update.
+    fn record_colliders(&self, g: &mut Graph, s: &XpbdSettings, n: usize) {
         if !s.colliders.is_empty() {
             g.dispatch(
                 Dispatch::new("xpbd.colliders", ids::XPBD_COLLIDERS, groups(n))
@@ -337,11 +341,16 @@ impl Bufs<'_> {
                     .push(&ColliderPush {
                         n: n as u32,
                         num_colliders: s.colliders.len() as u32,
-                        h: h as f32,
+                        h: s.substep() as f32,
                         _pad: 0,
                     }),
             );
         }
+    }
+
+    fn record_finish(&self, g: &mut Graph, s: &XpbdSettings, n: usize) {
+        let h = s.substep();
+        self.record_colliders(g, s, n);
         g.dispatch(
             Dispatch::new("xpbd.velocity", ids::XPBD_VELOCITY, groups(n))
                 .workgroup_size(WG)
@@ -433,7 +442,7 @@ impl XpbdStepper {
         for _ in 0..st.substeps {
             b.record_predict(&mut g, st, n);
             for _ in 0..st.iterations {
-                b.record_iteration(&mut g, st);
+                b.record_iteration(&mut g, st, n);
             }
             b.record_finish(&mut g, st, n);
         }
@@ -442,7 +451,7 @@ impl XpbdStepper {
         b.record_predict(&mut g, st, n);
         let predict = g.compile(ctx, opts)?;
         let mut g = Graph::new("xpbd.iteration");
-        b.record_iteration(&mut g, st);
+        b.record_iteration(&mut g, st, n);
         let iteration = g.compile(ctx, opts)?;
         let mut g = Graph::new("xpbd.finish");
         b.record_finish(&mut g, st, n);
@@ -459,7 +468,7 @@ impl XpbdStepper {
             bend_colors: colors(&sys.bends),
             dispatches_per_iteration: per_iteration,
             dispatches_per_substep: 2
-                + u32::from(!st.colliders.is_empty())
+                + u32::from(!st.colliders.is_empty()) * (st.iterations + 1)
                 + st.iterations * per_iteration,
             substeps: st.substeps,
             iterations: st.iterations,
