@@ -254,15 +254,10 @@ impl Simulation {
                     "external forces need the newton or xpbd solver",
                 ));
             }
-            if xpbd
-                && matches!(
-                    b.material.model,
-                    MaterialModel::Stvk | MaterialModel::Corotated
-                )
-            {
+            if xpbd && b.material.model == MaterialModel::Stvk {
                 return Err(unsupported(
                     format!("body[{i}].material.model"),
-                    "the xpbd solver has stable Neo-Hookean tet constraints only",
+                    "the xpbd solver has stable Neo-Hookean and corotated tet constraints only",
                 ));
             }
         }
@@ -297,9 +292,10 @@ impl Simulation {
                 }
             }
         }
-        // Solids share one constitutive model per simulation (a specialisation constant).
+        // Newton: solids share one constitutive model per simulation (a specialisation
+        // constant). XPBD picks the tet constraint per body.
         let mut kind = None;
-        for (i, b) in scene.bodies.iter().enumerate() {
+        for (i, b) in scene.bodies.iter().enumerate().filter(|_| !xpbd) {
             let k = match b.material.model {
                 MaterialModel::StableNeoHookean => ElementModel::StableNeoHookean,
                 MaterialModel::Stvk => ElementModel::StVenantKirchhoff,

@@ -10,7 +10,8 @@
 // the edges' cross product at impact oriented by their separation at the start (edge–edge; the
 // start separation itself for parallel edges). A miss leaves the slot as it is (constraints stay
 // active for the rest of the substep; the host clears them per substep and per new search).
-// MODE 0: vertex–triangle pairs, MODE 1: edge–edge pairs (slots base + i).
+// Pairs with a vertex flagged as penetrating by the shortest-path detection (contact_setup.comp)
+// are skipped. MODE 0: vertex–triangle pairs, MODE 1: edge–edge pairs (slots base + i).
 // Host: engine/src/recovery/ccd.rs. Reference: cpu_reference/recovery_response.rs (ccd_contact).
 #include "common.glsl"
 #include "ccd.glsl"
@@ -27,6 +28,7 @@ layout(std430, binding = 8) writeonly buffer CB { vec4 c_b[]; };
 layout(std430, binding = 9) writeonly buffer CN { vec4 c_n[]; };
 layout(std430, binding = 10) writeonly buffer CF { uvec4 c_f[]; };
 layout(std430, binding = 11) buffer Hits { uint hits[]; };
+layout(std430, binding = 12) readonly buffer Pen { uint penetrating[]; };   // per vertex
 layout(push_constant) uniform P { uint cap; uint base; float offset; } p;
 const uint NONE = 0xFFFFFFFFu;
 
@@ -43,6 +45,11 @@ void main() {
         uvec2 a = edges[pr.x];
         uvec2 b = edges[pr.y];
         v = uint[4](a.x, a.y, b.x, b.y);
+    }
+    // Points the shortest path is resolving (penetrating at the start of the substep) are left
+    // to it: CCD would hold them on the wrong side of the surface they are leaving.
+    for (uint k = 0u; k < 4u; ++k) {
+        if (penetrating[v[k]] != 0u) return;
     }
     vec3 x0[4], x1[4];
     for (uint k = 0u; k < 4u; ++k) {

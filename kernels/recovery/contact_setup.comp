@@ -4,7 +4,8 @@
 // query point. A slot with a valid path becomes the constraint (x_p - s(x)) . n >= offset with
 // s(x) = sum_j b_j x_fj (barycentrics of the closest boundary point on its face, fixed for the
 // substep) and the outward normal n at s (Chen et al. 2023, Eq. 6); a face that contains one of
-// the point's own vertices gives no constraint. Host: engine/src/recovery/response.rs.
+// the point's own vertices gives no constraint; the point's vertices are flagged as penetrating.
+// Host: engine/src/recovery/response.rs.
 // Reference: engine/src/cpu_reference/recovery_response.rs (setup).
 #include "common.glsl"
 layout(std430, binding = 0) readonly buffer Pos { vec4 pos[]; };
@@ -19,7 +20,8 @@ layout(std430, binding = 8) writeonly buffer CIdx { uvec4 c_idx[]; };          /
 layout(std430, binding = 9) writeonly buffer CW { vec4 c_w[]; };               // w0 w1
 layout(std430, binding = 10) writeonly buffer CB { vec4 c_b[]; };              // b0 b1 b2
 layout(std430, binding = 11) writeonly buffer CN { vec4 c_n[]; };
-layout(std430, binding = 12) writeonly buffer CF { uvec4 c_f[]; };             // face vertices              // n
+layout(std430, binding = 12) writeonly buffer CF { uvec4 c_f[]; };             // face vertices
+layout(std430, binding = 13) writeonly buffer Pen { uint penetrating[]; };    // per vertex              // n
 layout(push_constant) uniform P { uint nq; uint nv; } p;
 const uint NONE = 0xFFFFFFFFu;
 
@@ -69,6 +71,12 @@ void main() {
         } else {
             live = false;
         }
+    }
+    // Vertices of a live constraint are penetrating: the hybrid's CCD leaves them to this
+    // constraint (cleared by the host before each detection).
+    if (live) {
+        penetrating[p0] = 1u;
+        if (p1 != NONE) penetrating[p1] = 1u;
     }
     c_idx[i] = uvec4(p0, p1, live ? face : NONE, live ? 1u : 0u);
     c_w[i] = vec4(w0, w1, 0.0, 0.0);

@@ -7,7 +7,13 @@
 // Δλ = (−C − α̃ λ) / (Σ wᵢ|∇ᵢC|² + α̃), xᵢ += wᵢ ∇ᵢC Δλ. See engine/src/xpbd/mod.rs (TetSolve)
 // for why coupled is the default. The tets of one color share no vertex, so
 // invocations never write the same vertex. Tet k of the color is
-// `offset + k`; tet_data holds Dm⁻¹ as three columns and (α_D, α_H, γ, 0).
+// `offset + k`; tet_data holds Dm⁻¹ as three columns and (α_D, α_H, γ, model).
+// Corotated tets (model = 1): the deviatoric constraint is C_D = ‖F − R‖_F (compliance
+// 1/(2μV); R the rotation of F, found by the quaternion iteration of Müller et al. 2016
+// warm-started from the tet's last rotation in `rot`) and γ = 1. Unlike ‖F‖, it is zero at rest:
+// the stable Neo-Hookean pair carries its shear stiffness as a prestress that the Gauss–Newton
+// XPBD update does not see, which makes light, stiff elements oscillate and blow up (see
+// engine/src/xpbd/mod.rs); the corotated pair has no prestress.
 // Host: engine/src/xpbd/mod.rs. Reference: engine/src/cpu_reference/xpbd.rs (solve_tet).
 #include "common.glsl"
 layout(std430, binding = 0) buffer X { vec4 x[]; };
@@ -15,7 +21,9 @@ layout(std430, binding = 1) readonly buffer InvMass { float inv_mass[]; };
 layout(std430, binding = 2) readonly buffer Tets { uvec4 tets[]; };
 layout(std430, binding = 3) readonly buffer TetData { vec4 tet_data[]; };
 layout(std430, binding = 4) buffer Lambda { vec2 lambda[]; };
+layout(std430, binding = 5) buffer Rot { vec4 rot[]; };                  // quaternion xyzw
 layout(constant_id = 1) const uint COUPLED = 1u;
+const uint ROT_ITERATIONS = 8u;
 layout(push_constant) uniform P {
     uint offset;
     uint count;
@@ -39,6 +47,35 @@ void project(float c, vec3 g1, vec3 g2, vec3 g3, vec4 w, float alpha, inout floa
     x3 += (w.w * dl) * g3;
 }
 
+mat3 quat_to_mat(vec4 q) {
+    float x = q.x, y = q.y, z = q.z, w = q.w;
+    return mat3(1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y + w * z), 2.0 * (x * z - w * y),
+                2.0 * (x * y - w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z + w * x),
+                2.0 * (x * z + w * y), 2.0 * (y * z - w * x), 1.0 - 2.0 * (x * x + y * y));
+}
+
+vec4 quat_mul(vec4 a, vec4 b) {
+    return vec4(a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz), a.w * b.w - dot(a.xyz, b.xyz));
+}
+
+// The deviatoric part: F (stable Neo-Hookean) or F − R (corotated; updates rot[t]).
+mat3 deviatoric(mat3 f, float model, uint t) {
+    if (model < 0.5) return f;
+    vec4 q = rot[t];
+    // Fixed trip count (no break): llvmpipe's loop limiter is shared by a SIMD row.
+    for (uint it = 0u; it < ROT_ITERATIONS; ++it) {
+        mat3 r = quat_to_mat(q);
+        vec3 om = cross(r[0], f[0]) + cross(r[1], f[1]) + cross(r[2], f[2]);
+        om *= 1.0 / (abs(dot(r[0], f[0]) + dot(r[1], f[1]) + dot(r[2], f[2])) + 1e-9);
+        float wl = length(om);
+        if (wl > 1e-9) {
+            q = normalize(quat_mul(vec4(om * (sin(0.5 * wl) / wl), cos(0.5 * wl)), q));
+        }
+    }
+    rot[t] = q;
+    return f - quat_to_mat(q);
+}
+
 void main() {
     uint k = gl_GlobalInvocationID.x;
     if (k >= p.count) return;
@@ -52,9 +89,10 @@ void main() {
     vec2 lam = lambda[t];
     if (COUPLED != 0u) {
         mat3 f = mat3(x1 - x0, x2 - x0, x3 - x0) * b;
-        float c = sqrt(dot(f[0], f[0]) + dot(f[1], f[1]) + dot(f[2], f[2]));
+        mat3 dv = deviatoric(f, prm.w, t);
+        float c = sqrt(dot(dv[0], dv[0]) + dot(dv[1], dv[1]) + dot(dv[2], dv[2]));
         mat3 gd = mat3(0.0);
-        if (c > 1e-12) gd = (f * (1.0 / c)) * bt;
+        if (c > 1e-12) gd = (dv * (1.0 / c)) * bt;
         vec3 c0 = cross(f[1], f[2]), c1 = cross(f[2], f[0]), c2 = cross(f[0], f[1]);
         float ch = dot(f[0], c0) - prm.z;
         mat3 gh = mat3(c0, c1, c2) * bt;
@@ -78,11 +116,12 @@ void main() {
         x[v.w] = vec4(x3 + w.w * (dd * gd[2] + dh * gh[2]), 0.0);
         return;
     }
-    // Deviatoric: C_D = ‖F‖, ∂C_D/∂F = F / C_D.
+    // Deviatoric: C_D = ‖F‖ (or ‖F − R‖), ∂C_D/∂F = F / C_D (or (F − R) / C_D).
     mat3 f = mat3(x1 - x0, x2 - x0, x3 - x0) * b;
-    float c = sqrt(dot(f[0], f[0]) + dot(f[1], f[1]) + dot(f[2], f[2]));
+    mat3 dv = deviatoric(f, prm.w, t);
+    float c = sqrt(dot(dv[0], dv[0]) + dot(dv[1], dv[1]) + dot(dv[2], dv[2]));
     if (c > 1e-12) {
-        mat3 g = (f * (1.0 / c)) * bt;
+        mat3 g = (dv * (1.0 / c)) * bt;
         project(c, g[0], g[1], g[2], w, prm.x, lam.x, x0, x1, x2, x3);
     }
     // Hydrostatic: C_H = det F − γ, ∂C_H/∂F = cof F.

@@ -36,6 +36,42 @@ fn length(a: V3) -> f32 {
     dot(a, a).sqrt()
 }
 /// Columns of `m · b` for column-major 3×3 matrices (`m[j]`, `b[j]` columns).
+/// Quaternion iterations of the corotated rotation per solve (`ROT_ITERATIONS`).
+const ROT_ITERATIONS: usize = 8;
+
+/// Rotation matrix (columns) of a unit quaternion xyzw.
+fn quat_to_mat(q: [f32; 4]) -> [V3; 3] {
+    let [x, y, z, w] = q;
+    [
+        [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y + w * z),
+            2.0 * (x * z - w * y),
+        ],
+        [
+            2.0 * (x * y - w * z),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z + w * x),
+        ],
+        [
+            2.0 * (x * z + w * y),
+            2.0 * (y * z - w * x),
+            1.0 - 2.0 * (x * x + y * y),
+        ],
+    ]
+}
+
+fn quat_mul(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
+    let (av, bv) = ([a[0], a[1], a[2]], [b[0], b[1], b[2]]);
+    let v = add(add(scale(bv, a[3]), scale(av, b[3])), cross(av, bv));
+    [v[0], v[1], v[2], a[3] * b[3] - dot(av, bv)]
+}
+
+fn quat_normalize(q: [f32; 4]) -> [f32; 4] {
+    let l = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
+    q.map(|c| c / l)
+}
+
 fn mat_mul(m: &[V3; 3], b: &[V3; 3]) -> [V3; 3] {
     b.map(|bj| {
         add(
@@ -111,6 +147,8 @@ pub struct XpbdReference {
     pub x_prev: Vec<V3>,
     /// λ of the tets (deviatoric, hydrostatic).
     pub tet_lambda: Vec<[f32; 2]>,
+    /// Warm-started rotation of each corotated tet (quaternion xyzw).
+    pub tet_rot: Vec<[f32; 4]>,
     /// λ of the distance constraints.
     pub edge_lambda: Vec<f32>,
     /// λ of the bends (vec3).
@@ -128,6 +166,7 @@ impl XpbdReference {
             v: sys.velocities.iter().copied().map(xyz).collect(),
             x_prev: vec![[0.0; 3]; n],
             tet_lambda: vec![[0.0; 2]; sys.tets.len()],
+            tet_rot: vec![[0.0, 0.0, 0.0, 1.0]; sys.tets.len()],
             edge_lambda: vec![0.0; sys.edges.len()],
             bend_lambda: vec![[0.0; 3]; sys.bends.len()],
             clock: 0,
@@ -211,7 +250,32 @@ impl XpbdReference {
         }
     }
 
-    /// One stable Neo-Hookean tet (`tet_sweep.comp`).
+    /// The deviatoric part of `f` (columns): `f` itself (stable Neo-Hookean) or `f − R`
+    /// (corotated, `model` = 1; R by the warm-started quaternion iteration of Müller et al.
+    /// 2016, `deviatoric` of `tet_sweep.comp`).
+    fn deviatoric(&mut self, f: &[V3; 3], model: f32, t: usize) -> [V3; 3] {
+        if model < 0.5 {
+            return *f;
+        }
+        let mut q = self.tet_rot[t];
+        for _ in 0..ROT_ITERATIONS {
+            let r = quat_to_mat(q);
+            let mut om = add(add(cross(r[0], f[0]), cross(r[1], f[1])), cross(r[2], f[2]));
+            let den = (dot(r[0], f[0]) + dot(r[1], f[1]) + dot(r[2], f[2])).abs() + 1e-9;
+            om = scale(om, 1.0 / den);
+            let wl = length(om);
+            if wl > 1e-9 {
+                let s = (0.5 * wl).sin() / wl;
+                let dq = [om[0] * s, om[1] * s, om[2] * s, (0.5 * wl).cos()];
+                q = quat_normalize(quat_mul(dq, q));
+            }
+        }
+        self.tet_rot[t] = q;
+        let r = quat_to_mat(q);
+        [sub(f[0], r[0]), sub(f[1], r[1]), sub(f[2], r[2])]
+    }
+
+    /// One stable Neo-Hookean or corotated tet (`tet_sweep.comp`).
     pub fn solve_tet(&mut self, t: usize, inv_h2: f32) {
         let s = &self.sys;
         let v = s.tets.vertices[t].map(|v| v as usize);
@@ -224,10 +288,11 @@ impl XpbdReference {
         let ds = |xs: &[V3; 4]| [sub(xs[1], xs[0]), sub(xs[2], xs[0]), sub(xs[3], xs[0])];
         if self.settings.tet_solve == TetSolve::Coupled {
             let f = mat_mul(&ds(&xs), &b);
-            let c = (dot(f[0], f[0]) + dot(f[1], f[1]) + dot(f[2], f[2])).sqrt();
+            let dv = self.deviatoric(&f, prm[3], t);
+            let c = (dot(dv[0], dv[0]) + dot(dv[1], dv[1]) + dot(dv[2], dv[2])).sqrt();
             let mut gd = [[0.0f32; 3]; 3];
             if c > 1e-12 {
-                gd = mat_mul_t(&f.map(|col| scale(col, 1.0 / c)), &b);
+                gd = mat_mul_t(&dv.map(|col| scale(col, 1.0 / c)), &b);
             }
             let cof = [cross(f[1], f[2]), cross(f[2], f[0]), cross(f[0], f[1])];
             let ch = dot(f[0], cof[0]) - prm[2];
@@ -262,9 +327,10 @@ impl XpbdReference {
             return;
         }
         let f = mat_mul(&ds(&xs), &b);
-        let c = (dot(f[0], f[0]) + dot(f[1], f[1]) + dot(f[2], f[2])).sqrt();
+        let dv = self.deviatoric(&f, prm[3], t);
+        let c = (dot(dv[0], dv[0]) + dot(dv[1], dv[1]) + dot(dv[2], dv[2])).sqrt();
         if c > 1e-12 {
-            let g = mat_mul_t(&f.map(|col| scale(col, 1.0 / c)), &b);
+            let g = mat_mul_t(&dv.map(|col| scale(col, 1.0 / c)), &b);
             Self::project(c, &g, w, prm[0], inv_h2, &mut lam[0], &mut xs);
         }
         let f = mat_mul(&ds(&xs), &b);

@@ -71,6 +71,7 @@ pub struct CcdStage {
     slots: Slots,
     positions: GpuBuffer<[f32; 4]>,
     prev: GpuBuffer<[f32; 4]>,
+    penetrating: GpuBuffer<u32>,
     searched: bool,
     generation: u64,
     searches: u32,
@@ -90,7 +91,9 @@ fn ms(g: &CompiledGraph) -> Result<f64, VkError> {
 impl CcdStage {
     /// Builds the search over the boundary `faces` of `n` vertices (host positions `x`, m) with
     /// search distance `distance` (m) and contact separation `offset` (m), acting on the
-    /// solver's `positions` (current) and `prev` (start of the substep).
+    /// solver's `positions` (current) and `prev` (start of the substep); pairs with a vertex
+    /// flagged in `penetrating` are skipped.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         ctx: &Context,
         faces: Vec<[u32; 3]>,
@@ -99,6 +102,7 @@ impl CcdStage {
         offset: f32,
         positions: &GpuBuffer<[f32; 4]>,
         prev: &GpuBuffer<[f32; 4]>,
+        penetrating: &GpuBuffer<u32>,
     ) -> Result<CcdStage, RecoveryError> {
         let n = x.len();
         if !(distance.is_finite() && distance > offset as f64) {
@@ -129,7 +133,7 @@ impl CcdStage {
         );
         let copy = g.compile(ctx, CompileOptions::default())?;
         let hits = ctx.create_buffer::<u32>("recovery.ccd_hits", 1, BufferUsage::STORAGE)?;
-        let slots = Self::slots(ctx, &search, &hits, positions, prev, offset)?;
+        let slots = Self::slots(ctx, &search, &hits, positions, prev, penetrating, offset)?;
         Ok(CcdStage {
             ctx: ctx.clone(),
             n,
@@ -143,18 +147,21 @@ impl CcdStage {
             slots,
             positions: positions.clone(),
             prev: prev.clone(),
+            penetrating: penetrating.clone(),
             searched: false,
             generation: 0,
             searches: 0,
         })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn slots(
         ctx: &Context,
         search: &ProximitySearch,
         hits: &GpuBuffer<u32>,
         positions: &GpuBuffer<[f32; 4]>,
         prev: &GpuBuffer<[f32; 4]>,
+        penetrating: &GpuBuffer<u32>,
         offset: f32,
     ) -> Result<Slots, RecoveryError> {
         let p = search.params();
@@ -203,6 +210,7 @@ impl CcdStage {
                 .read_write(&c_n)
                 .read_write(&c_f)
                 .read_write(hits)
+                .read(penetrating)
                 .push(&PushCcd { cap, base, offset }),
             );
         }
@@ -269,6 +277,7 @@ impl CcdStage {
                     &self.hits,
                     &self.positions,
                     &self.prev,
+                    &self.penetrating,
                     self.offset,
                 )?;
                 self.generation += 1;

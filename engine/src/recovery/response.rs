@@ -207,6 +207,13 @@ impl Recovery {
         let c_b = ctx.create_buffer::<[f32; 4]>("recovery.c_b", cap, s)?;
         let c_n = ctx.create_buffer::<[f32; 4]>("recovery.c_n", cap, s)?;
         let c_f = ctx.create_buffer::<[u32; 4]>("recovery.c_f", cap, s)?;
+        let penetrating = ctx.create_buffer::<u32>("recovery.penetrating", n.max(1), s)?;
+        {
+            // Zero before any detection (CCD alone never runs the shortest-path setup).
+            let mut g = Graph::new("recovery.init");
+            g.fill("recovery.clear_penetrating", &penetrating, 0);
+            g.compile(ctx, CompileOptions::default())?.run()?;
+        }
         let accum = ctx.create_buffer::<[i32; 4]>("recovery.accum", n.max(1), s)?;
         let timed = CompileOptions {
             graph_timestamps: true,
@@ -234,6 +241,7 @@ impl Recovery {
         let mut g = Graph::new("recovery.query");
         sp.record_query(&mut g, source, nq);
         g.fill("recovery.clear_accum", &accum, 0);
+        g.fill("recovery.clear_penetrating", &penetrating, 0);
         if nq > 0 {
             g.dispatch(
                 Dispatch::new(
@@ -255,6 +263,7 @@ impl Recovery {
                 .write(&c_b)
                 .write(&c_n)
                 .write(&c_f)
+                .read_write(&penetrating)
                 .push(&PushSetup {
                     nq: nq as u32,
                     nv: nv as u32,
@@ -272,6 +281,7 @@ impl Recovery {
                 settings.offset,
                 positions,
                 prev,
+                &penetrating,
             )?)
         } else {
             None

@@ -209,6 +209,8 @@ struct GpuSet {
     vertices: GpuBuffer<[u32; 4]>,
     data: GpuBuffer<[f32; 4]>,
     lambda: GpuBuffer<f32>,
+    /// Tets: the warm-started rotation of each corotated tet (quaternion xyzw).
+    rot: Option<GpuBuffer<[f32; 4]>>,
     colors: Vec<std::ops::Range<u32>>,
     len: usize,
 }
@@ -224,6 +226,7 @@ impl GpuSet {
                 lambda_width * set.len(),
                 s,
             )?,
+            rot: None,
             colors: set.colors.clone(),
             len: set.len(),
         })
@@ -300,26 +303,28 @@ impl Bufs<'_> {
         for (set, kernel, name) in self.sets {
             for (c, r) in set.colors.iter().enumerate() {
                 let count = r.end - r.start;
-                g.dispatch(
-                    Dispatch::new(
-                        format!("xpbd.{name}.color{c}"),
-                        kernel,
-                        groups(count as usize),
-                    )
-                    .workgroup_size(WG)
-                    .spec(&[coupled])
-                    .read_write(self.x)
-                    .read(self.inv_mass)
-                    .read(&set.vertices)
-                    .read(&set.data)
-                    .read_write(&set.lambda)
-                    .push(&SweepPush {
-                        offset: r.start,
-                        count,
-                        inv_h2,
-                        _pad: 0,
-                    }),
-                );
+                let d = Dispatch::new(
+                    format!("xpbd.{name}.color{c}"),
+                    kernel,
+                    groups(count as usize),
+                )
+                .workgroup_size(WG)
+                .spec(&[coupled])
+                .read_write(self.x)
+                .read(self.inv_mass)
+                .read(&set.vertices)
+                .read(&set.data)
+                .read_write(&set.lambda);
+                let d = match &set.rot {
+                    Some(r) => d.read_write(r),
+                    None => d,
+                };
+                g.dispatch(d.push(&SweepPush {
+                    offset: r.start,
+                    count,
+                    inv_h2,
+                    _pad: 0,
+                }));
             }
         }
         self.record_colliders(g, s, n);
@@ -413,7 +418,12 @@ impl XpbdStepper {
             &sys.colliders,
             BufferUsage::HOST_WRITE | s,
         )?;
-        let tets = GpuSet::new(ctx, "tets", &sys.tets, 2)?;
+        let mut tets = GpuSet::new(ctx, "tets", &sys.tets, 2)?;
+        tets.rot = Some(ctx.upload_buffer(
+            "xpbd.tets_rot",
+            &vec![[0.0, 0.0, 0.0, 1.0f32]; sys.tets.len().max(1)],
+            s,
+        )?);
         let edges = GpuSet::new(ctx, "edges", &sys.edges, 1)?;
         let bends = GpuSet::new(ctx, "bends", &sys.bends, 4)?;
         let b = Bufs {

@@ -29,6 +29,7 @@ use crate::cpu_reference::contact::Collider;
 use crate::cpu_reference::fem::TetRest;
 use crate::cpu_reference::thin::{ThinElement, NO_VERTEX};
 use crate::model::SimModel;
+use crate::scene::MaterialModel;
 use nalgebra::Vector3;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -132,6 +133,15 @@ impl XpbdSystem {
         // Tets.
         let mut tv = Vec::with_capacity(model.tets.len());
         let mut td = Vec::with_capacity(4 * model.tets.len());
+        // Corotated tets (by body material); the others are stable Neo-Hookean.
+        let mut corotated = vec![false; model.tets.len()];
+        for b in &model.bodies {
+            if b.model == MaterialModel::Corotated {
+                for k in b.tets.clone() {
+                    corotated[k as usize] = true;
+                }
+            }
+        }
         for (k, t) in model.tets.iter().enumerate() {
             let rest = TetRest::new(&t.map(p)).ok_or_else(|| format!("tet {k} is degenerate"))?;
             let (mu, lambda) = model.tet_lame[k];
@@ -140,12 +150,22 @@ impl XpbdSystem {
             for c in 0..3 {
                 td.push([b[(0, c)] as f32, b[(1, c)] as f32, b[(2, c)] as f32, 0.0]);
             }
-            td.push([
-                (1.0 / (mu * rest.volume)) as f32,
-                (1.0 / (lambda * rest.volume)) as f32,
-                (1.0 + mu / lambda) as f32,
-                0.0,
-            ]);
+            td.push(if corotated[k] {
+                // μ‖F − R‖² + λ/2 (det F − 1)², per unit rest volume.
+                [
+                    (1.0 / (2.0 * mu * rest.volume)) as f32,
+                    (1.0 / (lambda * rest.volume)) as f32,
+                    1.0,
+                    1.0,
+                ]
+            } else {
+                [
+                    (1.0 / (mu * rest.volume)) as f32,
+                    (1.0 / (lambda * rest.volume)) as f32,
+                    (1.0 + mu / lambda) as f32,
+                    0.0,
+                ]
+            });
             tv.push(*t);
         }
         // Cloth edges (from membranes), rod springs and bends.
