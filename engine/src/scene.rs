@@ -285,6 +285,10 @@ pub struct CollisionSettings {
     /// Shortest-path method: proximity search distance of the CCD candidate pairs (m); a
     /// search is reused while every vertex moved less than half of it.
     pub ccd_distance: f64,
+    /// Shortest-path method with CCD: at the end of each substep, pairs the response left
+    /// colliding send their vertices back to the start of the substep (repeated until none
+    /// does), so CCD never lets a collision through.
+    pub ccd_failsafe: bool,
 }
 
 impl Default for CollisionSettings {
@@ -316,6 +320,7 @@ impl Default for CollisionSettings {
             start_time: 0.0,
             detection: crate::recovery::DetectionMode::Hybrid,
             ccd_distance: 0.01,
+            ccd_failsafe: true,
         }
     }
 }
@@ -332,6 +337,7 @@ impl CollisionSettings {
             max_correction: self.max_correction as f32,
             detection: self.detection,
             ccd_distance: self.ccd_distance,
+            ccd_failsafe: self.ccd_failsafe,
             ..Default::default()
         };
         r.query.cull = self.infeasible_region_culling;

@@ -521,6 +521,7 @@ impl Simulation {
                             message: e.to_string(),
                         };
                         let mode = r.settings().detection;
+                        let iterations = s.settings().iterations;
                         let st = s.step_with(&mut |phase| {
                             use crate::recovery::DetectionMode;
                             match phase {
@@ -552,6 +553,11 @@ impl Simulation {
                                         }
                                     }
                                     rs.ms_response += r.respond().map_err(err)?;
+                                    if k + 1 == iterations {
+                                        if let Some(f) = r.ccd_failsafe().map_err(err)? {
+                                            rs.add_failsafe(&f);
+                                        }
+                                    }
                                 }
                             }
                             Ok(())

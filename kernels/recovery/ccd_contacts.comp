@@ -10,8 +10,9 @@
 // the edges' cross product at impact oriented by their separation at the start (edge–edge; the
 // start separation itself for parallel edges). A miss leaves the slot as it is (constraints stay
 // active for the rest of the substep; the host clears them per substep and per new search).
-// Pairs with a vertex flagged as penetrating by the shortest-path detection (contact_setup.comp)
-// are skipped. MODE 0: vertex–triangle pairs, MODE 1: edge–edge pairs (slots base + i).
+// Edge–edge pairs with a vertex flagged as penetrating by the shortest-path detection
+// (contact_setup.comp) are skipped. With `failsafe` set, a hit flags the pair's vertices for rollback instead of
+// writing a constraint. MODE 0: vertex–triangle pairs, MODE 1: edge–edge pairs (slots base + i).
 // Host: engine/src/recovery/ccd.rs. Reference: cpu_reference/recovery_response.rs (ccd_contact).
 #include "common.glsl"
 #include "ccd.glsl"
@@ -29,7 +30,8 @@ layout(std430, binding = 9) writeonly buffer CN { vec4 c_n[]; };
 layout(std430, binding = 10) writeonly buffer CF { uvec4 c_f[]; };
 layout(std430, binding = 11) buffer Hits { uint hits[]; };
 layout(std430, binding = 12) readonly buffer Pen { uint penetrating[]; };   // per vertex
-layout(push_constant) uniform P { uint cap; uint base; float offset; } p;
+layout(std430, binding = 13) writeonly buffer Back { uint rollback[]; };   // per vertex
+layout(push_constant) uniform P { uint cap; uint base; float offset; uint failsafe; } p;
 const uint NONE = 0xFFFFFFFFu;
 
 void main() {
@@ -46,10 +48,14 @@ void main() {
         uvec2 b = edges[pr.y];
         v = uint[4](a.x, a.y, b.x, b.y);
     }
-    // Points the shortest path is resolving (penetrating at the start of the substep) are left
-    // to it: CCD would hold them on the wrong side of the surface they are leaving.
-    for (uint k = 0u; k < 4u; ++k) {
-        if (penetrating[v[k]] != 0u) return;
+    // Edges of points the shortest path is resolving (penetrating at the start of the substep)
+    // are left to it: an edge–edge constraint would hold them on the wrong side of the surface
+    // they are leaving. Their vertices keep their vertex–triangle constraints (a vertex leaving
+    // through a face is never held, see above).
+    if (MODE == 1u) {
+        for (uint k = 0u; k < 4u; ++k) {
+            if (penetrating[v[k]] != 0u) return;
+        }
     }
     vec3 x0[4], x1[4];
     for (uint k = 0u; k < 4u; ++k) {
@@ -84,6 +90,12 @@ void main() {
     if (!(l > 0.0)) return;
     n /= l;
     atomicAdd(hits[0], 1u);
+    if (p.failsafe != 0u) {
+        // Fail-safe pass: the pair still collides after the response; its vertices go back
+        // to the start of the substep (ccd_rollback.comp).
+        for (uint k = 0u; k < 4u; ++k) rollback[v[k]] = 1u;
+        return;
+    }
     uint slot = p.base + i;
     c_idx[slot] = uvec4(v[0], MODE == 0u ? NONE : v[1], MODE == 0u ? pr.y : NONE, 1u);
     c_w[slot] = vec4(c.w.x, MODE == 0u ? 0.0 : c.w.y, 0.0, 0.0);

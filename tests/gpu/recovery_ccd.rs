@@ -6,7 +6,9 @@
 //! - one projection of the CCD constraints equals the reference projection;
 //! - in a simulation (the paper's Fig. 9 comparison on a small scene), a cube thrown at a thin
 //!   slab faster than DCD can follow tunnels through it with DCD only, stays stuck in it with
-//!   CCD only, and ends on top, intersection-free, with the hybrid (exact intersection checker).
+//!   CCD only when nothing catches what the response leaves colliding, never intersects with
+//!   CCD and its end-of-substep fail-safe, and ends on top, intersection-free, with the hybrid
+//!   (exact intersection checker).
 
 use rand::Rng;
 use supple::cpu_reference::ccd::{ccd, CcdKind};
@@ -243,11 +245,11 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
 "#;
 
 /// Lowest z of the cube and intersecting triangle pairs per frame.
-fn throw(detection: &str, frames: u32) -> (f64, Vec<usize>, supple::recovery::RecoveryFrameStats) {
+fn throw(set: &[&str], frames: u32) -> (f64, Vec<usize>, supple::recovery::RecoveryFrameStats) {
     let ctx = context(false);
-    let set = [format!("collision.detection=\"{detection}\"")];
+    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, "throw.toml", &set).unwrap_or_else(|e| panic!("{e}"));
-    let mut sim = Simulation::new(&ctx, &scene).unwrap_or_else(|e| panic!("{detection}: {e}"));
+    let mut sim = Simulation::new(&ctx, &scene).unwrap_or_else(|e| panic!("{set:?}: {e}"));
     let surface = body_surface(&sim);
     let mut total = supple::recovery::RecoveryFrameStats::default();
     let mut inter = Vec::new();
@@ -255,12 +257,8 @@ fn throw(detection: &str, frames: u32) -> (f64, Vec<usize>, supple::recovery::Re
     for f in 0..frames {
         let st = sim
             .step_frame()
-            .unwrap_or_else(|e| panic!("{detection} frame {f}: {e}"));
-        let r = st.recovery;
-        total.ccd_collisions += r.ccd_collisions;
-        total.ccd_searches += r.ccd_searches;
-        total.ccd_unsafe += r.ccd_unsafe;
-        total.collisions += r.collisions;
+            .unwrap_or_else(|e| panic!("{set:?} frame {f}: {e}"));
+        total += st.recovery;
         x = sim.positions().expect("positions");
         inter.push(frame_intersections(&surface, &x).len());
     }
@@ -274,31 +272,56 @@ fn throw(detection: &str, frames: u32) -> (f64, Vec<usize>, supple::recovery::Re
 }
 
 #[test]
-fn thrown_cube_tunnels_with_dcd_sticks_with_ccd_and_bounces_with_the_hybrid() {
+fn thrown_cube_tunnels_with_dcd_and_is_stopped_by_ccd_and_the_hybrid() {
     // 6 m/s over substeps of 1/240 s: 2.5 cm per substep, more than the slab's 2 cm.
-    let (low_dcd, inter_dcd, _) = throw("dcd", 10);
-    let (low_ccd, inter_ccd, st_ccd) = throw("ccd", 10);
-    let (low_hyb, inter_hyb, st) = throw("hybrid", 10);
-    eprintln!("dcd only: lowest z {low_dcd:.4}, intersecting pairs {inter_dcd:?}");
-    eprintln!("ccd only: lowest z {low_ccd:.4}, intersecting pairs {inter_ccd:?}, {st_ccd:?}");
-    eprintln!("hybrid: lowest z {low_hyb:.4}, intersecting pairs {inter_hyb:?}, {st:?}");
+    let dcd = throw(&["collision.detection=\"dcd\""], 10);
+    let ccd_raw = throw(
+        &[
+            "collision.detection=\"ccd\"",
+            "collision.ccd_failsafe=false",
+        ],
+        10,
+    );
+    let ccd = throw(&["collision.detection=\"ccd\""], 10);
+    let hybrid = throw(&["collision.detection=\"hybrid\""], 10);
+    for (name, (low, inter, st)) in [
+        ("dcd only", &dcd),
+        ("ccd only, no fail-safe", &ccd_raw),
+        ("ccd only", &ccd),
+        ("hybrid", &hybrid),
+    ] {
+        eprintln!("{name}: lowest z {low:.4}, intersecting pairs {inter:?}, {st:?}");
+    }
     // DCD only: the first contact is already deeper than half the slab; the cube goes through.
     assert!(
-        low_dcd < 0.09,
+        dcd.0 < 0.09,
         "with DCD only the cube passes the slab's bottom (z = 0.09)"
     );
-    // CCD only: what the solver failed to resolve at impact is never detected again (Fig. 9a).
-    assert!(inter_ccd[9] > 0, "{inter_ccd:?}");
+    // CCD only without the fail-safe: what the solver failed to resolve at impact is never
+    // detected again (the paper's Fig. 9a).
+    assert!(ccd_raw.1[9] > 0, "{:?}", ccd_raw.1);
+    // With the fail-safe, CCD lets nothing through: every frame is intersection-free.
+    assert!(ccd.1.iter().all(|&k| k == 0), "{:?}", ccd.1);
     assert!(
-        st_ccd.collisions == 0 && st_ccd.ccd_collisions > 0,
-        "{st_ccd:?}"
+        ccd.2.ccd_collisions > 0 && ccd.2.collisions == 0,
+        "{:?}",
+        ccd.2
     );
-    // Hybrid: DCD resolves what CCD left, the cube ends above the slab, intersection-free.
-    assert!(st.ccd_collisions > 0 && st.collisions > 0, "{st:?}");
-    assert!(st.ccd_searches > 0 && st.ccd_unsafe == 0, "{st:?}");
+    // Hybrid: the cube ends above the slab, intersection-free.
+    let st = &hybrid.2;
     assert!(
-        low_hyb > 0.11 - 2e-3,
+        st.ccd_collisions > 0 && st.ccd_searches > 0 && st.ccd_unsafe == 0,
+        "{st:?}"
+    );
+    assert!(
+        hybrid.0 > 0.11 - 2e-3,
         "the cube must end above the slab's top (z = 0.11)"
     );
-    assert!(inter_hyb[5..].iter().all(|&k| k == 0), "{inter_hyb:?}");
+    assert!(hybrid.1[5..].iter().all(|&k| k == 0), "{:?}", hybrid.1);
+    for (low, _, _) in [&ccd, &hybrid] {
+        assert!(
+            *low > 0.11 - 2e-3,
+            "the cube must end above the slab's top (z = 0.11)"
+        );
+    }
 }

@@ -474,9 +474,6 @@ impl XpbdReference {
                 self.colliders();
             }
         }
-        if self.sys.num_colliders > 0 {
-            self.colliders();
-        }
         self.velocities();
     }
 

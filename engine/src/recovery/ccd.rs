@@ -22,12 +22,29 @@ use crate::vk::{Graph, VkError};
 /// Workgroup size of the CCD kernels (the proximity search's indirect arguments use 64).
 const WG: u32 = 64;
 
+/// Fail-safe rounds before the whole substep is undone.
+const FAILSAFE_ROUNDS: u32 = 8;
+
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct PushCcd {
     cap: u32,
     base: u32,
     offset: f32,
+    failsafe: u32,
+}
+
+/// What the fail-safe did at the end of a substep.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CcdFailsafe {
+    /// Pairs that still collided after the response, summed over the rounds.
+    pub pairs: u32,
+    /// Rounds run (0: nothing collided).
+    pub rounds: u32,
+    /// Whether every vertex went back to the start of the substep (the rounds did not settle).
+    pub full_rollback: bool,
+    /// GPU milliseconds.
+    pub ms: f64,
 }
 
 /// What one CCD detection did.
@@ -45,6 +62,16 @@ pub struct CcdDetection {
     pub ms: f64,
 }
 
+/// Buffers the CCD graphs bind besides the search's.
+struct SlotBuffers<'a> {
+    hits: &'a GpuBuffer<u32>,
+    positions: &'a GpuBuffer<[f32; 4]>,
+    prev: &'a GpuBuffer<[f32; 4]>,
+    penetrating: &'a GpuBuffer<u32>,
+    rollback: &'a GpuBuffer<u32>,
+    n: usize,
+}
+
 /// Constraint slots of the CCD pairs (vertex–triangle slots first, then edge–edge).
 struct Slots {
     caps: [u32; 2],
@@ -55,6 +82,7 @@ struct Slots {
     c_f: GpuBuffer<[u32; 4]>,
     clear: CompiledGraph,
     detect: CompiledGraph,
+    failsafe: CompiledGraph,
 }
 
 /// Continuous collision detection of the surface over a substep, with persistent buffers.
@@ -72,6 +100,8 @@ pub struct CcdStage {
     positions: GpuBuffer<[f32; 4]>,
     prev: GpuBuffer<[f32; 4]>,
     penetrating: GpuBuffer<u32>,
+    rollback: GpuBuffer<u32>,
+    rollback_all: CompiledGraph,
     searched: bool,
     generation: u64,
     searches: u32,
@@ -133,7 +163,27 @@ impl CcdStage {
         );
         let copy = g.compile(ctx, CompileOptions::default())?;
         let hits = ctx.create_buffer::<u32>("recovery.ccd_hits", 1, BufferUsage::STORAGE)?;
-        let slots = Self::slots(ctx, &search, &hits, positions, prev, penetrating, offset)?;
+        let rollback =
+            ctx.create_buffer::<u32>("recovery.ccd_rollback", n.max(1), BufferUsage::STORAGE)?;
+        let mut g = Graph::new("recovery.ccd_rollback_init");
+        g.fill("recovery.ccd_clear_rollback", &rollback, 0);
+        g.compile(ctx, CompileOptions::default())?.run()?;
+        let mut g = Graph::new("recovery.ccd_rollback_all");
+        g.copy(
+            "recovery.ccd_rollback_all",
+            prev.slice(0..n),
+            positions.slice(0..n),
+        );
+        let rollback_all = g.compile(ctx, CompileOptions::default())?;
+        let bufs = SlotBuffers {
+            hits: &hits,
+            positions,
+            prev,
+            penetrating,
+            rollback: &rollback,
+            n,
+        };
+        let slots = Self::slots(ctx, &search, &bufs, offset)?;
         Ok(CcdStage {
             ctx: ctx.clone(),
             n,
@@ -148,22 +198,21 @@ impl CcdStage {
             positions: positions.clone(),
             prev: prev.clone(),
             penetrating: penetrating.clone(),
+            rollback,
+            rollback_all,
             searched: false,
             generation: 0,
             searches: 0,
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn slots(
         ctx: &Context,
         search: &ProximitySearch,
-        hits: &GpuBuffer<u32>,
-        positions: &GpuBuffer<[f32; 4]>,
-        prev: &GpuBuffer<[f32; 4]>,
-        penetrating: &GpuBuffer<u32>,
+        b: &SlotBuffers,
         offset: f32,
     ) -> Result<Slots, RecoveryError> {
+        let (hits, positions, prev, penetrating) = (b.hits, b.positions, b.prev, b.penetrating);
         let p = search.params();
         let caps = [p.vt_cap, p.ee_cap];
         let total = (p.vt_cap + p.ee_cap).max(1) as usize;
@@ -176,45 +225,69 @@ impl CcdStage {
         let mut g = Graph::new("recovery.ccd_clear");
         g.fill("recovery.ccd_clear", &c_idx, 0);
         let clear = g.compile(ctx, CompileOptions::default())?;
+        let record = |g: &mut Graph, failsafe: u32| {
+            g.fill("recovery.ccd_clear_hits", hits, 0);
+            for (mode, (name, base, cap)) in [
+                ("recovery.ccd_contacts[vt]", 0, p.vt_cap),
+                ("recovery.ccd_contacts[ee]", p.vt_cap, p.ee_cap),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let a = 3 * mode;
+                g.dispatch(
+                    Dispatch::indirect(
+                        name,
+                        ids::RECOVERY_CCD_CONTACTS,
+                        search.indirect_args().slice(a..a + 3),
+                    )
+                    .workgroup_size(WG)
+                    .spec(&[mode as u32])
+                    .read(positions)
+                    .read(prev)
+                    .read(search.status())
+                    .read(if mode == 0 {
+                        search.pairs_vt()
+                    } else {
+                        search.pairs_ee()
+                    })
+                    .read(search.triangles())
+                    .read(search.edges())
+                    .read_write(&c_idx)
+                    .read_write(&c_w)
+                    .read_write(&c_b)
+                    .read_write(&c_n)
+                    .read_write(&c_f)
+                    .read_write(hits)
+                    .read(penetrating)
+                    .read_write(b.rollback)
+                    .push(&PushCcd {
+                        cap,
+                        base,
+                        offset,
+                        failsafe,
+                    }),
+                );
+            }
+        };
         let mut g = Graph::new("recovery.ccd_detect");
-        g.fill("recovery.ccd_clear_hits", hits, 0);
-        for (mode, (name, base, cap)) in [
-            ("recovery.ccd_contacts[vt]", 0, p.vt_cap),
-            ("recovery.ccd_contacts[ee]", p.vt_cap, p.ee_cap),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let a = 3 * mode;
-            g.dispatch(
-                Dispatch::indirect(
-                    name,
-                    ids::RECOVERY_CCD_CONTACTS,
-                    search.indirect_args().slice(a..a + 3),
-                )
-                .workgroup_size(WG)
-                .spec(&[mode as u32])
-                .read(positions)
-                .read(prev)
-                .read(search.status())
-                .read(if mode == 0 {
-                    search.pairs_vt()
-                } else {
-                    search.pairs_ee()
-                })
-                .read(search.triangles())
-                .read(search.edges())
-                .read_write(&c_idx)
-                .read_write(&c_w)
-                .read_write(&c_b)
-                .read_write(&c_n)
-                .read_write(&c_f)
-                .read_write(hits)
-                .read(penetrating)
-                .push(&PushCcd { cap, base, offset }),
-            );
-        }
+        record(&mut g, 0);
         let detect = g.compile(ctx, timed())?;
+        let mut g = Graph::new("recovery.ccd_failsafe");
+        record(&mut g, 1);
+        g.dispatch(
+            Dispatch::new(
+                "recovery.ccd_rollback",
+                ids::RECOVERY_CCD_ROLLBACK,
+                [(b.n.div_ceil(WG as usize).max(1)) as u32, 1, 1],
+            )
+            .workgroup_size(WG)
+            .read_write(positions)
+            .read(prev)
+            .read_write(b.rollback)
+            .push(&(b.n as u32)),
+        );
+        let failsafe = g.compile(ctx, timed())?;
         Ok(Slots {
             caps,
             c_idx,
@@ -224,6 +297,7 @@ impl CcdStage {
             c_f,
             clear,
             detect,
+            failsafe,
         })
     }
 
@@ -253,43 +327,8 @@ impl CcdStage {
     /// after a search), then writes a constraint per hit (earlier hits of the substep stay).
     pub fn detect(&mut self, new_substep: bool) -> Result<CcdDetection, RecoveryError> {
         let mut out = CcdDetection::default();
-        let mut clear = new_substep;
-        if self.searched {
-            self.check.run()?;
-            out.ms += ms(&self.check)?;
-        }
-        let (m_prev, m_cur) = if self.searched {
-            (self.disp[0].read()?, self.disp[1].read()?)
-        } else {
-            (f64::INFINITY, f64::INFINITY)
-        };
-        if !(2.0 * m_prev.max(m_cur) < self.distance) {
-            self.copy.run()?;
-            let report = self.search.run().map_err(RecoveryError::Invalid)?;
-            self.searched = true;
-            self.searches += 1;
-            out.searched = true;
-            let p = self.search.params();
-            if [p.vt_cap, p.ee_cap] != self.slots.caps {
-                self.slots = Self::slots(
-                    &self.ctx,
-                    &self.search,
-                    &self.hits,
-                    &self.positions,
-                    &self.prev,
-                    &self.penetrating,
-                    self.offset,
-                )?;
-                self.generation += 1;
-            }
-            out.pairs = report.vertex_triangle + report.edge_edge;
-            clear = true;
-            // The motion since the start of the substep (the search positions) must stay
-            // under D/2 for the pair list to be complete.
-            self.check.run()?;
-            out.ms += ms(&self.check)?;
-            out.unsafe_motion = !(2.0 * self.disp[2].read()? < self.distance);
-        } else {
+        let clear = self.ensure_pairs(&mut out)? || new_substep;
+        if !out.searched {
             let st = self.search.status().read()?;
             out.pairs = st[1] + st[2];
         }
@@ -299,6 +338,74 @@ impl CcdStage {
         self.slots.detect.run()?;
         out.ms += ms(&self.slots.detect)?;
         out.hits = self.hits.read()?[0];
+        Ok(out)
+    }
+
+    /// Makes the pair list cover the motion from the start of the substep to the current
+    /// positions (searching again when the reuse bound fails); returns whether it searched.
+    fn ensure_pairs(&mut self, out: &mut CcdDetection) -> Result<bool, RecoveryError> {
+        if self.searched {
+            self.check.run()?;
+            out.ms += ms(&self.check)?;
+        }
+        let (m_prev, m_cur) = if self.searched {
+            (self.disp[0].read()?, self.disp[1].read()?)
+        } else {
+            (f64::INFINITY, f64::INFINITY)
+        };
+        if 2.0 * m_prev.max(m_cur) < self.distance {
+            return Ok(false);
+        }
+        self.copy.run()?;
+        let report = self.search.run().map_err(RecoveryError::Invalid)?;
+        self.searched = true;
+        self.searches += 1;
+        out.searched = true;
+        let p = self.search.params();
+        if [p.vt_cap, p.ee_cap] != self.slots.caps {
+            let bufs = SlotBuffers {
+                hits: &self.hits,
+                positions: &self.positions,
+                prev: &self.prev,
+                penetrating: &self.penetrating,
+                rollback: &self.rollback,
+                n: self.n,
+            };
+            self.slots = Self::slots(&self.ctx, &self.search, &bufs, self.offset)?;
+            self.generation += 1;
+        }
+        out.pairs = report.vertex_triangle + report.edge_edge;
+        // The motion since the start of the substep (the search positions) must stay under
+        // D/2 for the pair list to be complete.
+        self.check.run()?;
+        out.ms += ms(&self.check)?;
+        out.unsafe_motion = !(2.0 * self.disp[2].read()? < self.distance);
+        Ok(true)
+    }
+
+    /// End-of-substep fail-safe: pairs whose motion from the start of the substep still
+    /// collides after the response send their vertices back to the start, repeated until none
+    /// collides ([`FAILSAFE_ROUNDS`] at most; then every vertex goes back). Constraints of the
+    /// substep are kept (a new search clears them).
+    pub fn failsafe(&mut self) -> Result<CcdFailsafe, RecoveryError> {
+        let mut out = CcdFailsafe::default();
+        let mut d = CcdDetection::default();
+        if self.ensure_pairs(&mut d)? {
+            self.slots.clear.run()?;
+        }
+        out.ms += d.ms;
+        for _ in 0..FAILSAFE_ROUNDS {
+            self.slots.failsafe.run()?;
+            out.ms += ms(&self.slots.failsafe)?;
+            let hits = self.hits.read()?[0];
+            if hits == 0 {
+                return Ok(out);
+            }
+            out.rounds += 1;
+            out.pairs += hits;
+        }
+        self.rollback_all.run()?;
+        out.full_rollback = true;
         Ok(out)
     }
 

@@ -8,7 +8,7 @@ mod ccd;
 mod response;
 mod shortest_path;
 
-pub use ccd::{CcdDetection, CcdStage};
+pub use ccd::{CcdDetection, CcdFailsafe, CcdStage};
 pub use response::{DetectionMode, Recovery, RecoveryDetection, RecoverySettings};
 pub use shortest_path::{RecoveryError, ShortestPath, ShortestPathSettings};
 
@@ -78,8 +78,13 @@ pub struct RecoveryFrameStats {
     /// CCD detections whose motion since the search exceeded D/2 (pairs may be missing; raise
     /// `ccd_distance`).
     pub ccd_unsafe: u32,
-    /// GPU milliseconds of CCD (displacement checks, searches, CCD kernels).
+    /// GPU milliseconds of CCD (displacement checks, searches, CCD kernels, fail-safe).
     pub ms_ccd: f64,
+    /// Pairs the CCD fail-safe found still colliding after the response (their vertices went
+    /// back to the start of the substep), summed over its rounds.
+    pub failsafe_pairs: u32,
+    /// Substeps the fail-safe undid entirely (its rounds did not settle).
+    pub failsafe_full_rollbacks: u32,
 }
 
 impl std::ops::AddAssign for RecoveryFrameStats {
@@ -101,10 +106,19 @@ impl std::ops::AddAssign for RecoveryFrameStats {
         self.ccd_searches += o.ccd_searches;
         self.ccd_unsafe += o.ccd_unsafe;
         self.ms_ccd += o.ms_ccd;
+        self.failsafe_pairs += o.failsafe_pairs;
+        self.failsafe_full_rollbacks += o.failsafe_full_rollbacks;
     }
 }
 
 impl RecoveryFrameStats {
+    /// Adds one fail-safe run.
+    pub fn add_failsafe(&mut self, f: &CcdFailsafe) {
+        self.failsafe_pairs += f.pairs;
+        self.failsafe_full_rollbacks += f.full_rollback as u32;
+        self.ms_ccd += f.ms;
+    }
+
     /// Adds one CCD detection.
     pub fn add_ccd(&mut self, d: &CcdDetection) {
         self.ccd_detections += 1;

@@ -6,7 +6,7 @@
 //! (`contact_project.comp`, `contact_apply.comp`). Reference:
 //! [`crate::cpu_reference::recovery_response`].
 
-use super::ccd::{CcdDetection, CcdStage};
+use super::ccd::{CcdDetection, CcdFailsafe, CcdStage};
 use super::shortest_path::{RecoveryError, ShortestPath, ShortestPathSettings};
 use crate::cpu_reference::recovery_response::{Contact, FIXED_SCALE};
 use crate::cpu_reference::shortest_path::Counters;
@@ -50,6 +50,9 @@ pub struct RecoverySettings {
     /// Proximity search distance D of the CCD candidate pairs (m): searches are reused while
     /// every vertex moved less than D/2 since the last one.
     pub ccd_distance: f64,
+    /// End each substep with the CCD fail-safe ([`CcdStage::failsafe`]): what the response
+    /// left colliding goes back to the start of the substep.
+    pub ccd_failsafe: bool,
     /// Shortest-path query parameters.
     pub query: ShortestPathSettings,
     /// Target separation of a resolved point from the boundary (m).
@@ -73,6 +76,7 @@ impl Default for RecoverySettings {
         RecoverySettings {
             detection: DetectionMode::default(),
             ccd_distance: 0.01,
+            ccd_failsafe: true,
             query: ShortestPathSettings::default(),
             offset: 1e-4,
             friction: 0.0,
@@ -380,6 +384,15 @@ impl Recovery {
                 ..Default::default()
             },
         )?)
+    }
+
+    /// Runs the CCD fail-safe at the end of a substep (`None` without CCD or with the
+    /// fail-safe off).
+    pub fn ccd_failsafe(&mut self) -> Result<Option<CcdFailsafe>, RecoveryError> {
+        match self.ccd.as_mut().filter(|_| self.settings.ccd_failsafe) {
+            Some(c) => Ok(Some(c.failsafe()?)),
+            None => Ok(None),
+        }
     }
 
     /// Settings the handling was built with.

@@ -123,9 +123,8 @@ pub struct XpbdStats {
     pub bend_colors: u32,
     /// Sweep dispatches per iteration (the sum of the colors).
     pub dispatches_per_iteration: u32,
-    /// Dispatches per substep: predict, the sweeps, colliders after every iteration and before
-    /// the velocity update (when there are any) and velocity (besides one fill node per
-    /// non-empty λ buffer).
+    /// Dispatches per substep: predict, the sweeps and colliders (when there are any) of every
+    /// iteration, and velocity (besides one fill node per non-empty λ buffer).
     pub dispatches_per_substep: u32,
     /// Substeps per time step.
     pub substeps: u32,
@@ -332,7 +331,8 @@ impl Bufs<'_> {
 
     /// Collider projection: after every iteration's sweeps, so the elastic constraints react
     /// to contact within the substep (projected once after all iterations, a thin part pressed
-    /// on a collider inverts), and once more before the velocity update.
+    /// on a collider inverts). Not again before the velocity update: surface collision handling
+    /// runs after each iteration (the step hook) and must have the last word.
     fn record_colliders(&self, g: &mut Graph, s: &XpbdSettings, n: usize) {
         if !s.colliders.is_empty() {
             g.dispatch(
@@ -355,7 +355,6 @@ impl Bufs<'_> {
 
     fn record_finish(&self, g: &mut Graph, s: &XpbdSettings, n: usize) {
         let h = s.substep();
-        self.record_colliders(g, s, n);
         g.dispatch(
             Dispatch::new("xpbd.velocity", ids::XPBD_VELOCITY, groups(n))
                 .workgroup_size(WG)
@@ -478,7 +477,7 @@ impl XpbdStepper {
             bend_colors: colors(&sys.bends),
             dispatches_per_iteration: per_iteration,
             dispatches_per_substep: 2
-                + u32::from(!st.colliders.is_empty()) * (st.iterations + 1)
+                + u32::from(!st.colliders.is_empty()) * st.iterations
                 + st.iterations * per_iteration,
             substeps: st.substeps,
             iterations: st.iterations,
