@@ -272,3 +272,14 @@ pub fn ccd_contact(
         active: true,
     })
 }
+
+/// One fail-safe round's rollback (`ccd_rollback.comp`): every vertex flagged in `flags` goes
+/// back to its start-of-substep position `prev`, and the flag is cleared.
+pub fn rollback(positions: &mut [[f32; 4]], prev: &[[f32; 4]], flags: &mut [u32]) {
+    for ((x, p), f) in positions.iter_mut().zip(prev).zip(flags.iter_mut()) {
+        if *f != 0 {
+            *x = *p;
+            *f = 0;
+        }
+    }
+}
