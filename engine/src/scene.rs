@@ -271,6 +271,9 @@ pub struct CollisionSettings {
     pub relaxation: f64,
     /// Shortest-path method: largest part of a violation one projection closes (m).
     pub max_correction: f64,
+    /// Shortest-path method: Jacobi projections of the collision constraints after each XPBD
+    /// iteration (1..=64).
+    pub response_passes: u32,
     /// Shortest-path method: detect (and query) again before every XPBD constraint iteration
     /// after the first, not only once per substep; catches the penetrations that the
     /// iterations themselves create (the paper detects once per substep and adds CCD).
@@ -287,7 +290,8 @@ pub struct CollisionSettings {
     pub ccd_distance: f64,
     /// Shortest-path method with CCD: at the end of each substep, pairs the response left
     /// colliding send their vertices back to the start of the substep (repeated until none
-    /// does), so CCD never lets a collision through.
+    /// does), so CCD never lets a collision through. Off by default: rolling single vertices
+    /// back distorts elements, and in dense piles the rollbacks can freeze the simulation.
     pub ccd_failsafe: bool,
 }
 
@@ -316,11 +320,12 @@ impl Default for CollisionSettings {
             infeasible_region_culling: true,
             relaxation: 1.5,
             max_correction: 2e-3,
+            response_passes: 4,
             detect_every_iteration: true,
             start_time: 0.0,
             detection: crate::recovery::DetectionMode::Hybrid,
             ccd_distance: 0.01,
-            ccd_failsafe: true,
+            ccd_failsafe: false,
         }
     }
 }
@@ -335,6 +340,7 @@ impl CollisionSettings {
             edges: self.query_edges,
             relaxation: self.relaxation as f32,
             max_correction: self.max_correction as f32,
+            passes: self.response_passes,
             detection: self.detection,
             ccd_distance: self.ccd_distance,
             ccd_failsafe: self.ccd_failsafe,
@@ -929,6 +935,12 @@ impl Scene {
                 format!("must be a positive length in m, got {}", c.max_correction),
             );
         }
+        if !(1..=64).contains(&c.response_passes) {
+            return bad(
+                "collision.response_passes".into(),
+                format!("must be in 1..=64, got {}", c.response_passes),
+            );
+        }
         if !(c.relaxation > 0.0 && c.relaxation < 2.0) {
             return bad(
                 "collision.relaxation".into(),
@@ -1364,6 +1376,7 @@ friction = 0.3
             ("collision.max_correction=0.0", "collision.max_correction"),
             ("collision.relaxation=2.0", "collision.relaxation"),
             ("collision.ccd_distance=0.0", "collision.ccd_distance"),
+            ("collision.response_passes=0", "collision.response_passes"),
             ("collision.detection=\"sometimes\"", "collision.detection"),
         ] {
             let e = Scene::parse(CUBE, "cube.toml", &set(&[o])).unwrap_err();

@@ -68,6 +68,7 @@ fn ccd_constraints_match_the_reference_and_miss_no_collision() {
         detection: DetectionMode::Ccd,
         ccd_distance: 0.12,
         max_correction: 0.05,
+        passes: 1,
         ..Default::default()
     };
     let mut rec = Recovery::new(&ctx, &m, &x, &prev, &w, settings).expect("recovery");
@@ -243,6 +244,7 @@ fn failsafe_matches_the_reference_and_leaves_no_collision() {
     let settings = RecoverySettings {
         detection: DetectionMode::Ccd,
         ccd_distance: 0.12,
+        ccd_failsafe: true,
         ..Default::default()
     };
     let mut rec = Recovery::new(&ctx, &m, &x, &prev, &w, settings).expect("recovery");
@@ -374,10 +376,14 @@ fn thrown_cube_tunnels_with_dcd_and_is_stopped_by_ccd_and_the_hybrid() {
         &[
             "collision.detection=\"ccd\"",
             "collision.ccd_failsafe=false",
+            "collision.response_passes=1",
         ],
         10,
     );
-    let ccd = throw(&["collision.detection=\"ccd\""], 10);
+    let ccd = throw(
+        &["collision.detection=\"ccd\"", "collision.ccd_failsafe=true"],
+        10,
+    );
     let hybrid = throw(&["collision.detection=\"hybrid\""], 10);
     for (name, (low, inter, st)) in [
         ("dcd only", &dcd),
@@ -392,8 +398,8 @@ fn thrown_cube_tunnels_with_dcd_and_is_stopped_by_ccd_and_the_hybrid() {
         dcd.0 < 0.09,
         "with DCD only the cube passes the slab's bottom (z = 0.09)"
     );
-    // CCD only without the fail-safe: what the solver failed to resolve at impact is never
-    // detected again (the paper's Fig. 9a).
+    // CCD only, one response pass and no fail-safe: what the solver failed to resolve at
+    // impact is never detected again (the paper's Fig. 9a).
     assert!(ccd_raw.1[9] > 0, "{:?}", ccd_raw.1);
     // With the fail-safe, CCD lets nothing through: every frame is intersection-free.
     assert!(ccd.1.iter().all(|&k| k == 0), "{:?}", ccd.1);

@@ -490,6 +490,7 @@ fn response_matches_the_twin_and_resolves_penetrations() {
         // Overlaps here are centimetres deep: let one projection close up to 1 cm.
         let settings = RecoverySettings {
             detection: supple::recovery::DetectionMode::Dcd,
+            passes: 1,
             all_vertices: true,
             max_correction: 0.01,
             ..Default::default()

@@ -69,6 +69,9 @@ pub struct RecoverySettings {
     /// Over-relaxation ω of the Jacobi average (each vertex moves ω times the mean of its
     /// corrections; 1 = plain average).
     pub relaxation: f32,
+    /// Jacobi projections of the collision constraints per response (after each XPBD
+    /// iteration); more converge further where many constraints share vertices.
+    pub passes: u32,
 }
 
 impl Default for RecoverySettings {
@@ -76,7 +79,7 @@ impl Default for RecoverySettings {
         RecoverySettings {
             detection: DetectionMode::default(),
             ccd_distance: 0.01,
-            ccd_failsafe: true,
+            ccd_failsafe: false,
             query: ShortestPathSettings::default(),
             offset: 1e-4,
             friction: 0.0,
@@ -84,6 +87,7 @@ impl Default for RecoverySettings {
             edges: true,
             relaxation: 1.5,
             max_correction: 2e-3,
+            passes: 4,
         }
     }
 }
@@ -337,46 +341,48 @@ impl Recovery {
             max_step,
         };
         let mut g = Graph::new("recovery.respond");
-        if nq > 0 && settings.detection.dcd() {
+        for _ in 0..settings.passes.max(1) {
+            if nq > 0 && settings.detection.dcd() {
+                g.dispatch(
+                    Dispatch::new(
+                        "recovery.contact_project",
+                        ids::RECOVERY_CONTACT_PROJECT,
+                        groups(nq),
+                    )
+                    .workgroup_size(64)
+                    .read(positions)
+                    .read(prev)
+                    .read(inv_mass)
+                    .read(&self.c_f)
+                    .read(&self.c_idx)
+                    .read(&self.c_w)
+                    .read(&self.c_b)
+                    .read(&self.c_n)
+                    .read_write(accum)
+                    .push(&push(nq as u32, 0, settings.max_correction)),
+                );
+            }
+            if let Some(c) = &self.ccd {
+                c.record_project(&mut g, positions, prev, inv_mass, accum, |nc, base| {
+                    push(nc, base, f32::MAX)
+                });
+            }
             g.dispatch(
                 Dispatch::new(
-                    "recovery.contact_project",
-                    ids::RECOVERY_CONTACT_PROJECT,
-                    groups(nq),
+                    "recovery.contact_apply",
+                    ids::RECOVERY_CONTACT_APPLY,
+                    groups(self.n),
                 )
                 .workgroup_size(64)
-                .read(positions)
-                .read(prev)
-                .read(inv_mass)
-                .read(&self.c_f)
-                .read(&self.c_idx)
-                .read(&self.c_w)
-                .read(&self.c_b)
-                .read(&self.c_n)
+                .read_write(positions)
                 .read_write(accum)
-                .push(&push(nq as u32, 0, settings.max_correction)),
+                .push(&PushApply {
+                    n: self.n as u32,
+                    inv_scale: 1.0 / FIXED_SCALE,
+                    relax: settings.relaxation,
+                }),
             );
         }
-        if let Some(c) = &self.ccd {
-            c.record_project(&mut g, positions, prev, inv_mass, accum, |nc, base| {
-                push(nc, base, f32::MAX)
-            });
-        }
-        g.dispatch(
-            Dispatch::new(
-                "recovery.contact_apply",
-                ids::RECOVERY_CONTACT_APPLY,
-                groups(self.n),
-            )
-            .workgroup_size(64)
-            .read_write(positions)
-            .read_write(accum)
-            .push(&PushApply {
-                n: self.n as u32,
-                inv_scale: 1.0 / FIXED_SCALE,
-                relax: settings.relaxation,
-            }),
-        );
         Ok(g.compile(
             ctx,
             CompileOptions {
