@@ -41,29 +41,49 @@ fn f4(x: &[[f64; 3]]) -> Vec<[f32; 4]> {
         .collect()
 }
 
+/// The upper cube of [`two_cubes`] moved 5 cm down (3 cm into the lower one), every vertex
+/// jittered by up to 2 mm (`seed`): start and end positions.
+fn falling_cubes(m: &TetMesh, seed: u64) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
+    let n = m.positions.len();
+    let x0 = f4(&m.positions);
+    let mut r = rng(seed);
+    let x1 = x0
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let dz = if i >= n / 2 { -0.05 } else { 0.0 };
+            let mut j = || r.random_range(-0.002f32..0.002);
+            [p[0] + j(), p[1] + j(), p[2] + dz + j(), 0.0]
+        })
+        .collect();
+    (x0, x1)
+}
+
+/// Recovery with `settings` over `m` moving from `x0` to `x1` (unit inverse masses); returns it
+/// with the current-position buffer.
+fn recovery_for(
+    ctx: &supple::Context,
+    m: &TetMesh,
+    x0: &[[f32; 4]],
+    x1: &[[f32; 4]],
+    settings: RecoverySettings,
+) -> (Recovery, supple::vk::GpuBuffer<[f32; 4]>) {
+    let s = BufferUsage::STORAGE;
+    let x = ctx.upload_buffer("test.x", x1, s).expect("x");
+    let prev = ctx.upload_buffer("test.prev", x0, s).expect("prev");
+    let w = ctx
+        .upload_buffer("test.w", &vec![1.0f32; x0.len()], s)
+        .expect("w");
+    let rec = Recovery::new(ctx, m, &x, &prev, &w, settings).expect("recovery");
+    (rec, x)
+}
+
 #[test]
 fn ccd_constraints_match_the_reference_and_miss_no_collision() {
     let ctx = context(false);
     let m = two_cubes();
     let n = m.positions.len();
-    let half = n / 2;
-    let x0 = f4(&m.positions);
-    // The upper cube moves 5 cm down (3 cm into the lower one), every vertex jittered by up to
-    // 2 mm.
-    let mut r = rng(7);
-    let x1: Vec<[f32; 4]> = x0
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let dz = if i >= half { -0.05 } else { 0.0 };
-            let mut j = || r.random_range(-0.002f32..0.002);
-            [p[0] + j(), p[1] + j(), p[2] + dz + j(), 0.0]
-        })
-        .collect();
-    let s = BufferUsage::STORAGE;
-    let x = ctx.upload_buffer("test.x", &x1, s).expect("x");
-    let prev = ctx.upload_buffer("test.prev", &x0, s).expect("prev");
-    let w = ctx.upload_buffer("test.w", &vec![1.0f32; n], s).expect("w");
+    let (x0, x1) = falling_cubes(&m, 7);
     let settings = RecoverySettings {
         detection: DetectionMode::Ccd,
         ccd_distance: 0.12,
@@ -71,7 +91,7 @@ fn ccd_constraints_match_the_reference_and_miss_no_collision() {
         passes: 1,
         ..Default::default()
     };
-    let mut rec = Recovery::new(&ctx, &m, &x, &prev, &w, settings).expect("recovery");
+    let (mut rec, x) = recovery_for(&ctx, &m, &x0, &x1, settings);
     let d = rec.detect_ccd(true).expect("ccd").expect("ccd stage");
     assert!(d.searched && !d.unsafe_motion, "{d:?}");
     let stage = rec.ccd().expect("ccd stage");
@@ -226,28 +246,14 @@ fn failsafe_matches_the_reference_and_leaves_no_collision() {
     let ctx = context(false);
     let m = two_cubes();
     let n = m.positions.len();
-    let x0 = f4(&m.positions);
-    let mut r = rng(11);
-    let x1: Vec<[f32; 4]> = x0
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let dz = if i >= n / 2 { -0.05 } else { 0.0 };
-            let mut j = || r.random_range(-0.002f32..0.002);
-            [p[0] + j(), p[1] + j(), p[2] + dz + j(), 0.0]
-        })
-        .collect();
-    let s = BufferUsage::STORAGE;
-    let x = ctx.upload_buffer("test.x", &x1, s).expect("x");
-    let prev = ctx.upload_buffer("test.prev", &x0, s).expect("prev");
-    let w = ctx.upload_buffer("test.w", &vec![1.0f32; n], s).expect("w");
+    let (x0, x1) = falling_cubes(&m, 11);
     let settings = RecoverySettings {
         detection: DetectionMode::Ccd,
         ccd_distance: 0.12,
         ccd_failsafe: true,
         ..Default::default()
     };
-    let mut rec = Recovery::new(&ctx, &m, &x, &prev, &w, settings).expect("recovery");
+    let (mut rec, x) = recovery_for(&ctx, &m, &x0, &x1, settings);
     let f = rec.ccd_failsafe().expect("failsafe").expect("ccd stage");
     eprintln!("{f:?}");
     assert!(f.rounds > 0 && f.pairs > 0 && !f.full_rollback, "{f:?}");

@@ -114,6 +114,19 @@ fn timed() -> CompileOptions {
     }
 }
 
+/// A graph copying the first `n` positions of `src` into `dst`.
+fn copy_graph(
+    ctx: &Context,
+    name: &str,
+    src: &GpuBuffer<[f32; 4]>,
+    dst: &GpuBuffer<[f32; 4]>,
+    n: usize,
+) -> Result<CompiledGraph, VkError> {
+    let mut g = Graph::new(name);
+    g.copy(name, src.slice(0..n), dst.slice(0..n));
+    g.compile(ctx, CompileOptions::default())
+}
+
 fn ms(g: &CompiledGraph) -> Result<f64, VkError> {
     Ok(g.profile()?.map_or(0.0, |p| p.total_ms))
 }
@@ -155,26 +168,14 @@ impl CcdStage {
         disp[1].record(&mut g, sx, positions);
         disp[2].record(&mut g, prev, positions);
         let check = g.compile(ctx, timed())?;
-        let mut g = Graph::new("recovery.ccd_copy");
-        g.copy(
-            "recovery.ccd_search_positions",
-            prev.slice(0..n),
-            sx.slice(0..n),
-        );
-        let copy = g.compile(ctx, CompileOptions::default())?;
+        let copy = copy_graph(ctx, "recovery.ccd_search_positions", prev, sx, n)?;
         let hits = ctx.create_buffer::<u32>("recovery.ccd_hits", 1, BufferUsage::STORAGE)?;
         let rollback =
             ctx.create_buffer::<u32>("recovery.ccd_rollback", n.max(1), BufferUsage::STORAGE)?;
         let mut g = Graph::new("recovery.ccd_rollback_init");
         g.fill("recovery.ccd_clear_rollback", &rollback, 0);
         g.compile(ctx, CompileOptions::default())?.run()?;
-        let mut g = Graph::new("recovery.ccd_rollback_all");
-        g.copy(
-            "recovery.ccd_rollback_all",
-            prev.slice(0..n),
-            positions.slice(0..n),
-        );
-        let rollback_all = g.compile(ctx, CompileOptions::default())?;
+        let rollback_all = copy_graph(ctx, "recovery.ccd_rollback_all", prev, positions, n)?;
         let bufs = SlotBuffers {
             hits: &hits,
             positions,
