@@ -391,6 +391,14 @@ fn thrown_cube_tunnels_with_dcd_and_is_stopped_by_ccd_and_the_hybrid() {
         10,
     );
     let hybrid = throw(&["collision.detection=\"hybrid\""], 10);
+    // Deterministic: the candidate pairs come in a different order every run (atomic appends),
+    // the constraints and their fixed-point sums do not depend on it.
+    let again = throw(
+        &["collision.detection=\"ccd\"", "collision.ccd_failsafe=true"],
+        10,
+    );
+    assert_eq!(ccd.0.to_bits(), again.0.to_bits(), "runs differ");
+    assert_eq!(ccd.2.ccd_collisions, again.2.ccd_collisions, "runs differ");
     for (name, (low, inter, st)) in [
         ("dcd only", &dcd),
         ("ccd only, no fail-safe", &ccd_raw),

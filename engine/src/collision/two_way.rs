@@ -278,6 +278,8 @@ impl std::ops::AddAssign for TwoWayReport {
 /// Buffers sized by the proximity pair capacities and the graphs that bind them.
 struct PairWorkspace {
     capacity: [u32; 2],
+    /// The search workspace generation the graphs were recorded for (its pair buffers).
+    search_generation: u64,
     cons: GpuBuffer<[u32; 4]>,
     raw: GpuBuffer<[u32; 4]>,
     keys: GpuBuffer<[u32; 2]>,
@@ -656,6 +658,7 @@ impl TwoWay {
         let batch = g.compile(ctx, opts).map_err(err)?;
         self.ws = Some(PairWorkspace {
             capacity,
+            search_generation: self.search.generation(),
             cons,
             raw,
             keys,
@@ -778,11 +781,12 @@ impl TwoWay {
     fn search(&mut self, report: &mut TwoWayReport) -> Result<u32, String> {
         let t = Instant::now();
         self.search.run()?;
-        let p = self.search.params();
+        // A regrown search has new pair buffers even when the pair capacities stayed.
+        let generation = self.search.generation();
         let grown = self
             .ws
             .as_ref()
-            .is_none_or(|w| w.capacity != [p.vt_cap, p.ee_cap]);
+            .is_none_or(|w| w.search_generation != generation);
         if grown {
             let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
             self.workspace(cap)?;

@@ -318,6 +318,8 @@ pub struct ProximitySearch {
     status: GpuBuffer<u32>,
     args: GpuBuffer<u32>,
     ws: Workspace,
+    /// Workspace allocations so far (consumers' graphs bind its buffers).
+    generation: u64,
 }
 
 /// Dispatch shape `[x, y, 1]` covering `n` invocations of `WG` (kernels use `flat_index`).
@@ -490,6 +492,7 @@ impl ProximitySearch {
             status,
             args,
             ws: Workspace::placeholder(ctx).map_err(e)?,
+            generation: 0,
         };
         s.ws = s
             .workspace([entry_cap, vt_cap, ee_cap, cvt_cap, cee_cap])
@@ -802,7 +805,15 @@ impl ProximitySearch {
             // Drop the old workspace before allocating the new one.
             self.ws = Workspace::placeholder(&self.ctx).map_err(e)?;
             self.ws = self.workspace(caps).map_err(e)?;
+            self.generation += 1;
         }
+    }
+
+    /// Changes whenever a search reallocates the workspace (pair lists, candidates, cells):
+    /// graphs that bind [`ProximitySearch::pairs_vt`] or the other workspace buffers must be
+    /// recorded again.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Sum of the per-primitive cell counts of the last run, in u64; `None` when a primitive

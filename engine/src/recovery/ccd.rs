@@ -75,6 +75,8 @@ struct SlotBuffers<'a> {
 /// Constraint slots of the CCD pairs (vertex–triangle slots first, then edge–edge).
 struct Slots {
     caps: [u32; 2],
+    /// The search workspace generation the graphs were recorded for.
+    search_generation: u64,
     c_idx: GpuBuffer<[u32; 4]>,
     c_w: GpuBuffer<[f32; 4]>,
     c_b: GpuBuffer<[f32; 4]>,
@@ -291,6 +293,7 @@ impl CcdStage {
         let failsafe = g.compile(ctx, timed())?;
         Ok(Slots {
             caps,
+            search_generation: search.generation(),
             c_idx,
             c_w,
             c_b,
@@ -362,8 +365,8 @@ impl CcdStage {
         self.searched = true;
         self.searches += 1;
         out.searched = true;
-        let p = self.search.params();
-        if [p.vt_cap, p.ee_cap] != self.slots.caps {
+        // A regrown search has new pair buffers (even when the pair capacities stayed).
+        if self.search.generation() != self.slots.search_generation {
             let bufs = SlotBuffers {
                 hits: &self.hits,
                 positions: &self.positions,
