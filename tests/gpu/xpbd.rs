@@ -88,6 +88,17 @@ fn xyz(b: &[[f32; 4]]) -> Vec<[f32; 3]> {
     b.iter().map(|p| [p[0], p[1], p[2]]).collect()
 }
 
+/// Largest coordinate change of the stepper's positions from the model's rest positions (m).
+fn moved_from_rest(s: &XpbdStepper, model: &SimModel) -> f32 {
+    let x = xyz(&s.positions().read().expect("read"));
+    let x0: Vec<[f32; 3]> = model
+        .positions
+        .iter()
+        .map(|p| p.map(|c| c as f32))
+        .collect();
+    max_diff(&x, &x0)
+}
+
 /// Largest coordinate difference between GPU and reference positions.
 fn max_diff(a: &[[f32; 3]], b: &[[f32; 3]]) -> f32 {
     a.iter()
@@ -296,13 +307,7 @@ fn coupled_tets_keep_the_rest_state_and_sequential_ones_drift() {
         settings.tet_solve = solve;
         let mut s = XpbdStepper::new(&ctx, &model, settings).expect("stepper");
         s.step().expect("step");
-        let x = xyz(&s.positions().read().expect("read"));
-        let x0: Vec<[f32; 3]> = model
-            .positions
-            .iter()
-            .map(|p| p.map(|c| c as f32))
-            .collect();
-        drift.push(max_diff(&x, &x0));
+        drift.push(moved_from_rest(&s, &model));
     }
     assert!(
         drift[0] < 1e-6,
@@ -345,13 +350,7 @@ material = {{ model = "{model_name}", youngs_modulus = 2e5, poisson_ratio = 0.4,
     for _ in 0..60 {
         s.step().expect("step");
     }
-    let x = xyz(&s.positions().read().expect("read"));
-    let x0: Vec<[f32; 3]> = model
-        .positions
-        .iter()
-        .map(|p| p.map(|c| c as f32))
-        .collect();
-    max_diff(&x, &x0)
+    moved_from_rest(&s, &model)
 }
 
 #[test]

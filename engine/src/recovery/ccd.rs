@@ -14,6 +14,9 @@
 //! [`CcdStage::record_project`] projects them with the shortest-path constraints
 //! (`contact_project.comp`). Reference: [`crate::cpu_reference::recovery_response::ccd_contact`].
 
+// `!(x < d)` on purpose: a NaN displacement must count as unsafe and trigger a search.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use super::shortest_path::RecoveryError;
 use crate::proximity::{MaxDisplacement, ProximityMesh, ProximityOptions, ProximitySearch};
 use crate::vk::{ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer};
@@ -114,6 +117,15 @@ fn timed() -> CompileOptions {
         graph_timestamps: true,
         ..Default::default()
     }
+}
+
+/// The two pair lists of a search with pair capacities `caps`: (kernel mode, name, first
+/// constraint slot, capacity, its indirect-dispatch arguments in the search's `indirect_args`).
+fn pair_lists(caps: [u32; 2]) -> [(u32, &'static str, u32, u32, std::ops::Range<usize>); 2] {
+    [
+        (0, "vt", 0, caps[0], 0..3),
+        (1, "ee", caps[0], caps[1], 3..6),
+    ]
 }
 
 /// A graph copying the first `n` positions of `src` into `dst`.
@@ -230,22 +242,15 @@ impl CcdStage {
         let clear = g.compile(ctx, CompileOptions::default())?;
         let record = |g: &mut Graph, failsafe: u32| {
             g.fill("recovery.ccd_clear_hits", hits, 0);
-            for (mode, (name, base, cap)) in [
-                ("recovery.ccd_contacts[vt]", 0, p.vt_cap),
-                ("recovery.ccd_contacts[ee]", p.vt_cap, p.ee_cap),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                let a = 3 * mode;
+            for (mode, list, base, cap, args) in pair_lists([p.vt_cap, p.ee_cap]) {
                 g.dispatch(
                     Dispatch::indirect(
-                        name,
+                        format!("recovery.ccd_contacts[{list}]"),
                         ids::RECOVERY_CCD_CONTACTS,
-                        search.indirect_args().slice(a..a + 3),
+                        search.indirect_args().slice(args),
                     )
                     .workgroup_size(WG)
-                    .spec(&[mode as u32])
+                    .spec(&[mode])
                     .read(positions)
                     .read(prev)
                     .read(search.status())
@@ -426,19 +431,12 @@ impl CcdStage {
         push_for: impl Fn(u32, u32) -> P,
     ) {
         let s = &self.slots;
-        for (mode, (name, base, cap)) in [
-            ("recovery.ccd_project[vt]", 0, s.caps[0]),
-            ("recovery.ccd_project[ee]", s.caps[0], s.caps[1]),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let a = 3 * mode;
+        for (_, list, base, cap, args) in pair_lists(s.caps) {
             g.dispatch(
                 Dispatch::indirect(
-                    name,
+                    format!("recovery.ccd_project[{list}]"),
                     ids::RECOVERY_CONTACT_PROJECT,
-                    self.search.indirect_args().slice(a..a + 3),
+                    self.search.indirect_args().slice(args),
                 )
                 .workgroup_size(WG)
                 .read(positions)
