@@ -10,9 +10,11 @@
 // the edges' cross product at impact oriented by their separation at the start (edge–edge; the
 // start separation itself for parallel edges). A miss leaves the slot as it is (constraints stay
 // active for the rest of the substep; the host clears them per substep and per new search).
-// Edge–edge pairs with a vertex flagged as penetrating by the shortest-path detection
-// (contact_setup.comp) are skipped. With `failsafe` set, a hit flags the pair's vertices for rollback instead of
-// writing a constraint. MODE 0: vertex–triangle pairs, MODE 1: edge–edge pairs (slots base + i).
+// A slot that becomes live is appended to `live` (count in live_count), the list the
+// projection runs over. Edge–edge pairs with a vertex flagged as penetrating by the
+// shortest-path detection (contact_setup.comp) are skipped. With `failsafe` set, a hit flags
+// the pair's vertices for rollback instead of writing a constraint. MODE 0: vertex–triangle
+// pairs, MODE 1: edge–edge pairs (slots base + i).
 // Host: engine/src/recovery/ccd.rs. Reference: cpu_reference/recovery_response.rs (ccd_contact).
 #include "common.glsl"
 #include "ccd.glsl"
@@ -23,7 +25,7 @@ layout(std430, binding = 2) readonly buffer Status { uint status[]; };   // sear
 layout(std430, binding = 3) readonly buffer Pairs { uvec4 pairs[]; };    // a b kind sq_dist
 layout(std430, binding = 4) readonly buffer Tris { uvec4 tris[]; };
 layout(std430, binding = 5) readonly buffer Edges { uvec2 edges[]; };
-layout(std430, binding = 6) writeonly buffer CIdx { uvec4 c_idx[]; };   // p0 p1 tri live
+layout(std430, binding = 6) buffer CIdx { uvec4 c_idx[]; };             // p0 p1 tri live
 layout(std430, binding = 7) writeonly buffer CW { vec4 c_w[]; };
 layout(std430, binding = 8) writeonly buffer CB { vec4 c_b[]; };
 layout(std430, binding = 9) writeonly buffer CN { vec4 c_n[]; };
@@ -31,6 +33,8 @@ layout(std430, binding = 10) writeonly buffer CF { uvec4 c_f[]; };
 layout(std430, binding = 11) buffer Hits { uint hits[]; };
 layout(std430, binding = 12) readonly buffer Pen { uint penetrating[]; };   // per vertex
 layout(std430, binding = 13) writeonly buffer Back { uint rollback[]; };   // per vertex
+layout(std430, binding = 14) buffer LiveCount { uint live_count[]; };
+layout(std430, binding = 15) writeonly buffer Live { uint live[]; };      // live slots
 layout(push_constant) uniform P { uint cap; uint base; float offset; uint failsafe; } p;
 const uint NONE = 0xFFFFFFFFu;
 
@@ -97,6 +101,9 @@ void main() {
         return;
     }
     uint slot = p.base + i;
+    // A slot that becomes live joins the compact list the projection runs over (one invocation
+    // per slot, so the check-then-append has no race).
+    if (c_idx[slot].w == 0u) live[atomicAdd(live_count[0], 1u)] = slot;
     c_idx[slot] = uvec4(v[0], MODE == 0u ? NONE : v[1], MODE == 0u ? pr.y : NONE, 1u);
     c_w[slot] = vec4(c.w.x, MODE == 0u ? 0.0 : c.w.y, 0.0, 0.0);
     c_b[slot] = MODE == 0u ? vec4(-c.w.y, -c.w.z, -c.w.w, 0.0) : vec4(-c.w.z, -c.w.w, 0.0, 0.0);

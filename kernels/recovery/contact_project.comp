@@ -18,6 +18,10 @@ layout(std430, binding = 5) readonly buffer CW { vec4 c_w[]; };
 layout(std430, binding = 6) readonly buffer CB { vec4 c_b[]; };
 layout(std430, binding = 7) readonly buffer CN { vec4 c_n[]; };
 layout(std430, binding = 8) buffer Accum { ivec4 accum[]; };
+// LIST = 1 (CCD constraints): invocation i projects slot list[i], i < list_count[0].
+layout(std430, binding = 9) readonly buffer ListCount { uint list_count[]; };
+layout(std430, binding = 10) readonly buffer List { uint list[]; };
+layout(constant_id = 1) const uint LIST = 0u;
 layout(push_constant) uniform P {
     uint nc; uint base; float offset; float mu; float scale; float max_step;
 } p;
@@ -33,8 +37,13 @@ void add(uint v, vec3 d) {
 
 void main() {
     uint i = gl_GlobalInvocationID.x;
-    if (i >= p.nc) return;
-    i += p.base;
+    if (LIST != 0u) {
+        if (i >= list_count[0]) return;
+        i = list[i];
+    } else {
+        if (i >= p.nc) return;
+        i += p.base;
+    }
     uvec4 c = c_idx[i];
     if (c.w == 0u) return;
     uvec4 f = c_f[i];

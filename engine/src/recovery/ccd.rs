@@ -85,6 +85,11 @@ struct Slots {
     c_b: GpuBuffer<[f32; 4]>,
     c_n: GpuBuffer<[f32; 4]>,
     c_f: GpuBuffer<[u32; 4]>,
+    /// Live slots (appended when a slot becomes live) and their count.
+    live: GpuBuffer<u32>,
+    live_count: GpuBuffer<u32>,
+    /// Indirect-dispatch arguments of the projection over `live`.
+    live_args: GpuBuffer<u32>,
     clear: CompiledGraph,
     detect: CompiledGraph,
     failsafe: CompiledGraph,
@@ -237,8 +242,16 @@ impl CcdStage {
         let c_b = ctx.create_buffer::<[f32; 4]>("recovery.ccd_c_b", total, s)?;
         let c_n = ctx.create_buffer::<[f32; 4]>("recovery.ccd_c_n", total, s)?;
         let c_f = ctx.create_buffer::<[u32; 4]>("recovery.ccd_c_f", total, s)?;
+        let live = ctx.create_buffer::<u32>("recovery.ccd_live", total, s)?;
+        let live_count = ctx.create_buffer::<u32>("recovery.ccd_live_count", 1, s)?;
+        let live_args = ctx.create_buffer::<u32>(
+            "recovery.ccd_live_args",
+            3,
+            BufferUsage::STORAGE | BufferUsage::INDIRECT,
+        )?;
         let mut g = Graph::new("recovery.ccd_clear");
         g.fill("recovery.ccd_clear", &c_idx, 0);
+        g.fill("recovery.ccd_clear_live", &live_count, 0);
         let clear = g.compile(ctx, CompileOptions::default())?;
         let record = |g: &mut Graph, failsafe: u32| {
             g.fill("recovery.ccd_clear_hits", hits, 0);
@@ -269,6 +282,8 @@ impl CcdStage {
                     .read_write(hits)
                     .read(penetrating)
                     .read_write(b.rollback)
+                    .read_write(&live_count)
+                    .read_write(&live)
                     .push(&PushCcd {
                         cap,
                         base,
@@ -280,6 +295,17 @@ impl CcdStage {
         };
         let mut g = Graph::new("recovery.ccd_detect");
         record(&mut g, 0);
+        g.dispatch(
+            Dispatch::new(
+                "recovery.ccd_live_args",
+                ids::PRIMITIVES_INDIRECT_ARGS,
+                [1, 1, 1],
+            )
+            .workgroup_size(WG)
+            .read(&live_count)
+            .write(&live_args)
+            .push(&[0u32, WG]),
+        );
         let detect = g.compile(ctx, timed())?;
         let mut g = Graph::new("recovery.ccd_failsafe");
         record(&mut g, 1);
@@ -304,6 +330,9 @@ impl CcdStage {
             c_b,
             c_n,
             c_f,
+            live,
+            live_count,
+            live_args,
             clear,
             detect,
             failsafe,
@@ -418,9 +447,8 @@ impl CcdStage {
         Ok(out)
     }
 
-    /// Records one projection of the CCD constraints into `accum` (`contact_project.comp`,
-    /// indirect over the pair lists), `push_for(count, base)` giving its push constants.
-    #[allow(clippy::too_many_arguments)]
+    /// Records one projection of the live CCD constraints into `accum` (`contact_project.comp`
+    /// over the compact list of live slots, indirect) with push constants `push`.
     pub fn record_project<P: bytemuck::Pod>(
         &self,
         g: &mut Graph,
@@ -428,29 +456,30 @@ impl CcdStage {
         prev: &GpuBuffer<[f32; 4]>,
         inv_mass: &GpuBuffer<f32>,
         accum: &GpuBuffer<[i32; 4]>,
-        push_for: impl Fn(u32, u32) -> P,
+        push: P,
     ) {
         let s = &self.slots;
-        for (_, list, base, cap, args) in pair_lists(s.caps) {
-            g.dispatch(
-                Dispatch::indirect(
-                    format!("recovery.ccd_project[{list}]"),
-                    ids::RECOVERY_CONTACT_PROJECT,
-                    self.search.indirect_args().slice(args),
-                )
-                .workgroup_size(WG)
-                .read(positions)
-                .read(prev)
-                .read(inv_mass)
-                .read(&s.c_f)
-                .read(&s.c_idx)
-                .read(&s.c_w)
-                .read(&s.c_b)
-                .read(&s.c_n)
-                .read_write(accum)
-                .push(&push_for(cap, base)),
-            );
-        }
+        g.dispatch(
+            Dispatch::indirect(
+                "recovery.ccd_project",
+                ids::RECOVERY_CONTACT_PROJECT,
+                &s.live_args,
+            )
+            .workgroup_size(WG)
+            .spec(&[1])
+            .read(positions)
+            .read(prev)
+            .read(inv_mass)
+            .read(&s.c_f)
+            .read(&s.c_idx)
+            .read(&s.c_w)
+            .read(&s.c_b)
+            .read(&s.c_n)
+            .read_write(accum)
+            .read(&s.live_count)
+            .read(&s.live)
+            .push(&push),
+        );
     }
 
     /// Reads the CCD constraint slots (vertex–triangle slots, then edge–edge slots).

@@ -359,13 +359,21 @@ impl Recovery {
                     .read(&self.c_b)
                     .read(&self.c_n)
                     .read_write(accum)
+                    // Unused without the LIST specialization (bound for the layout).
+                    .read(&self.c_idx)
+                    .read(&self.c_idx)
                     .push(&push(nq as u32, 0, settings.max_correction)),
                 );
             }
             if let Some(c) = &self.ccd {
-                c.record_project(&mut g, positions, prev, inv_mass, accum, |nc, base| {
-                    push(nc, base, f32::MAX)
-                });
+                c.record_project(
+                    &mut g,
+                    positions,
+                    prev,
+                    inv_mass,
+                    accum,
+                    push(0, 0, f32::MAX),
+                );
             }
             g.dispatch(
                 Dispatch::new(
