@@ -93,7 +93,12 @@ impl MaxDisplacement {
             n,
             lengths: ctx.create_buffer("proximity.displacement", n1, BufferUsage::STORAGE)?,
             reduce: Reduce::new(ctx, n1)?,
-            out: ctx.create_buffer("proximity.max_displacement", 1, BufferUsage::STORAGE)?,
+            // Host-visible: read after every check without a staging copy.
+            out: ctx.create_buffer(
+                "proximity.max_displacement",
+                1,
+                BufferUsage::STORAGE | BufferUsage::HOST_READ,
+            )?,
         })
     }
 

@@ -465,7 +465,10 @@ impl ProximitySearch {
         let saturated = ctx
             .create_buffer("proximity.saturated", 1, usage)
             .map_err(e)?;
-        let status = ctx.create_buffer("proximity.status", 8, usage).map_err(e)?;
+        // Host-visible: read after every search without a staging copy.
+        let status = ctx
+            .create_buffer("proximity.status", 8, usage | BufferUsage::HOST_READ)
+            .map_err(e)?;
         let args = ctx
             .create_buffer("proximity.indirect_args", 6, BufferUsage::INDIRECT)
             .map_err(e)?;

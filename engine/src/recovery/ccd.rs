@@ -188,7 +188,12 @@ impl CcdStage {
         disp[2].record(&mut g, prev, positions);
         let check = g.compile(ctx, timed())?;
         let copy = copy_graph(ctx, "recovery.ccd_search_positions", prev, sx, n)?;
-        let hits = ctx.create_buffer::<u32>("recovery.ccd_hits", 1, BufferUsage::STORAGE)?;
+        // Host-visible: read after every detection without a staging copy.
+        let hits = ctx.create_buffer::<u32>(
+            "recovery.ccd_hits",
+            1,
+            BufferUsage::STORAGE | BufferUsage::HOST_READ,
+        )?;
         let rollback =
             ctx.create_buffer::<u32>("recovery.ccd_rollback", n.max(1), BufferUsage::STORAGE)?;
         let mut g = Graph::new("recovery.ccd_rollback_init");
