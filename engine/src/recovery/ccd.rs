@@ -387,10 +387,10 @@ impl CcdStage {
     /// Makes the pair list cover the motion from the start of the substep to the current
     /// positions (searching again when the reuse bound fails); returns whether it searched.
     fn ensure_pairs(&mut self, out: &mut CcdDetection) -> Result<bool, RecoveryError> {
-        if self.searched {
-            self.check.run()?;
-            out.ms += ms(&self.check)?;
-        }
+        // One check run gives all three displacements (the start → current one does not
+        // depend on the search positions, so it stays valid after a new search).
+        self.check.run()?;
+        out.ms += ms(&self.check)?;
         let (m_prev, m_cur) = if self.searched {
             (self.disp[0].read()?, self.disp[1].read()?)
         } else {
@@ -420,8 +420,6 @@ impl CcdStage {
         out.pairs = report.vertex_triangle + report.edge_edge;
         // The motion since the start of the substep (the search positions) must stay under
         // D/2 for the pair list to be complete.
-        self.check.run()?;
-        out.ms += ms(&self.check)?;
         out.unsafe_motion = !(2.0 * self.disp[2].read()? < self.distance);
         Ok(true)
     }
