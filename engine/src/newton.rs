@@ -53,6 +53,9 @@ pub struct NewtonSettings {
     /// Re-lag friction at every Newton iteration (fully implicit, the barrier-augmented
     /// Lagrangian paper §4.1) instead of once per time step (semi-implicit, IPC).
     pub friction_per_iteration: bool,
+    /// Stiffness k of the shortest-path penalty contact ([`NewtonStepper::attach_penalty`])
+    /// relative to m̄/h², m̄ the mean mass of the free vertices (dimensionless; 0: no penalty).
+    pub penalty_stiffness: f64,
 }
 
 /// GPU milliseconds per part of a time step (whole-graph timestamps).
@@ -113,7 +116,8 @@ struct VecPush {
     kappa: f32,
     num_colliders: u32,
     slip: f32,
-    _pad: [u32; 3],
+    penalty_k: f32,
+    _pad: [u32; 2],
 }
 
 #[repr(C)]
@@ -158,6 +162,11 @@ pub struct NewtonStepper {
     sums: GpuBuffer<ReduceResult>,
     colliders: GpuBuffer<[f32; 4]>,
     f_ext: GpuBuffer<[f32; 4]>,
+    x_trial: GpuBuffer<[f32; 4]>,
+    inv_mass: GpuBuffer<f32>,
+    penalty_accum: GpuBuffer<[i32; 4]>,
+    penalty: Option<crate::recovery::PenaltyContact>,
+    penalty_k: f64,
     pcg: Pcg,
     predict: CompiledGraph,
     evaluate: CompiledGraph,
@@ -214,6 +223,28 @@ impl NewtonStepper {
         let time_buf =
             ctx.create_buffer::<f32>("newton.time", 1, BufferUsage::HOST_WRITE | storage)?;
         let f_ext = ctx.upload_buffer("newton.f_ext", &f4(&model.external_forces), storage)?;
+        // Penalty-contact sums (three ivec4 per vertex), zero until a penalty is attached.
+        let penalty_accum = ctx.create_buffer::<[i32; 4]>("newton.penalty", 3 * n, storage)?;
+        {
+            let mut g = Graph::new("newton.penalty_init");
+            g.fill("newton.penalty_clear", &penalty_accum, 0);
+            g.compile(ctx, CompileOptions::default())?.run()?;
+        }
+        let free_masses: Vec<f64> = (0..n)
+            .filter(|&i| model.inv_mass[i] > 0.0)
+            .map(|i| model.masses[i])
+            .collect();
+        let mean_mass = free_masses.iter().sum::<f64>() / free_masses.len().max(1) as f64;
+        let penalty_k = settings.penalty_stiffness * mean_mass / (settings.h * settings.h);
+        if !(penalty_k.is_finite() && penalty_k >= 0.0) {
+            return Err(crate::vk::VkError::Graph {
+                graph: "newton".into(),
+                message: format!(
+                    "penalty stiffness {} gives k = {penalty_k} N/m (must be finite, >= 0)",
+                    settings.penalty_stiffness
+                ),
+            });
+        }
         let gnorm = ctx.create_buffer::<f32>("newton.gnorm", n, storage)?;
         let dnorm = ctx.create_buffer::<f32>("newton.dnorm", n, storage)?;
         let alpha =
@@ -287,7 +318,8 @@ impl NewtonStepper {
             kappa: settings.contact_stiffness as f32,
             num_colliders: settings.colliders.len() as u32,
             slip: settings.friction_slip as f32,
-            _pad: [0; 3],
+            penalty_k: penalty_k as f32,
+            _pad: [0; 2],
         };
         let (rd, wr) = (Access::READ, Access::WRITE);
         // All vector kernels share one binding layout; `acc` gives each mode's real accesses.
@@ -299,8 +331,8 @@ impl NewtonStepper {
                 4 => (rd, wr),
                 _ => (rd, rd),
             };
-            let acc: Vec<Access> = acc.into_iter().chain([rd, rd, rd, fr, ch]).collect();
-            let bufs: [crate::vk::BufferSlice; 18] = [
+            let acc: Vec<Access> = acc.into_iter().chain([rd, rd, rd, fr, ch, rd]).collect();
+            let bufs: [crate::vk::BufferSlice; 19] = [
                 (&positions).into(),
                 (&velocities).into(),
                 (&y).into(),
@@ -319,6 +351,7 @@ impl NewtonStepper {
                 (&time_buf).into(),
                 (&friction).into(),
                 (&contact_hess).into(),
+                (&penalty_accum).into(),
             ];
             let mut d = Dispatch::new(name, ids::NEWTON_VECTORS, groups(n))
                 .workgroup_size(WG)
@@ -510,6 +543,11 @@ impl NewtonStepper {
             sums,
             colliders,
             f_ext,
+            x_trial,
+            inv_mass,
+            penalty_accum,
+            penalty: None,
+            penalty_k,
             pcg,
             predict,
             evaluate,
@@ -560,12 +598,13 @@ impl NewtonStepper {
         }
         self.predict.run()?;
         stats.gpu_ms.predict += graph_ms(&self.predict)?;
+        let penalty_energy = self.run_penalty(&mut stats)?;
         self.evaluate.run()?;
         stats.gpu_ms.evaluate += graph_ms(&self.evaluate)?;
         let mut energy = {
             let s = self.read_sums()?;
             stats.gradient_norm = s[2];
-            s[0] + s[1]
+            s[0] + s[1] + penalty_energy
         };
         for _ in 0..st.max_iterations {
             self.hessian.run()?;
@@ -589,9 +628,17 @@ impl NewtonStepper {
                 self.alpha.write(&[alpha])?;
                 self.trial.run()?;
                 stats.gpu_ms.line_search += graph_ms(&self.trial)?;
+                let penalty_energy = match &self.penalty {
+                    Some(p) => {
+                        let (e, ms) = p.trial()?;
+                        stats.gpu_ms.line_search += ms;
+                        e
+                    }
+                    None => 0.0,
+                };
                 let s = self.read_sums()?;
                 dmax = s[3];
-                let e = s[0] + s[1];
+                let e = s[0] + s[1] + penalty_energy;
                 if e <= energy + 1e-12 * energy.abs().max(1e-12) {
                     self.accept.run()?;
                     stats.gpu_ms.line_search += graph_ms(&self.accept)?;
@@ -615,10 +662,11 @@ impl NewtonStepper {
             } else {
                 &self.evaluate_lagged
             };
+            let penalty_energy = self.run_penalty(&mut stats)?;
             evaluate.run()?;
             stats.gpu_ms.evaluate += graph_ms(evaluate)?;
             let s = self.read_sums()?;
-            energy = s[0] + s[1];
+            energy = s[0] + s[1] + penalty_energy;
             stats.gradient_norm = s[2];
         }
         self.finish.run()?;
@@ -638,14 +686,69 @@ impl NewtonStepper {
             script.run()?;
         }
         self.predict.run()?;
+        let penalty_energy = self.run_penalty(&mut StepStats::default())?;
         self.evaluate.run()?;
         let s = self.read_sums()?;
         self.hessian.run()?;
         Ok((
             self.pcg.rhs().read()?,
             self.pcg.diag_blocks().read()?,
-            s[0] + s[1],
+            s[0] + s[1] + penalty_energy,
         ))
+    }
+
+    /// Evaluates the attached penalty at the iterate (before the vector kernel reads its sums);
+    /// returns its energy.
+    fn run_penalty(&self, stats: &mut StepStats) -> VkResult<f64> {
+        match &self.penalty {
+            Some(p) => {
+                let (e, ms) = p.evaluate()?;
+                stats.gpu_ms.evaluate += ms;
+                Ok(e)
+            }
+            None => Ok(0.0),
+        }
+    }
+
+    /// Adds the penalty energy ½ k min((p − s)·n − offset, 0)² of `recovery`'s constraint
+    /// slots to the incremental potential (the shortest-path paper's Eq. 7), with k =
+    /// `penalty_stiffness` m̄/h². The constraints are those of `recovery`'s latest detection:
+    /// the caller detects before a step and, if it wants, between Newton iterations. The
+    /// block sparsity is fixed at creation, so the Newton matrix gets block-diagonal majorizers
+    /// of the penalty Hessian instead of its couplings between a constraint's vertices
+    /// ([`crate::cpu_reference::recovery_response::Penalty`]): a step never overshoots a
+    /// constraint, and the line search on the exact energy keeps every step a descent step.
+    pub fn attach_penalty(
+        &mut self,
+        ctx: &Context,
+        recovery: &crate::recovery::Recovery,
+    ) -> VkResult<()> {
+        if self.penalty_k <= 0.0 {
+            return Err(crate::vk::VkError::Graph {
+                graph: "newton".into(),
+                message: "a penalty needs penalty_stiffness > 0".into(),
+            });
+        }
+        self.penalty = Some(crate::recovery::PenaltyContact::new(
+            ctx,
+            recovery.constraint_slots(),
+            &self.positions,
+            &self.x_trial,
+            &self.penalty_accum,
+            recovery.settings().offset,
+            self.penalty_k,
+        )?);
+        Ok(())
+    }
+
+    /// The attached penalty contact, if any.
+    pub fn penalty(&self) -> Option<&crate::recovery::PenaltyContact> {
+        self.penalty.as_ref()
+    }
+
+    /// Inverse masses (1/kg; 0 for fixed vertices), one per vertex.
+    pub fn inverse_masses(&self) -> &GpuBuffer<f32> {
+        &self.inv_mass
     }
 
     /// The per-vertex stiffness estimate of the PCG warm start from the last Hessian assembly.

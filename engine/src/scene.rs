@@ -209,7 +209,8 @@ pub enum CollisionMethod {
     /// The two-way interior point method after every Newton iteration (two-way IPM paper).
     TwoWay,
     /// Discrete detection of tet-mesh vertices and boundary edges inside tets, shortest paths
-    /// to the boundary and XPBD collision constraints (shortest-path paper, XPBD solver only).
+    /// to the boundary, as XPBD collision constraints or as the Newton solver's penalty energy
+    /// (shortest-path paper).
     ShortestPath,
 }
 
@@ -293,6 +294,9 @@ pub struct CollisionSettings {
     /// does), so CCD never lets a collision through. Off by default: rolling single vertices
     /// back distorts elements, and in dense piles the rollbacks can freeze the simulation.
     pub ccd_failsafe: bool,
+    /// Shortest-path method with the Newton solver: stiffness k of the penalty energy
+    /// ½ k min((p − s)·n − offset, 0)², relative to m̄/h² (m̄: mean mass of the free vertices).
+    pub penalty_stiffness: f64,
 }
 
 impl Default for CollisionSettings {
@@ -326,6 +330,7 @@ impl Default for CollisionSettings {
             detection: crate::recovery::DetectionMode::Hybrid,
             ccd_distance: 0.01,
             ccd_failsafe: false,
+            penalty_stiffness: 10.0,
         }
     }
 }
@@ -929,6 +934,15 @@ impl Scene {
                 ),
             );
         }
+        if !(c.penalty_stiffness.is_finite() && c.penalty_stiffness > 0.0) {
+            return bad(
+                "collision.penalty_stiffness".into(),
+                format!(
+                    "must be a positive multiple of m/h², got {}",
+                    c.penalty_stiffness
+                ),
+            );
+        }
         if !(c.max_correction.is_finite() && c.max_correction > 0.0) {
             return bad(
                 "collision.max_correction".into(),
@@ -1374,6 +1388,8 @@ friction = 0.3
             ("collision.contact_offset=-1.0", "collision.contact_offset"),
             ("collision.start_time=-1.0", "collision.start_time"),
             ("collision.max_correction=0.0", "collision.max_correction"),
+            ("collision.penalty_stiffness=0.0", "collision.penalty_stiffness"),
+            ("collision.penalty_stiffness=nan", "collision.penalty_stiffness"),
             ("collision.relaxation=2.0", "collision.relaxation"),
             ("collision.ccd_distance=0.0", "collision.ccd_distance"),
             ("collision.response_passes=0", "collision.response_passes"),

@@ -220,6 +220,23 @@ pub fn scene_colliders(scene: &Scene) -> Vec<Collider> {
         .collect()
 }
 
+/// A detection's result as a graph error when it failed or its traversal stacks overflowed.
+fn checked_detection(
+    d: Result<crate::recovery::RecoveryDetection, crate::recovery::RecoveryError>,
+) -> Result<crate::recovery::RecoveryDetection, VkError> {
+    let err = |e: crate::recovery::RecoveryError| VkError::Graph {
+        graph: "recovery".into(),
+        message: e.to_string(),
+    };
+    let d = d.map_err(err)?;
+    if d.counters.overflows > 0 {
+        return Err(err(crate::recovery::RecoveryError::Overflow(
+            d.counters.overflows,
+        )));
+    }
+    Ok(d)
+}
+
 fn unsupported(field: String, message: &str) -> SimError {
     SimError::Unsupported {
         field,
@@ -267,11 +284,20 @@ impl Simulation {
                 "two-way collision handling needs the newton solver",
             ));
         }
-        if !xpbd && scene.collision.method == crate::scene::CollisionMethod::ShortestPath {
-            return Err(unsupported(
-                "collision.method".into(),
-                "shortest-path collision handling needs the xpbd solver",
-            ));
+        if scene.collision.method == crate::scene::CollisionMethod::ShortestPath {
+            if symplectic {
+                return Err(unsupported(
+                    "collision.method".into(),
+                    "shortest-path collision handling needs the xpbd or newton solver",
+                ));
+            }
+            if !xpbd && scene.collision.detection == crate::recovery::DetectionMode::Ccd {
+                return Err(unsupported(
+                    "collision.detection".into(),
+                    "the newton solver's shortest-path penalty uses discrete detection \
+                     (\"dcd\" or \"hybrid\"); \"ccd\" needs the xpbd solver",
+                ));
+            }
         }
         let colliders = scene_colliders(scene);
         let ground = colliders.iter().find_map(|c| match c.shape {
@@ -323,7 +349,7 @@ impl Simulation {
         adjust(&mut model);
         let sim = &scene.simulation;
         let h = sim.time_step();
-        let stepper = match sim.solver {
+        let mut stepper = match sim.solver {
             SolverKind::Newton => Stepper::Newton(Box::new(NewtonStepper::new(
                 ctx,
                 &model,
@@ -345,6 +371,12 @@ impl Simulation {
                     },
                     pcg_stagnation_window: scene.solver.pcg_stagnation_window,
                     friction_per_iteration: scene.solver.friction_per_iteration,
+                    penalty_stiffness: match scene.collision.method {
+                        crate::scene::CollisionMethod::ShortestPath => {
+                            scene.collision.penalty_stiffness
+                        }
+                        _ => 0.0,
+                    },
                 },
             )?)),
             SolverKind::Xpbd => Stepper::Xpbd(Box::new(crate::xpbd::XpbdStepper::new(
@@ -449,31 +481,40 @@ impl Simulation {
         g.copy("readback.positions", x, &readback[0]);
         g.copy("readback.velocities", v, &readback[1]);
         let readback_graph = g.compile(ctx, CompileOptions::default())?;
-        let recovery = match (&stepper, scene.collision.method) {
-            (Stepper::Xpbd(s), crate::scene::CollisionMethod::ShortestPath) => {
-                let mesh = crate::mesh::TetMesh {
-                    positions: model.positions.clone(),
-                    tets: model.tets.clone(),
-                };
-                if mesh.tets.is_empty() {
+        let recovery = if scene.collision.method == crate::scene::CollisionMethod::ShortestPath {
+            let mesh = crate::mesh::TetMesh {
+                positions: model.positions.clone(),
+                tets: model.tets.clone(),
+            };
+            if mesh.tets.is_empty() {
+                return Err(unsupported(
+                    "collision.method".into(),
+                    "shortest-path collision handling needs tet bodies",
+                ));
+            }
+            let mut settings = scene.collision.recovery();
+            // Newton: discrete detection at the iterate, answers as penalty energies.
+            let (x, prev, inv_mass) = match &stepper {
+                Stepper::Xpbd(s) => (s.positions(), s.previous_positions(), s.inverse_masses()),
+                Stepper::Newton(s) => {
+                    settings.detection = crate::recovery::DetectionMode::Dcd;
+                    (s.positions(), s.positions(), s.inverse_masses())
+                }
+                Stepper::Symplectic { .. } => {
                     return Err(unsupported(
                         "collision.method".into(),
-                        "shortest-path collision handling needs tet bodies",
-                    ));
+                        "shortest-path collision handling needs the xpbd or newton solver",
+                    ))
                 }
-                Some(
-                    crate::recovery::Recovery::new(
-                        ctx,
-                        &mesh,
-                        s.positions(),
-                        s.previous_positions(),
-                        s.inverse_masses(),
-                        scene.collision.recovery(),
-                    )
-                    .map_err(|e| unsupported("collision".into(), &e.to_string()))?,
-                )
+            };
+            let r = crate::recovery::Recovery::new(ctx, &mesh, x, prev, inv_mass, settings)
+                .map_err(|e| unsupported("collision".into(), &e.to_string()))?;
+            if let Stepper::Newton(s) = &mut stepper {
+                s.attach_penalty(ctx, &r)?;
             }
-            _ => None,
+            Some(r)
+        } else {
+            None
         };
         let collision = match (&stepper, scene.collision.method) {
             (_, crate::scene::CollisionMethod::None) => None,
@@ -529,15 +570,7 @@ impl Simulation {
                                     // Hybrid: DCD of the start of the substep (what earlier
                                     // substeps left intersecting); DCD only: of the prediction.
                                     if mode.dcd() {
-                                        let d = r.detect().map_err(err)?;
-                                        if d.counters.overflows > 0 {
-                                            return Err(err(
-                                                crate::recovery::RecoveryError::Overflow(
-                                                    d.counters.overflows,
-                                                ),
-                                            ));
-                                        }
-                                        rs.add_detection(&d);
+                                        rs.add_detection(&checked_detection(r.detect())?);
                                     }
                                     if let Some(c) = r.detect_ccd(true).map_err(err)? {
                                         rs.add_ccd(&c);
@@ -575,11 +608,26 @@ impl Simulation {
                     let collision = &mut self.collision;
                     let cs = &mut stats.collision;
                     let mut step_steps = 0;
+                    // Shortest-path penalty: detect at the start of the step (and after every
+                    // accepted Newton iteration with detect_every_iteration).
+                    let active = s.time() + 1e-9 >= self.recovery_start;
+                    let redetect = self.recovery_redetect && active;
+                    let recovery = self.recovery.as_ref();
+                    let rs = &mut stats.recovery;
+                    if let (Some(r), Some(p)) = (recovery, s.penalty()) {
+                        p.set_active(active)?;
+                        if active {
+                            rs.add_detection(&checked_detection(r.detect())?);
+                        }
+                    }
                     let st = s.step_with(&mut |_| {
                         if let Some(c) = collision.as_mut() {
                             let r = c.handle()?;
                             step_steps += r.steps;
                             cs.add_solve(&r);
+                        }
+                        if let Some(r) = recovery.filter(|_| redetect) {
+                            rs.add_detection(&checked_detection(r.redetect())?);
                         }
                         Ok(())
                     })?;

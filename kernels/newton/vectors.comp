@@ -1,6 +1,7 @@
 #version 460
 // Per-vertex vector work of the implicit-Euler Newton solver (incremental potential
-// E(x) = 1/(2h²) ‖x − y‖²_M + Ψ(x) + contact + friction − f_ext·x). MODE 0 predict:
+// E(x) = 1/(2h²) ‖x − y‖²_M + Ψ(x) + contact + friction − f_ext·x; the shortest-path penalty's
+// energy is summed by kernels/recovery/penalty.comp, its gradient and Hessian blocks added here). MODE 0 predict:
 // y = x + h v + h² g (fixed: y = x), x_start = x. MODE 1 gradient at the linearisation point:
 // lag friction, g = m/h² (x − y) + ∇Ψ + ∇contact − f_ext (fixed: 0), rhs = −g, d = 0, the
 // per-vertex energy (inertia + contact + friction − f·x), |g| and the contact Hessian block.
@@ -28,6 +29,8 @@ layout(std430, binding = 14) readonly buffer Colliders { vec4 colliders[]; };
 layout(std430, binding = 15) readonly buffer Time { float time[]; }; // end of the step (s)
 layout(std430, binding = 16) buffer Friction { vec4 friction[]; }; // (n, μλ), (shift, 0)
 layout(std430, binding = 17) writeonly buffer ContactHess { vec4 contact_hess[]; }; // 3 rows
+// Shortest-path penalty sums of kernels/recovery/penalty.comp (fixed point, without k).
+layout(std430, binding = 18) readonly buffer Penalty { ivec4 penalty[]; };
 layout(push_constant) uniform P {
     vec4 gravity;
     uint n;
@@ -35,7 +38,9 @@ layout(push_constant) uniform P {
     float kappa;       // contact stiffness relative to m/h²
     uint num_colliders;
     float slip;        // friction slip threshold ε (m)
+    float penalty_k;   // shortest-path penalty stiffness k (N/m; 0: none)
 } p;
+#include "penalty.glsl"
 #include "colliders.glsl"
 
 void main() {
@@ -66,6 +71,13 @@ void main() {
         mat3 hc = mat3(0.0);
         float ec = vertex_contact(xi, x_start[i].xyz, lag_n, lag_shift, kc, t, p.slip,
                                   p.num_colliders, gc, hc);
+        if (p.penalty_k > 0.0) {
+            // Penalty contact: gradient k Σ c a n, majorizing diagonal block k Σ |a| S n nᵀ.
+            gc += vec3(penalty[3u * i].xyz) * (p.penalty_k / PENALTY_GRAD_SCALE);
+            vec3 d = vec3(penalty[3u * i + 1u].xyz) * (p.penalty_k / PENALTY_HESS_SCALE);
+            vec3 o = vec3(penalty[3u * i + 2u].xyz) * (p.penalty_k / PENALTY_HESS_SCALE);
+            hc += mat3(d.x, o.x, o.y, o.x, d.y, o.z, o.y, o.z, d.z);
+        }
         vec3 g = fixed_vertex ? vec3(0.0) : k * dx + elastic_grad[i].xyz + gc - fe;
         rhs[i] = vec4(-g, 0.0);
         dir[i] = vec4(0.0);

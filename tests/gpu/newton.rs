@@ -111,6 +111,7 @@ fn clamped_beam_reaches_the_static_deflection_of_a_dense_cpu_newton_solve() {
         warm_start: Default::default(),
         pcg_stagnation_window: 100,
         friction_per_iteration: false,
+        penalty_stiffness: 0.0,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -196,6 +197,7 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
         warm_start: Default::default(),
         pcg_stagnation_window: 100,
         friction_per_iteration: false,
+        penalty_stiffness: 0.0,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -271,6 +273,7 @@ motion = [
         warm_start: Default::default(),
         pcg_stagnation_window: 100,
         friction_per_iteration: false,
+        penalty_stiffness: 0.0,
     };
     let stepper = NewtonStepper::new(
         &ctx,
@@ -363,6 +366,7 @@ force = [{ vertices = { region = { min = [-0.2, -0.03, 0.024], max = [0.2, 0.03,
         warm_start: Default::default(),
         pcg_stagnation_window: 100,
         friction_per_iteration: false,
+        penalty_stiffness: 0.0,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -442,6 +446,7 @@ fn gpu_linearization_matches_the_cpu_reference_with_cloth_rods_colliders_and_fri
         warm_start: Default::default(),
         pcg_stagnation_window: 100,
         friction_per_iteration: false,
+        penalty_stiffness: 0.0,
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();

@@ -1,11 +1,12 @@
-//! Shortest-path collision handling inside the XPBD simulation on lavapipe (checked with the
+//! Shortest-path collision handling inside the XPBD (and Newton) simulation on lavapipe (checked with the
 //! independent exact checker `supple::intersection_check`):
 //! - recovery: two soft cubes that start overlapping by a third of their width are pushed
 //!   apart until no boundary triangles intersect, while the same scene without collision
 //!   handling stays intersecting;
 //! - a soft cube dropped onto another: without handling it sinks through, with handling the
 //!   last frames are intersection-free and it rests on top;
-//! - runs are bit-identical and the telemetry counts the work.
+//! - runs are bit-identical and the telemetry counts the work;
+//! - the paper scenes end intersection-free, with the hybrid and with the Newton penalty.
 
 use supple::intersection_check::frame_intersections;
 use supple::scene::Scene;
@@ -152,16 +153,26 @@ fn dropped_cube_rests_on_the_other_and_runs_are_deterministic() {
 fn methods_need_their_solvers() {
     let ctx = context(false);
     let body = cube("a", [0.0, 0.0, 0.05], [0.0; 3]);
-    for (solver, method) in [("newton", "shortest-path"), ("xpbd", "two-way")] {
+    for (solver, method, extra, field) in [
+        ("symplectic-euler", "shortest-path", "", "collision.method"),
+        ("xpbd", "two-way", "", "collision.method"),
+        // The Newton penalty uses discrete detection only.
+        (
+            "newton",
+            "shortest-path",
+            "detection = \"ccd\"\n",
+            "collision.detection",
+        ),
+    ] {
         let toml = format!(
-            "[simulation]\nsolver = \"{solver}\"\n[collision]\nmethod = \"{method}\"\n{body}"
+            "[simulation]\nsolver = \"{solver}\"\n[collision]\nmethod = \"{method}\"\n{extra}{body}"
         );
         let scene = Scene::parse(&toml, "s.toml", &[]).expect("valid scene file");
         let e = match Simulation::new(&ctx, &scene) {
-            Ok(_) => panic!("{solver} + {method} must be refused"),
+            Ok(_) => panic!("{solver} + {method} {extra} must be refused"),
             Err(e) => e.to_string(),
         };
-        assert!(e.starts_with("collision.method"), "{e}");
+        assert!(e.starts_with(field), "{e}");
     }
     assert_no_validation_errors(&ctx);
 }
@@ -199,5 +210,35 @@ fn paper_scenes_end_intersection_free_with_the_hybrid() {
         eprintln!("{file}: intersecting triangle pairs in the last 5 of {frames} frames: {last:?}");
         assert!(last.iter().all(|&k| k == 0), "{file}: {last:?}");
     }
+    assert_no_validation_errors(&ctx);
+}
+
+/// The Newton variant (`scenes/squishy_collide_newton.toml`, the paper's Eq. 7 penalty): the
+/// penalty acts on the impact and the last ten frames are intersection-free.
+#[test]
+fn newton_penalty_scene_recovers_from_the_impact() {
+    let ctx = context(false);
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenes/squishy_collide_newton.toml"
+    );
+    let scene = Scene::load(std::path::Path::new(path), &[]).expect("scene");
+    assert_eq!(scene.simulation.solver, supple::scene::SolverKind::Newton);
+    let mut sim = Simulation::new(&ctx, &scene).expect("simulation");
+    let surface = body_surface(&sim);
+    let (mut counts, mut constraints) = (Vec::new(), 0);
+    for f in 0..scene.simulation.frames {
+        let st = sim
+            .step_frame()
+            .unwrap_or_else(|e| panic!("frame {f}: {e}"));
+        constraints += st.recovery.collisions;
+        let x = sim.positions().expect("positions");
+        counts.push(frame_intersections(&surface, &x).len());
+    }
+    eprintln!(
+        "intersecting triangle pairs per frame: {counts:?}; {constraints} penalty constraints"
+    );
+    assert!(constraints > 0, "the penalty never acted");
+    assert!(counts.iter().rev().take(10).all(|&k| k == 0), "{counts:?}");
     assert_no_validation_errors(&ctx);
 }

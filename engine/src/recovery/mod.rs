@@ -5,10 +5,12 @@
 //! Kernels: `kernels/recovery/*.comp`; reference: [`crate::cpu_reference::shortest_path`].
 
 mod ccd;
+mod penalty;
 mod response;
 mod shortest_path;
 
 pub use ccd::{CcdDetection, CcdFailsafe, CcdStage};
+pub use penalty::{ConstraintSlots, PenaltyContact};
 pub use response::{DetectionMode, Recovery, RecoveryDetection, RecoverySettings};
 pub use shortest_path::{RecoveryError, ShortestPath, ShortestPathSettings};
 

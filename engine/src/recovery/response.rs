@@ -483,6 +483,19 @@ impl Recovery {
         Ok(self.respond.profile()?.map_or(0.0, |p| p.total_ms))
     }
 
+    /// The shortest-path constraint slots (written by every detection), for the Newton
+    /// solver's penalty energy ([`super::PenaltyContact`]).
+    pub fn constraint_slots(&self) -> super::ConstraintSlots<'_> {
+        super::ConstraintSlots {
+            idx: &self.c_idx,
+            w: &self.c_w,
+            b: &self.c_b,
+            n: &self.c_n,
+            f: &self.c_f,
+            count: self.nv + self.ne,
+        }
+    }
+
     /// Reads the constraints of the last detection.
     pub fn read_contacts(&self) -> Result<Vec<Contact>, RecoveryError> {
         read_contacts(

@@ -1,0 +1,189 @@
+//! Shortest-path collision handling for the Newton solver: the penalty energy
+//! `E = ½ k min((p − s)·n − offset, 0)²` of every constraint of a detection (the shortest-path
+//! paper's Eq. 7) enters the incremental potential. `kernels/recovery/penalty.comp` evaluates it
+//! at the iterate (with the gradient and the diagonal Hessian blocks summed per vertex in fixed
+//! point, which `kernels/newton/vectors.comp` adds to the Newton system) and at line-search
+//! trials (energy only). Reference: [`crate::cpu_reference::recovery_response::penalty`].
+
+use std::cell::Cell;
+
+use crate::primitives::{Reduce, ReduceOp, ReduceResult};
+use crate::solver::pcg::graph_ms;
+use crate::vk::{
+    ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
+    VkError, VkResult,
+};
+
+/// The constraint slots a detection writes (see `kernels/recovery/contact_setup.comp`), for
+/// solvers that consume them.
+pub struct ConstraintSlots<'a> {
+    /// Point-side vertices, face, live flag.
+    pub idx: &'a GpuBuffer<[u32; 4]>,
+    /// Point-side weights.
+    pub w: &'a GpuBuffer<[f32; 4]>,
+    /// Barycentric coordinates of the boundary point.
+    pub b: &'a GpuBuffer<[f32; 4]>,
+    /// Outward normals.
+    pub n: &'a GpuBuffer<[f32; 4]>,
+    /// Face-side vertices.
+    pub f: &'a GpuBuffer<[u32; 4]>,
+    /// Slots in use.
+    pub count: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct PushPenalty {
+    nc: u32,
+    offset: f32,
+    k: f32,
+}
+
+/// Penalty-energy graphs of one constraint set, bound to a Newton solver's iterate, trial
+/// positions and per-vertex penalty sums.
+pub struct PenaltyContact {
+    evaluate: CompiledGraph,
+    trial: CompiledGraph,
+    clear: CompiledGraph,
+    sums: GpuBuffer<ReduceResult>,
+    active: Cell<bool>,
+    stiffness: f64,
+}
+
+impl PenaltyContact {
+    /// Compiles the graphs: `positions` (the iterate), `trial_positions` (line-search trials),
+    /// `accum` (three ivec4 per vertex, read by the Newton vector kernel), stiffness `k` (N/m)
+    /// and the separation `offset` (m) the constraints ask for.
+    pub fn new(
+        ctx: &Context,
+        slots: ConstraintSlots<'_>,
+        positions: &GpuBuffer<[f32; 4]>,
+        trial_positions: &GpuBuffer<[f32; 4]>,
+        accum: &GpuBuffer<[i32; 4]>,
+        offset: f32,
+        k: f64,
+    ) -> VkResult<PenaltyContact> {
+        let invalid = |m: &str| VkError::Graph {
+            graph: "recovery.penalty".into(),
+            message: m.into(),
+        };
+        if !(k.is_finite() && k > 0.0) {
+            return Err(invalid("penalty stiffness must be positive and finite"));
+        }
+        if !(offset.is_finite() && offset >= 0.0) {
+            return Err(invalid("offset must be finite and >= 0"));
+        }
+        if accum.len() < 3 * positions.len() {
+            return Err(invalid("penalty sums need three ivec4 per vertex"));
+        }
+        let nc = slots.count;
+        let storage = BufferUsage::STORAGE;
+        let energies = ctx.create_buffer::<f32>("penalty.energy", nc.max(1), storage)?;
+        let sums =
+            ctx.create_buffer::<ReduceResult>("penalty.sums", 2, BufferUsage::HOST_READ | storage)?;
+        let reduce = Reduce::new(ctx, nc.max(1))?;
+        let push = PushPenalty {
+            nc: nc as u32,
+            offset,
+            k: k as f32,
+        };
+        let opts = CompileOptions {
+            graph_timestamps: true,
+            ..Default::default()
+        };
+        let record = |name: &str, x: &GpuBuffer<[f32; 4]>, accumulate: bool, slot: usize| {
+            let mut g = Graph::new(name);
+            if accumulate {
+                g.fill("penalty.clear", accum, 0);
+            }
+            if nc > 0 {
+                g.dispatch(
+                    Dispatch::new(name, ids::RECOVERY_PENALTY, [nc.div_ceil(64) as u32, 1, 1])
+                        .workgroup_size(64)
+                        .spec(&[accumulate as u32])
+                        .read(x)
+                        .read(slots.f)
+                        .read(slots.idx)
+                        .read(slots.w)
+                        .read(slots.b)
+                        .read(slots.n)
+                        .write(&energies)
+                        .bind(
+                            accum,
+                            if accumulate {
+                                Access::READ | Access::WRITE
+                            } else {
+                                Access::READ
+                            },
+                        )
+                        .push(&push),
+                );
+                reduce.record(&mut g, &energies, nc, ReduceOp::Sum, &sums, slot);
+            } else {
+                g.fill("penalty.no_energy", &sums, 0);
+            }
+            g.compile(ctx, opts)
+        };
+        let evaluate = record("recovery.penalty", positions, true, 0)?;
+        let trial = record("recovery.penalty_trial", trial_positions, false, 1)?;
+        let mut g = Graph::new("recovery.penalty_off");
+        g.fill("penalty.clear", accum, 0);
+        let clear = g.compile(ctx, opts)?;
+        clear.run()?;
+        Ok(PenaltyContact {
+            evaluate,
+            trial,
+            clear,
+            sums,
+            active: Cell::new(true),
+            stiffness: k,
+        })
+    }
+
+    /// Turns the penalty on or off (off: its sums are zeroed and it adds no energy).
+    pub fn set_active(&self, on: bool) -> VkResult<()> {
+        if self.active.replace(on) && !on {
+            self.clear.run()?;
+        }
+        Ok(())
+    }
+
+    /// Whether the penalty acts.
+    pub fn active(&self) -> bool {
+        self.active.get()
+    }
+
+    /// Stiffness k (N/m).
+    pub fn stiffness(&self) -> f64 {
+        self.stiffness
+    }
+
+    fn sum(&self, slot: usize) -> VkResult<f64> {
+        match self.sums.mapped() {
+            Some(s) if s.len() > slot => Ok(s[slot].value as f64),
+            _ => Err(VkError::Graph {
+                graph: "recovery.penalty".into(),
+                message: "sums buffer is not host-visible".into(),
+            }),
+        }
+    }
+
+    /// Energy (J) at the iterate, leaving its gradient and diagonal Hessian sums for the
+    /// Newton vector kernel; returns (energy, GPU ms). Zero when inactive.
+    pub fn evaluate(&self) -> VkResult<(f64, f64)> {
+        if !self.active() {
+            return Ok((0.0, 0.0));
+        }
+        self.evaluate.run()?;
+        Ok((self.sum(0)?, graph_ms(&self.evaluate)?))
+    }
+
+    /// Energy (J) at the trial positions; returns (energy, GPU ms). Zero when inactive.
+    pub fn trial(&self) -> VkResult<(f64, f64)> {
+        if !self.active() {
+            return Ok((0.0, 0.0));
+        }
+        self.trial.run()?;
+        Ok((self.sum(1)?, graph_ms(&self.trial)?))
+    }
+}
