@@ -82,9 +82,10 @@ fn main() {
                     spv_path.display().to_string()
                 )
                 .unwrap();
+                let shape = supple_shader_compiler::workgroup_dependence(&k.spirv);
                 writeln!(
                     table,
-                    "    KernelSource {{ name: {name:?}, source: {:?}, spirv: &SPIRV_{index}.0 }},",
+                    "    KernelSource {{ name: {name:?}, source: {:?}, spirv: &SPIRV_{index}.0, workgroup_dependence: {shape:?} }},",
                     src.display().to_string(),
                 )
                 .unwrap();

@@ -1388,8 +1388,14 @@ friction = 0.3
             ("collision.contact_offset=-1.0", "collision.contact_offset"),
             ("collision.start_time=-1.0", "collision.start_time"),
             ("collision.max_correction=0.0", "collision.max_correction"),
-            ("collision.penalty_stiffness=0.0", "collision.penalty_stiffness"),
-            ("collision.penalty_stiffness=nan", "collision.penalty_stiffness"),
+            (
+                "collision.penalty_stiffness=0.0",
+                "collision.penalty_stiffness",
+            ),
+            (
+                "collision.penalty_stiffness=nan",
+                "collision.penalty_stiffness",
+            ),
             ("collision.relaxation=2.0", "collision.relaxation"),
             ("collision.ccd_distance=0.0", "collision.ccd_distance"),
             ("collision.response_passes=0", "collision.response_passes"),

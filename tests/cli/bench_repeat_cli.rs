@@ -6,7 +6,12 @@ mod common;
 use common::TINY;
 
 fn bench_json(args: &[&str]) -> serde_json::Value {
+    bench_json_env(args, &[])
+}
+
+fn bench_json_env(args: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_supple"))
+        .envs(env.iter().copied())
         .arg("bench")
         .args(args)
         .arg("--json")
@@ -48,6 +53,50 @@ fn bench_scene_repeats_and_reports_min_median_max() {
     assert_eq!(v["repeat"], 2);
     assert_eq!(v["frames"], 2);
     assert_stats(&v["ms_per_frame_median_over_repeats"], 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--nodes` with `SUPPLE_WORKGROUP`: per-node GPU times with the workgroup size each node ran
+/// with, and the study's rules and outcomes in the same JSON.
+#[test]
+fn bench_scene_reports_nodes_and_a_workgroup_study() {
+    let dir = std::env::temp_dir().join(format!("supple-bench-nodes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("tiny.toml");
+    std::fs::write(&scene, TINY).unwrap();
+    let args = ["scene", scene.to_str().unwrap(), "--frames", "2", "--nodes"];
+    let v = bench_json_env(&args, &[("SUPPLE_WORKGROUP", "*=32")]);
+    let nodes = v["nodes"].as_array().expect("nodes");
+    assert!(!nodes.is_empty());
+    for n in nodes {
+        assert!(n["us_per_frame"].as_f64().unwrap() >= 0.0, "{n}");
+        assert!(n["runs_per_frame"].as_f64().unwrap() > 0.0, "{n}");
+    }
+    let study = &v["workgroup_overrides"];
+    assert_eq!(study["rules"][0][0], "*");
+    let uses = study["nodes"].as_array().expect("outcomes");
+    let applied: Vec<&str> = uses
+        .iter()
+        .filter(|u| u["applied"] == true)
+        .map(|u| u["node"].as_str().unwrap())
+        .collect();
+    assert!(!applied.is_empty(), "{study}");
+    // A reshaped node that ran reports 32.
+    assert!(nodes
+        .iter()
+        .any(|n| applied.contains(&n["name"].as_str().unwrap()) && n["workgroup_size"] == 32));
+    assert!(uses
+        .iter()
+        .all(|u| u["applied"] == true || u["reason"].is_string()));
+    // A bad spec is an error naming the variable.
+    let out = Command::new(env!("CARGO_BIN_EXE_supple"))
+        .env("SUPPLE_WORKGROUP", "*=12")
+        .arg("bench")
+        .args(args)
+        .output()
+        .expect("run supple");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SUPPLE_WORKGROUP"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -27,6 +27,28 @@ pub struct Args {
     /// Repeat the whole measurement this many times, each from a freshly built simulation.
     #[arg(long, default_value_t = 1)]
     repeat: u32,
+    /// Also report every graph node's GPU time per frame and workgroup size (graphs get
+    /// per-node timestamps, which inflate times on some drivers: compare nodes within a run).
+    /// With `SUPPLE_WORKGROUP=pattern=size,...` this is a workgroup-size study.
+    #[arg(long)]
+    nodes: bool,
+}
+
+/// One graph node's GPU time over the timed frames.
+#[derive(Serialize, Clone)]
+struct NodeSummary {
+    graph: String,
+    name: String,
+    kernel: String,
+    /// Workgroup size it ran with (0 for fill and copy nodes).
+    workgroup_size: u32,
+    /// Runs per timed frame.
+    runs_per_frame: f64,
+    /// Microseconds per frame the node adds to its graph (its command plus the barrier and
+    /// launch overhead in front of it).
+    us_per_frame: f64,
+    /// Microseconds per frame between the node's own timestamps.
+    kernel_us_per_frame: f64,
 }
 
 #[derive(Serialize)]
@@ -54,6 +76,44 @@ struct Report {
     recovery: Option<RecoverySummary>,
     /// Each repeat's median milliseconds per frame, summarised over the repeats.
     ms_per_frame_median_over_repeats: Stats,
+    /// Per-node GPU times, slowest first (with `--nodes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nodes: Option<Vec<NodeSummary>>,
+    /// The `SUPPLE_WORKGROUP` rules, and what each matching node did (absent without rules).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workgroup_overrides: Option<WorkgroupStudy>,
+}
+
+/// A per-node workgroup-size study's settings and outcome.
+#[derive(Serialize)]
+struct WorkgroupStudy {
+    rules: Vec<(String, u32)>,
+    nodes: Vec<supple::vk::WorkgroupOverrideUse>,
+}
+
+/// Sums per-node times of `trace` into `acc` (keyed by graph and node).
+fn add_node_times(
+    trace: supple::vk::Trace,
+    acc: &mut std::collections::BTreeMap<(String, String), NodeSummary>,
+) {
+    for run in trace.graph_runs {
+        for n in run.nodes {
+            let e = acc
+                .entry((run.graph.clone(), n.name.clone()))
+                .or_insert_with(|| NodeSummary {
+                    graph: run.graph.clone(),
+                    name: n.name.clone(),
+                    kernel: n.kernel.clone(),
+                    workgroup_size: n.workgroup_size,
+                    runs_per_frame: 0.0,
+                    us_per_frame: 0.0,
+                    kernel_us_per_frame: 0.0,
+                });
+            e.runs_per_frame += 1.0;
+            e.us_per_frame += (n.end_ns - n.ready_ns).max(0.0) * 1e-3;
+            e.kernel_us_per_frame += (n.end_ns - n.start_ns).max(0.0) * 1e-3;
+        }
+    }
 }
 
 /// Collision telemetry over the timed frames (the two-way IPM paper's Table 2 columns).
@@ -140,10 +200,20 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     let mut col_frames = 0u32;
     let mut col_time_steps = 0u32;
     let mut rec = RecoverySummary::default();
+    let mut node_times = std::collections::BTreeMap::new();
     for _ in 0..args.repeat.max(1) {
+        if args.nodes {
+            // Graphs compiled while tracing get per-node timestamps.
+            ctx.start_trace();
+        }
         let mut sim = Simulation::new(&ctx, &scene).map_err(|e| (2, e.to_string()))?;
         model_size = (sim.model().positions.len(), sim.model().tets.len());
         sim.step_frame().map_err(|e| (1, e.to_string()))?;
+        if args.nodes {
+            // Drop the warm-up frame's runs.
+            ctx.take_trace();
+            ctx.start_trace();
+        }
         let mut this = Vec::new();
         for _ in 0..args.frames.max(1) {
             let t0 = Instant::now();
@@ -181,7 +251,29 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         }
         repeat_medians.push(Stats::of(&this).median);
         times.extend(this);
+        if let Some(t) = ctx.take_trace() {
+            add_node_times(t, &mut node_times);
+        }
     }
+    let timed_frames = (args.frames.max(1) * args.repeat.max(1)) as f64;
+    let nodes = args.nodes.then(|| {
+        let mut v: Vec<NodeSummary> = node_times
+            .into_values()
+            .map(|mut n| {
+                n.runs_per_frame /= timed_frames;
+                n.us_per_frame /= timed_frames;
+                n.kernel_us_per_frame /= timed_frames;
+                n
+            })
+            .collect();
+        v.sort_by(|a, b| b.us_per_frame.total_cmp(&a.us_per_frame));
+        v
+    });
+    let rules = ctx.options().workgroup_overrides.rules().to_vec();
+    let workgroup_overrides = (!rules.is_empty()).then(|| WorkgroupStudy {
+        rules,
+        nodes: ctx.workgroup_override_report(),
+    });
     let n = times.len() as f64;
     let collision = (col_frames > 0).then(|| {
         let f = col_frames as f64;
@@ -254,6 +346,8 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         collision,
         recovery,
         ms_per_frame_median_over_repeats: Stats::of(&repeat_medians),
+        nodes,
+        workgroup_overrides,
     };
     let text = if args.json {
         serde_json::to_string(&r)

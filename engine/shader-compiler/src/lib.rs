@@ -120,6 +120,107 @@ pub fn compile_compute(
     })
 }
 
+/// Why a compute kernel depends on its workgroup shape, found in its SPIR-V: workgroup-shared
+/// memory, barriers, subgroup operations, or a use of the workgroup size (specialization
+/// constant 0 or `gl_WorkGroupSize`), local/workgroup/subgroup ids or the workgroup count.
+/// `None` means every invocation works on its own (it uses at most `gl_GlobalInvocationID`), so
+/// the host may change the workgroup size and rescale the group count without changing results.
+pub fn workgroup_dependence(spirv: &[u32]) -> Option<&'static str> {
+    const OP_NAME: u32 = 5;
+    const OP_MEMBER_NAME: u32 = 6;
+    const OP_ENTRY_POINT: u32 = 15;
+    const OP_EXECUTION_MODE_ID: u32 = 331;
+    const OP_DECORATE: u32 = 71;
+    const OP_VARIABLE: u32 = 59;
+    const OP_CONTROL_BARRIER: u32 = 224;
+    const OP_SPEC_CONSTANT: u32 = 50;
+    const OP_SPEC_CONSTANT_COMPOSITE: u32 = 51;
+    const DECORATION_SPEC_ID: u32 = 1;
+    const DECORATION_BUILTIN: u32 = 11;
+    const STORAGE_WORKGROUP: u32 = 4;
+    // NumWorkgroups, WorkgroupSize, WorkgroupId, LocalInvocationId, LocalInvocationIndex,
+    // SubgroupSize, NumSubgroups, SubgroupId, SubgroupLocalInvocationId.
+    const SHAPE_BUILTINS: [u32; 9] = [24, 25, 26, 27, 29, 36, 38, 40, 41];
+    let words = spirv.get(5..).unwrap_or(&[]);
+    let instructions = || {
+        let mut at = 0usize;
+        std::iter::from_fn(move || {
+            let head = *words.get(at)?;
+            let count = (head >> 16) as usize;
+            let ins = words.get(at..at + count.max(1))?;
+            at += count.max(1);
+            Some((head & 0xffff, ins))
+        })
+    };
+    // Ids that carry the workgroup shape.
+    let mut shape_ids = std::collections::HashSet::new();
+    for (op, ins) in instructions() {
+        match op {
+            OP_VARIABLE if ins.get(3) == Some(&STORAGE_WORKGROUP) => {
+                return Some("uses workgroup-shared memory")
+            }
+            OP_CONTROL_BARRIER => return Some("uses barriers"),
+            333..=366 => return Some("uses subgroup operations"),
+            OP_DECORATE => match (ins.get(1), ins.get(2), ins.get(3)) {
+                (Some(&id), Some(&DECORATION_BUILTIN), Some(b)) if SHAPE_BUILTINS.contains(b) => {
+                    shape_ids.insert(id);
+                }
+                (Some(&id), Some(&DECORATION_SPEC_ID), Some(&0)) => {
+                    shape_ids.insert(id);
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    // A use is any other instruction naming one of them as an id operand (definitions, debug
+    // information, decorations, types, the entry point's interface and the local-size
+    // execution mode are not uses; literal operands are skipped).
+    for (op, ins) in instructions() {
+        let defines_shape = matches!(
+            op,
+            OP_VARIABLE | OP_SPEC_CONSTANT | OP_SPEC_CONSTANT_COMPOSITE
+        ) && ins.get(2).is_some_and(|id| shape_ids.contains(id));
+        if defines_shape
+            || matches!(
+                op,
+                OP_NAME | OP_MEMBER_NAME | OP_ENTRY_POINT | OP_EXECUTION_MODE_ID | OP_DECORATE
+            )
+        {
+            continue;
+        }
+        if id_operands(op, ins).iter().any(|w| shape_ids.contains(w)) {
+            return Some("uses its workgroup size, local or workgroup ids");
+        }
+    }
+    None
+}
+
+/// The operand words of a SPIR-V instruction that are ids (conservatively all of them for
+/// instructions not listed; none for those whose operands are literals or declarations).
+fn id_operands(op: u32, ins: &[u32]) -> &[u32] {
+    let from = |k: usize| ins.get(k..).unwrap_or(&[]);
+    let range = |a: usize, b: usize| ins.get(a..b.min(ins.len())).unwrap_or(&[]);
+    match op {
+        // Debug information, extensions, capabilities, memory model, execution modes,
+        // annotations, types and constants with literal values.
+        1..=8 | 10 | 11 | 14 | 16 | 17 | 19..=39 | 41..=43 | 71..=75 | 317 | 330 | 332 => &[],
+        12 => from(5),      // OpExtInst: skip the set's instruction number
+        54 => &[],          // OpFunction: control literal and types
+        59 => from(4),      // OpVariable: storage class literal; the initializer
+        61 => range(3, 4),  // OpLoad: memory-access literals
+        62 => range(1, 3),  // OpStore: memory-access literals
+        52 => from(4),      // OpSpecConstantOp: skip the opcode literal
+        79 => range(3, 5),  // OpVectorShuffle: component literals
+        81 => range(3, 4),  // OpCompositeExtract: index literals
+        82 => range(3, 5),  // OpCompositeInsert: index literals
+        246 | 247 => &[],   // OpLoopMerge, OpSelectionMerge: labels and control literals
+        250 => range(1, 2), // OpBranchConditional: branch weights
+        251 => range(1, 2), // OpSwitch: case literals
+        _ => from(1),
+    }
+}
+
 /// shaderc prints `name:LINE: error: ...`; keep that and drop noise lines.
 fn rewrite_diagnostics(raw: &str) -> String {
     raw.lines()
@@ -152,5 +253,32 @@ mod tests {
         let k = compile_compute(&ok, &dir, &[]).unwrap();
         assert_eq!(k.spirv[0], 0x0723_0203);
         assert_eq!(k.includes.len(), 1);
+    }
+
+    #[test]
+    fn finds_what_ties_a_kernel_to_its_workgroup_shape() {
+        let dir = std::env::temp_dir().join(format!("supple-shc-wg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let head = "#version 460\n#extension GL_KHR_shader_subgroup_arithmetic : require\n\
+                    layout(local_size_x_id = 0) in;\nlayout(constant_id = 0) const uint WG = 64;\n\
+                    layout(std430, binding=0) buffer B { float v[]; };\n";
+        let cases = [
+            ("void main() { uint i = gl_GlobalInvocationID.x; if (i < 100u) v[i] *= 2.0; }", None),
+            ("shared float s[64];\nvoid main() { s[gl_LocalInvocationID.x] = 1.0; barrier(); v[0] = s[3]; }", Some("shared")),
+            ("void main() { v[gl_GlobalInvocationID.x] = subgroupAdd(1.0); }", Some("subgroup")),
+            ("void main() { v[gl_GlobalInvocationID.x] = float(gl_WorkGroupID.x); }", Some("ids")),
+            ("void main() { v[gl_GlobalInvocationID.x] = float(WG); }", Some("size")),
+            ("void main() { v[gl_GlobalInvocationID.x] = float(gl_LocalInvocationIndex); }", Some("ids")),
+        ];
+        for (k, (body, want)) in cases.iter().enumerate() {
+            let file = dir.join(format!("k{k}.comp"));
+            std::fs::write(&file, format!("{head}{body}\n")).unwrap();
+            let spv = compile_compute(&file, &dir, &[]).unwrap().spirv;
+            let got = workgroup_dependence(&spv);
+            match want {
+                None => assert_eq!(got, None, "{body}"),
+                Some(w) => assert!(got.is_some_and(|g| g.contains(w)), "{body}: {got:?}"),
+            }
+        }
     }
 }

@@ -364,7 +364,9 @@ mod tests {
         // numbers from a fixed LCG.
         let mut seed = 12345u64;
         let mut r = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((seed >> 33) as f64 / (1u64 << 31) as f64) * 2.0 - 1.0
         };
         let nrm = Vector3::new(0.3, -0.5, 0.8).normalize();
@@ -380,7 +382,12 @@ mod tests {
         let x: Vec<[f32; 4]> = (0..5)
             .map(|i| {
                 let z = if i < 2 { -0.05 } else { 0.0 };
-                [r() as f32 * 0.01, r() as f32 * 0.01, z + r() as f32 * 0.001, 0.0]
+                [
+                    r() as f32 * 0.01,
+                    r() as f32 * 0.01,
+                    z + r() as f32 * 0.001,
+                    0.0,
+                ]
             })
             .collect();
         let k = 1e4;
@@ -410,7 +417,10 @@ mod tests {
                 let fd = (penalty(&xp, &[c], 1e-3, k).energy - penalty(&xm, &[c], 1e-3, k).energy)
                     / (2.0 * h as f64);
                 let g = p.gradient[v][dim];
-                assert!((fd - g).abs() <= 1e-2 * g.abs().max(1.0), "{v}[{dim}]: {fd} vs {g}");
+                assert!(
+                    (fd - g).abs() <= 1e-2 * g.abs().max(1.0),
+                    "{v}[{dim}]: {fd} vs {g}"
+                );
             }
         }
     }

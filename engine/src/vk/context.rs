@@ -31,6 +31,83 @@ pub struct ContextOptions {
     pub pipeline_cache: Option<PathBuf>,
     /// Recompile kernels from this `kernels/` folder at run time instead of the embedded SPIR-V (`SUPPLE_KERNEL_DIR`).
     pub kernel_source_dir: Option<PathBuf>,
+    /// Per-node workgroup sizes for performance studies (`SUPPLE_WORKGROUP`).
+    pub workgroup_overrides: WorkgroupOverrides,
+}
+
+/// Per-node workgroup sizes for performance studies, from a spec `pattern=size,...`
+/// (`SUPPLE_WORKGROUP`): a pattern is a node name, a prefix ending in `*`, or `*` (every
+/// node); the last matching rule wins. Graphs compiled on the context give matching dispatch
+/// nodes that size and rescale their group counts, provided the kernel does per-invocation work
+/// (its [`super::kernel::KernelSource::workgroup_dependence`] is `None`) and the dispatch is
+/// direct; other matches are reported by [`Context::workgroup_override_report`] and left as
+/// they are. Results do not change, only the launch shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkgroupOverrides {
+    rules: Vec<(String, u32)>,
+    error: Option<String>,
+}
+
+impl WorkgroupOverrides {
+    /// Parses `pattern=size,...` (empty: no overrides). A malformed spec is kept as an error
+    /// that context creation reports.
+    pub fn parse(spec: &str) -> WorkgroupOverrides {
+        let mut out = WorkgroupOverrides::default();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let parsed = item
+                .split_once('=')
+                .and_then(|(p, n)| Some((p.trim(), n.trim().parse::<u32>().ok()?)));
+            match parsed {
+                Some((p, n)) if !p.is_empty() && n > 0 => out.rules.push((p.to_string(), n)),
+                _ => {
+                    out.error = Some(format!(
+                        "'{item}' is not pattern=size (a node name, prefix* or *, and a positive workgroup size)"
+                    ));
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// The rules, in order.
+    pub fn rules(&self) -> &[(String, u32)] {
+        &self.rules
+    }
+
+    /// The workgroup size asked for node `name`, if any rule matches.
+    pub fn size_for(&self, name: &str) -> Option<u32> {
+        self.rules
+            .iter()
+            .rev()
+            .find(|(p, _)| match p.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => p == name,
+            })
+            .map(|r| r.1)
+    }
+
+    /// Checks the spec and every size against the device: a multiple of the subgroup size
+    /// (kernels assume whole subgroups) and at most the device's invocations per workgroup.
+    pub fn validate(&self, caps: &super::Capabilities) -> VkResult<()> {
+        let bad = |message: String| VkError::Options {
+            option: "SUPPLE_WORKGROUP".into(),
+            message,
+        };
+        if let Some(e) = &self.error {
+            return Err(bad(e.clone()));
+        }
+        let sg = caps.subgroup_size.max(1);
+        for (p, n) in &self.rules {
+            if n % sg != 0 || *n > caps.max_workgroup_invocations {
+                return Err(bad(format!(
+                    "{p}={n}: the workgroup size must be a multiple of the subgroup size {sg} and at most {}",
+                    caps.max_workgroup_invocations
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 fn env_flag(name: &str) -> bool {
@@ -46,13 +123,14 @@ impl Default for ContextOptions {
             wait_timeout: Duration::from_secs(60),
             pipeline_cache: None,
             kernel_source_dir: None,
+            workgroup_overrides: WorkgroupOverrides::default(),
         }
     }
 }
 
 impl ContextOptions {
     /// Options from the environment (`SUPPLE_VALIDATION`, `SUPPLE_DEVICE`, `SUPPLE_FORCE_STAGING`,
-    /// `SUPPLE_WAIT_TIMEOUT_MS`, `SUPPLE_PIPELINE_CACHE`, `SUPPLE_KERNEL_DIR`).
+    /// `SUPPLE_WAIT_TIMEOUT_MS`, `SUPPLE_PIPELINE_CACHE`, `SUPPLE_KERNEL_DIR`, `SUPPLE_WORKGROUP`).
     pub fn from_env() -> Self {
         let cache = match std::env::var("SUPPLE_PIPELINE_CACHE") {
             Ok(v) if v == "off" => None,
@@ -75,6 +153,9 @@ impl ContextOptions {
                 .unwrap_or(Duration::from_secs(60)),
             pipeline_cache: cache,
             kernel_source_dir: std::env::var_os("SUPPLE_KERNEL_DIR").map(PathBuf::from),
+            workgroup_overrides: WorkgroupOverrides::parse(
+                &std::env::var("SUPPLE_WORKGROUP").unwrap_or_default(),
+            ),
         }
     }
 }
@@ -238,6 +319,9 @@ pub(crate) struct DeviceShared {
     pub(crate) trace: Mutex<super::trace::TraceState>,
     /// Compile every graph with per-node timestamps ([`Context::set_node_timestamps`]).
     pub(crate) node_timestamps: std::sync::atomic::AtomicBool,
+    /// What the workgroup-size overrides did, per node name.
+    pub(crate) workgroup_report:
+        Mutex<std::collections::BTreeMap<String, super::graph::WorkgroupOverrideUse>>,
 }
 
 impl DeviceShared {
@@ -462,6 +546,7 @@ impl Context {
                 .map(|(i, pd)| Capabilities::query(&instance, *pd, i))
                 .collect();
             let index = select_device(&caps, options.device.as_deref())?;
+            options.workgroup_overrides.validate(&caps[index])?;
             let pd = pds[index];
             let qfs = instance.get_physical_device_queue_family_properties(pd);
             // Prefer a compute-only family (async compute on discrete GPUs), else any with compute.
@@ -557,6 +642,7 @@ impl Context {
             });
         }
         caps.f32_atomic_add &= host.f32_atomic_add;
+        options.workgroup_overrides.validate(&caps)?;
         Self::finish(
             host.entry,
             host.instance,
@@ -664,6 +750,7 @@ impl Context {
                     next_resource_id: AtomicU64::new(1),
                     ownership: Mutex::new(ownership),
                     trace: Mutex::new(Default::default()),
+                    workgroup_report: Mutex::new(Default::default()),
                     node_timestamps: std::sync::atomic::AtomicBool::new(false),
                 }),
             })
@@ -711,6 +798,17 @@ impl Context {
     /// to profile solvers that compile their graphs internally. Tracing implies it.
     pub fn set_node_timestamps(&self, on: bool) {
         self.shared.node_timestamps.store(on, Ordering::Relaxed);
+    }
+
+    /// What the per-node workgroup-size overrides ([`ContextOptions::workgroup_overrides`]) did
+    /// to the dispatch nodes of every graph compiled so far: one entry per matching node name.
+    pub fn workgroup_override_report(&self) -> Vec<super::graph::WorkgroupOverrideUse> {
+        let r = self
+            .shared
+            .workgroup_report
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        r.values().cloned().collect()
     }
 
     /// Whether graphs compiled now get per-node timestamps regardless of their options

@@ -83,6 +83,14 @@ pub enum VkError {
         /// What went wrong.
         message: String,
     },
+    /// An option (environment variable or [`super::ContextOptions`] field) is invalid.
+    #[error("{option}: {message}")]
+    Options {
+        /// The option, e.g. `SUPPLE_WORKGROUP`.
+        option: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A graph was built wrongly (e.g. wrong binding count, too many push-constant bytes).
     #[error("graph '{graph}': {message}")]
     Graph {

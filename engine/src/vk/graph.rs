@@ -441,8 +441,67 @@ impl Graph {
 
     /// Compiles the graph into a reusable command buffer on `ctx`. While the context asks for
     /// per-node timestamps ([`Context::set_node_timestamps`], or a trace in progress) they are
-    /// recorded whatever `options` says.
+    /// recorded whatever `options` says. Per-node workgroup-size overrides of the context
+    /// ([`super::ContextOptions::workgroup_overrides`]) reshape matching dispatches.
     pub fn compile(&self, ctx: &Context, options: CompileOptions) -> VkResult<CompiledGraph> {
+        if ctx.shared.options.workgroup_overrides.rules().is_empty() {
+            self.compile_as_recorded(ctx, options)
+        } else {
+            self.reshaped(ctx).compile_as_recorded(ctx, options)
+        }
+    }
+
+    /// This graph with the context's workgroup-size overrides applied to its dispatch nodes
+    /// (each outcome goes to [`Context::workgroup_override_report`]).
+    fn reshaped(&self, ctx: &Context) -> Graph {
+        let overrides = &ctx.shared.options.workgroup_overrides;
+        let mut g = self.clone();
+        let mut report = ctx
+            .shared
+            .workgroup_report
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        for node in &mut g.nodes {
+            let NodeKind::Dispatch(d) = &mut node.kind else {
+                continue;
+            };
+            let Some(size) = overrides.size_for(&node.name) else {
+                continue;
+            };
+            let reason = match (&mut d.groups, d.kernel.source().workgroup_dependence) {
+                (_, Some(why)) => Some(format!("the kernel {why}")),
+                (Groups::Indirect(_), None) => {
+                    Some("indirect dispatch (group counts are computed on the GPU)".to_string())
+                }
+                (Groups::Direct(groups), None) => {
+                    let invocations = groups[0] as u64 * d.workgroup_size as u64;
+                    groups[0] = invocations.div_ceil(size as u64).max(1) as u32;
+                    None
+                }
+            };
+            report.insert(
+                node.name.clone(),
+                WorkgroupOverrideUse {
+                    node: node.name.clone(),
+                    kernel: d.kernel.name().to_string(),
+                    requested: size,
+                    recorded: d.workgroup_size,
+                    applied: reason.is_none(),
+                    reason,
+                },
+            );
+            if report[&node.name].applied {
+                d.workgroup_size = size;
+            }
+        }
+        g
+    }
+
+    fn compile_as_recorded(
+        &self,
+        ctx: &Context,
+        options: CompileOptions,
+    ) -> VkResult<CompiledGraph> {
         let started = std::time::Instant::now();
         let mut options = options;
         if ctx.node_timestamps() {
@@ -523,6 +582,23 @@ impl Graph {
     }
 }
 
+/// What a per-node workgroup-size override did to one dispatch node.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct WorkgroupOverrideUse {
+    /// Node name.
+    pub node: String,
+    /// Kernel name.
+    pub kernel: String,
+    /// Workgroup size the override asked for.
+    pub requested: u32,
+    /// Workgroup size the node was recorded with.
+    pub recorded: u32,
+    /// Whether the node runs with the requested size (group count rescaled).
+    pub applied: bool,
+    /// Why it was not applied.
+    pub reason: Option<String>,
+}
+
 /// A memory barrier inserted between two levels.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BarrierInfo {
@@ -571,6 +647,7 @@ struct NodeInfo {
     name: String,
     label: String,
     kernel: String,
+    workgroup_size: u32,
 }
 
 /// A graph recorded into a reusable command buffer.
@@ -649,6 +726,10 @@ impl CompiledGraph {
                         NodeKind::Dispatch(d) => d.kernel.name().to_string(),
                         NodeKind::Fill { .. } => "fill".into(),
                         NodeKind::Copy { .. } => "copy".into(),
+                    },
+                    workgroup_size: match &n.kind {
+                        NodeKind::Dispatch(d) => d.workgroup_size,
+                        _ => 0,
                     },
                 })
                 .collect(),
@@ -998,6 +1079,7 @@ impl CompiledGraph {
                     nodes.push(super::trace::NodeSpan {
                         name: node.name.clone(),
                         kernel: node.kernel.clone(),
+                        workgroup_size: node.workgroup_size,
                         ready_ns: ready.min(start_ns),
                         start_ns,
                         end_ns,

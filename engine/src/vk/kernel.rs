@@ -25,6 +25,11 @@ pub struct KernelSource {
     pub source: &'static str,
     /// SPIR-V bytes (4-byte aligned).
     pub spirv: &'static [u8],
+    /// Why the kernel depends on its workgroup shape (shared memory, barriers, subgroups, local
+    /// ids, the workgroup size), from its SPIR-V at build time; `None`: per-invocation work, so
+    /// per-node workgroup-size overrides ([`super::ContextOptions::workgroup_overrides`]) may
+    /// reshape its dispatches.
+    pub workgroup_dependence: Option<&'static str>,
 }
 
 /// 4-byte-aligned storage for embedded SPIR-V.

@@ -16,12 +16,12 @@ pub use buffer::{BufferUsage, GpuBuffer, ParamRing, ReadbackRing};
 pub use caps::Capabilities;
 pub use context::{
     device_requirements, list_devices, Context, ContextOptions, DeviceRequirements, HostVulkan,
-    Ownership, Severity, Ticket, ValidationMessage,
+    Ownership, Severity, Ticket, ValidationMessage, WorkgroupOverrides,
 };
 pub use error::{VkError, VkResult};
 pub use graph::{
     Access, BarrierInfo, BufferSlice, CompileOptions, CompiledGraph, Dispatch, Graph, GraphProfile,
-    Groups, Node, NodeKind, NodeTiming, Step,
+    Groups, Node, NodeKind, NodeTiming, Step, WorkgroupOverrideUse,
 };
 pub use kernel::{ids, KernelId, KernelSource, KERNELS, PUSH_CONSTANT_BYTES};
 pub use trace::{GraphRun, HostSpan, NodeSpan, Trace};

@@ -30,6 +30,8 @@ pub struct NodeSpan {
     pub name: String,
     /// Kernel name for dispatches, `fill`/`copy` otherwise.
     pub kernel: String,
+    /// Workgroup size the dispatch ran with (0 for fill and copy nodes).
+    pub workgroup_size: u32,
     /// When the previous node ended (the graph's start for the first node).
     pub ready_ns: f64,
     /// Timestamp before the node's command.
@@ -100,7 +102,7 @@ impl Trace {
     /// process 1 ([`tracks`]), plus thread-name metadata events.
     ///
     /// A node's event spans [`NodeSpan::ready_ns`] to [`NodeSpan::end_ns`] (the node's share of
-    /// the graph, overhead before it included); its `args` hold `kernel_us` (between the
+    /// the graph, overhead before it included); its `args` hold `workgroup_size`, `kernel_us` (between the
     /// timestamps around the command alone) and `overhead_us` (the rest). A graph's event
     /// spans its whole-graph timestamps.
     ///
@@ -143,6 +145,7 @@ impl Trace {
                     "tid": tracks::GPU_NODES, "ts": base + n.ready_ns * 1e-3,
                     "dur": (n.end_ns - n.ready_ns).max(0.0) * 1e-3,
                     "args": {"step": step, "run": run, "graph": r.graph, "kernel": n.kernel,
+                             "workgroup_size": n.workgroup_size,
                              "kernel_us": (n.end_ns - n.start_ns).max(0.0) * 1e-3,
                              "overhead_us": (n.start_ns - n.ready_ns).max(0.0) * 1e-3}
                 }));
@@ -229,6 +232,7 @@ mod tests {
                 NodeSpan {
                     name: "a".into(),
                     kernel: "k".into(),
+                    workgroup_size: 64,
                     ready_ns: 0.0,
                     start_ns: 0.0,
                     end_ns: 400_000.0,
@@ -236,6 +240,7 @@ mod tests {
                 NodeSpan {
                     name: "b".into(),
                     kernel: "fill".into(),
+                    workgroup_size: 0,
                     ready_ns: 400_000.0,
                     start_ns: 500_000.0,
                     end_ns: 900_000.0,
