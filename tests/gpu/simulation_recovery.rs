@@ -188,6 +188,7 @@ fn paper_scenes_end_intersection_free_with_the_hybrid() {
         ("squishy_collide.toml", 30),
         ("squishy_flatten.toml", 90),
         ("eight_bodies_box.toml", 60),
+        ("twist_beam_xpbd.toml", 240),
     ] {
         let path = std::path::Path::new(dir).join(file);
         let scene = Scene::load(&path, &[]).unwrap_or_else(|e| panic!("{file}: {e}"));
