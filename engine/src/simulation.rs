@@ -3,10 +3,11 @@
 //! and scripted vertices, loads and analytic colliders (with friction) run on the Newton–PCG
 //! implicit Euler solver ([`crate::newton`]); symplectic Euler ([`crate::integrate`]) is the
 //! explicit baseline (no scripted motion, loads, friction or non-plane colliders); XPBD
-//! ([`crate::xpbd`]) runs stable Neo-Hookean solids, cloth and rods with scripted motion, loads
-//! and every analytic collider, but no surface collision handling yet. Scene
-//! features not supported yet (corotated solids on the GPU, inter-body contact) are refused
-//! with an error naming the field rather than ignored.
+//! ([`crate::xpbd`]) runs stable Neo-Hookean and corotated solids, cloth and rods with scripted motion, loads
+//! and every analytic collider, with the shortest-path collision handling of
+//! [`crate::recovery`]. Scene features a solver does not support (different solid models in one
+//! Newton scene, surface collision methods on the wrong solver) are refused with an error
+//! naming the field rather than ignored.
 //!
 //! Build one from code with [`SimulationBuilder`], step it within a time budget with
 //! [`Simulation::step_for`], and read its positions on the GPU from a host renderer with
@@ -325,12 +326,7 @@ impl Simulation {
             let k = match b.material.model {
                 MaterialModel::StableNeoHookean => ElementModel::StableNeoHookean,
                 MaterialModel::Stvk => ElementModel::StVenantKirchhoff,
-                MaterialModel::Corotated => {
-                    return Err(unsupported(
-                        format!("body[{i}].material.model"),
-                        "corotated elements run on the CPU reference only so far",
-                    ))
-                }
+                MaterialModel::Corotated => ElementModel::CorotatedLinear,
                 MaterialModel::Cloth | MaterialModel::Rod => continue,
             };
             if kind.is_some_and(|x| x != k) {

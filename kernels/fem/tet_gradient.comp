@@ -1,9 +1,11 @@
 #version 460
 // Per-tet elastic energy and gradient: E_t = V Ψ(F), ∂E_t/∂x_k = V P(F) b_k with F = Ds Dm⁻¹,
 // b_0 = −(b_1 + b_2 + b_3) and b_{1..3} the rows of Dm⁻¹. MODEL 0: stable Neo-Hookean,
-// 1: St. Venant–Kirchhoff. Corner gradients go to grad[4 t + k] (gathered per vertex later,
+// 1: St. Venant–Kirchhoff, 2: corotated linear (Ψ = μ‖F − R‖² + λ/2 tr(RᵀF − I)², R the
+// rotation of F's polar decomposition, include/polar.glsl). Corner gradients go to grad[4 t + k] (gathered per vertex later,
 // deterministically). Host: engine/src/fem/elements.rs. Reference: cpu_reference/fem.rs.
 #include "common.glsl"
+#include "polar.glsl"
 layout(constant_id = 1) const uint MODEL = 0;
 layout(std430, binding = 0) readonly buffer Pos { vec4 pos[]; };
 layout(std430, binding = 1) readonly buffer Tets { uvec4 tets[]; };
@@ -36,6 +38,13 @@ void main() {
         float ic = dot(f[0], f[0]) + dot(f[1], f[1]) + dot(f[2], f[2]);
         psi = 0.5 * mu * (ic - 3.0) - mu * (j - 1.0) + 0.5 * lambda * (j - 1.0) * (j - 1.0);
         pk1 = mu * f + (lambda * (j - 1.0) - mu) * cofactor(f);
+    } else if (MODEL == 2u) {
+        mat3 r = polar_rotation(f);
+        mat3 d = f - r;
+        mat3 rtf = transpose(r) * f;
+        float tr = rtf[0][0] + rtf[1][1] + rtf[2][2] - 3.0;
+        psi = mu * (dot(d[0], d[0]) + dot(d[1], d[1]) + dot(d[2], d[2])) + 0.5 * lambda * tr * tr;
+        pk1 = 2.0 * mu * d + lambda * tr * r;
     } else {
         mat3 e = 0.5 * (transpose(f) * f - mat3(1.0));
         float tr = e[0][0] + e[1][1] + e[2][2];

@@ -2,9 +2,11 @@
 // Per-tet element Hessian H = V Dᵀ proj(∂²Ψ/∂F²) D (12×12, vertex-major), with the 9×9
 // stress-space Hessian projected to positive semi-definite by cyclic Jacobi eigen-iterations
 // (negative eigenvalues clamped to zero). D = ∂vec(F)/∂x, vec column-major. MODEL 0: stable
-// Neo-Hookean, 1: St. Venant–Kirchhoff. Output: hess[144 t + 12 r + c] (row r, column c).
+// Neo-Hookean, 1: St. Venant–Kirchhoff, 2: fixed corotated (with ∂R/∂F: dR = R [ω]×,
+// (tr S I − S) ω = axial(RᵀdF − dFᵀR), S = RᵀF; cpu_reference::fem::polar_rotation_derivative). Output: hess[144 t + 12 r + c] (row r, column c).
 // Host: engine/src/fem/elements.rs. Reference: cpu_reference/fem.rs (hessian_stress_projected).
 #include "common.glsl"
+#include "polar.glsl"
 layout(constant_id = 1) const uint MODEL = 0;
 layout(std430, binding = 0) readonly buffer Pos { vec4 pos[]; };
 layout(std430, binding = 1) readonly buffer Tets { uvec4 tets[]; };
@@ -17,8 +19,24 @@ mat3 cofactor(mat3 f) {
     return mat3(cross(f[1], f[2]), cross(f[2], f[0]), cross(f[0], f[1]));
 }
 
-// Directional derivative of P along dF.
-mat3 dpk1(mat3 f, mat3 df, float mu, float lambda) {
+// Directional derivative of P along dF (r: F's polar rotation, used by MODEL 2 only).
+mat3 dpk1(mat3 f, mat3 r, mat3 df, float mu, float lambda) {
+    if (MODEL == 2u) {
+        mat3 s = transpose(r) * f;
+        mat3 g = transpose(r) * df;
+        mat3 w = g - transpose(g);
+        // axial(W) = (W₂₁, W₀₂, W₁₀) (row, column); GLSL indexes [column][row].
+        vec3 axial = vec3(w[1][2], w[2][0], w[0][1]);
+        float tr_s = s[0][0] + s[1][1] + s[2][2];
+        mat3 m = tr_s * mat3(1.0) - s;
+        float scale = max(sqrt(dot(s[0], s[0]) + dot(s[1], s[1]) + dot(s[2], s[2])), 1e-30);
+        vec3 om = vec3(0.0);
+        if (abs(determinant(m)) > 1e-6 * scale * scale * scale) om = inverse(m) * axial;
+        // [ω]× column by column.
+        mat3 dr = r * mat3(0.0, om.z, -om.y, -om.z, 0.0, om.x, om.y, -om.x, 0.0);
+        float tr_g = g[0][0] + g[1][1] + g[2][2];
+        return 2.0 * mu * (df - dr) + lambda * tr_g * r + lambda * (tr_s - 3.0) * dr;
+    }
     if (MODEL == 0u) {
         float j = determinant(f);
         mat3 g = cofactor(f);
@@ -50,10 +68,12 @@ void main() {
     // A = ∂²Ψ/∂F² (9×9, column k = vec(dP(F, E_k))), V = identity.
     float a[81];
     float ev[81];
+    mat3 rot = mat3(1.0);
+    if (MODEL == 2u) rot = polar_rotation(f);
     for (uint k = 0u; k < 9u; ++k) {
         mat3 df = mat3(0.0);
         df[k / 3u][k % 3u] = 1.0;
-        mat3 dp = dpk1(f, df, mu, lambda);
+        mat3 dp = dpk1(f, rot, df, mu, lambda);
         for (uint i = 0u; i < 9u; ++i) {
             a[9u * i + k] = dp[i / 3u][i % 3u];
             ev[9u * i + k] = i == k ? 1.0 : 0.0;

@@ -46,6 +46,10 @@ fn gpu_energies_and_gradients_match_the_reference() {
             ElementModel::StVenantKirchhoff,
             Material::StVenantKirchhoff { mu, lambda },
         ),
+        (
+            ElementModel::CorotatedLinear,
+            Material::CorotatedLinear { mu, lambda },
+        ),
     ] {
         let elements = TetElements::new(
             &ctx,

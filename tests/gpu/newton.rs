@@ -92,12 +92,29 @@ fn static_solve(model: &SimModel, material: Material, g: Vector3<f64>) -> Vec<Ve
 
 #[test]
 fn clamped_beam_reaches_the_static_deflection_of_a_dense_cpu_newton_solve() {
+    let (mu, lambda) = lame(1e5, 0.3);
+    clamped_beam(
+        ElementModel::StableNeoHookean,
+        Material::StableNeoHookean { mu, lambda },
+    );
+}
+
+/// The same with corotated linear elements (GPU polar decomposition, `kernels/include/polar.glsl`).
+#[test]
+fn corotated_clamped_beam_reaches_the_static_deflection_of_a_dense_cpu_newton_solve() {
+    let (mu, lambda) = lame(1e5, 0.3);
+    clamped_beam(
+        ElementModel::CorotatedLinear,
+        Material::CorotatedLinear { mu, lambda },
+    );
+}
+
+fn clamped_beam(kind: ElementModel, material: Material) {
     let ctx = context(false);
     let scene = Scene::parse(BEAM, "beam", &[]).unwrap();
     let model = SimModel::from_scene(&scene).unwrap();
-    let (mu, lambda) = lame(1e5, 0.3);
     let g = Vector3::new(0.0, 0.0, -9.81);
-    let want = static_solve(&model, Material::StableNeoHookean { mu, lambda }, g);
+    let want = static_solve(&model, material, g);
     let settings = NewtonSettings {
         h: 1.0,
         gravity: [0.0, 0.0, -9.81],
@@ -113,8 +130,7 @@ fn clamped_beam_reaches_the_static_deflection_of_a_dense_cpu_newton_solve() {
         friction_per_iteration: false,
         penalty_stiffness: 0.0,
     };
-    let stepper =
-        NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
+    let stepper = NewtonStepper::new(&ctx, &model, kind, settings).unwrap();
     let mut last = Default::default();
     for _ in 0..30 {
         last = stepper.step().unwrap();
@@ -127,7 +143,7 @@ fn clamped_beam_reaches_the_static_deflection_of_a_dense_cpu_newton_solve() {
     let deflection = model.positions[tip][2] - want[tip].z;
     let gpu_deflection = model.positions[tip][2] - got[tip][2] as f64;
     println!(
-        "tip deflection: CPU {deflection:.6} m, GPU {gpu_deflection:.6} m; last step {last:?}"
+        "{kind:?}: tip deflection: CPU {deflection:.6} m, GPU {gpu_deflection:.6} m; last step {last:?}"
     );
     assert!(deflection > 1e-3, "the beam visibly sags: {deflection} m");
     assert!(

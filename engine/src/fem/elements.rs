@@ -15,6 +15,9 @@ pub enum ElementModel {
     StableNeoHookean,
     /// St. Venant–Kirchhoff.
     StVenantKirchhoff,
+    /// Corotated linear (Ψ = μ‖F − R‖² + λ/2 tr(RᵀF − I)², R the polar rotation of F, held
+    /// fixed in the Hessian).
+    CorotatedLinear,
 }
 
 /// GPU arrays of the thin elements.
@@ -247,6 +250,7 @@ impl TetElements {
         match self.model {
             ElementModel::StableNeoHookean => 0,
             ElementModel::StVenantKirchhoff => 1,
+            ElementModel::CorotatedLinear => 2,
         }
     }
 
