@@ -1,7 +1,7 @@
 #version 460
 // Per-tet elastic energy and gradient: E_t = V Ψ(F), ∂E_t/∂x_k = V P(F) b_k with F = Ds Dm⁻¹,
 // b_0 = −(b_1 + b_2 + b_3) and b_{1..3} the rows of Dm⁻¹. MODEL 0: stable Neo-Hookean,
-// 1: St. Venant–Kirchhoff, 2: corotated linear (Ψ = μ‖F − R‖² + λ/2 tr(RᵀF − I)², R the
+// 1: St. Venant–Kirchhoff, 2: fixed corotated (Ψ = μ‖F − R‖² + λ/2 tr(RᵀF − I)², R the
 // rotation of F's polar decomposition, include/polar.glsl). Corner gradients go to grad[4 t + k] (gathered per vertex later,
 // deterministically). Host: engine/src/fem/elements.rs. Reference: cpu_reference/fem.rs.
 #include "common.glsl"

@@ -15,8 +15,8 @@ pub enum ElementModel {
     StableNeoHookean,
     /// St. Venant–Kirchhoff.
     StVenantKirchhoff,
-    /// Corotated linear (Ψ = μ‖F − R‖² + λ/2 tr(RᵀF − I)², R the polar rotation of F, held
-    /// fixed in the Hessian).
+    /// Fixed corotated (Ψ = μ‖F − R‖² + λ/2 tr(RᵀF − I)², R the polar rotation of F; the
+    /// Hessian includes ∂R/∂F).
     CorotatedLinear,
 }
 
