@@ -25,6 +25,15 @@ fn bench_json_env(args: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("one JSON object on stdout")
 }
 
+/// A temporary folder holding the tiny test scene, and the scene's path.
+fn tiny_scene(tag: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("supple-bench-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("tiny.toml");
+    std::fs::write(&scene, TINY).unwrap();
+    (dir, scene)
+}
+
 /// `v` is `{min, median, max, samples}` with `min <= median <= max`, positive, `samples` as given.
 fn assert_stats(v: &serde_json::Value, samples: u64) {
     let f = |k: &str| {
@@ -38,10 +47,7 @@ fn assert_stats(v: &serde_json::Value, samples: u64) {
 
 #[test]
 fn bench_scene_repeats_and_reports_min_median_max() {
-    let dir = std::env::temp_dir().join(format!("supple-bench-repeat-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let scene = dir.join("tiny.toml");
-    std::fs::write(&scene, TINY).unwrap();
+    let (dir, scene) = tiny_scene("repeat");
     let v = bench_json(&[
         "scene",
         scene.to_str().unwrap(),
@@ -60,10 +66,7 @@ fn bench_scene_repeats_and_reports_min_median_max() {
 /// with, and the study's rules and outcomes in the same JSON.
 #[test]
 fn bench_scene_reports_nodes_and_a_workgroup_study() {
-    let dir = std::env::temp_dir().join(format!("supple-bench-nodes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let scene = dir.join("tiny.toml");
-    std::fs::write(&scene, TINY).unwrap();
+    let (dir, scene) = tiny_scene("nodes");
     let args = ["scene", scene.to_str().unwrap(), "--frames", "2", "--nodes"];
     let v = bench_json_env(&args, &[("SUPPLE_WORKGROUP", "*=32")]);
     let nodes = v["nodes"].as_array().expect("nodes");
