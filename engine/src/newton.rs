@@ -75,6 +75,13 @@ pub struct StepGpuMs {
     pub finish: f64,
 }
 
+impl StepGpuMs {
+    /// Sum of the parts.
+    pub fn total(&self) -> f64 {
+        self.predict + self.evaluate + self.hessian + self.pcg + self.line_search + self.finish
+    }
+}
+
 impl std::ops::AddAssign for StepGpuMs {
     fn add_assign(&mut self, o: StepGpuMs) {
         self.predict += o.predict;

@@ -145,7 +145,7 @@ struct CollisionSummary {
 struct RecoverySummary {
     /// Detection mode (`hybrid`, `dcd`, `ccd`).
     detection: String,
-    /// XPBD substeps per frame.
+    /// Solver steps per frame (XPBD substeps, or Newton time steps).
     substeps_per_frame: u32,
     /// DCD detections per frame.
     detections_per_frame: f64,
@@ -166,6 +166,10 @@ struct RecoverySummary {
     /// builds and point/edge-in-tet detection), shortest-path queries (with constraint setup)
     /// and constraint projections.
     share_xpbd: f64,
+    /// With the Newton solver (penalty contact): its share (element, assembly, PCG and
+    /// line-search graphs, the penalty's evaluations included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    share_newton: Option<f64>,
     share_ccd: f64,
     share_detection: f64,
     share_shortest_path: f64,
@@ -179,6 +183,8 @@ struct RecoverySummary {
     sums: supple::recovery::RecoveryFrameStats,
     #[serde(skip)]
     frames: u32,
+    #[serde(skip)]
+    newton_ms: f64,
 }
 
 fn percentile(sorted: &[f64], q: f64) -> f64 {
@@ -200,6 +206,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     let mut col_frames = 0u32;
     let mut col_time_steps = 0u32;
     let mut rec = RecoverySummary::default();
+    let is_newton = scene.simulation.solver == supple::scene::SolverKind::Newton;
     let mut node_times = std::collections::BTreeMap::new();
     for _ in 0..args.repeat.max(1) {
         if args.nodes {
@@ -228,6 +235,9 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
             if r.detections > 0 || r.ccd_detections > 0 {
                 rec.frames += 1;
                 rec.sums += *r;
+                if is_newton {
+                    rec.newton_ms += s.gpu_ms.total();
+                }
             }
             let c = &s.collision;
             if c.solves > 0 {
@@ -287,12 +297,22 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     let recovery = (rec.frames > 0).then(|| {
         let t = rec.sums;
         let f = rec.frames as f64;
-        let substeps = scene.xpbd.substeps * scene.simulation.substeps;
+        let substeps = if is_newton {
+            scene.simulation.substeps
+        } else {
+            scene.xpbd.substeps * scene.simulation.substeps
+        };
         let per_step = |x: f64| x / (f * substeps.max(1) as f64);
-        let total = t.ms_xpbd + t.ms_ccd + t.ms_detect + t.ms_shortest_path + t.ms_response;
+        let total =
+            t.ms_xpbd + rec.newton_ms + t.ms_ccd + t.ms_detect + t.ms_shortest_path + t.ms_response;
         let share = |x: f64| if total > 0.0 { x / total } else { 0.0 };
         RecoverySummary {
-            detection: format!("{:?}", scene.collision.detection).to_lowercase(),
+            // The Newton penalty detects discretely whatever the scene says.
+            detection: if is_newton {
+                "dcd".to_string()
+            } else {
+                format!("{:?}", scene.collision.detection).to_lowercase()
+            },
             substeps_per_frame: substeps,
             detections_per_frame: t.detections as f64 / f,
             dcd_collisions_per_substep: per_step(t.collisions as f64),
@@ -304,6 +324,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
             ccd_searches_per_frame: t.ccd_searches as f64 / f,
             ccd_unsafe: t.ccd_unsafe,
             share_xpbd: share(t.ms_xpbd),
+            share_newton: is_newton.then(|| share(rec.newton_ms)),
             share_ccd: share(t.ms_ccd),
             share_detection: share(t.ms_detect),
             share_shortest_path: share(t.ms_shortest_path),
