@@ -77,7 +77,7 @@ pub fn write_ply_with_curves_to(
             "element edge {edges}\nproperty int vertex1\nproperty int vertex2\n"
         )?;
     }
-    write!(w, "end_header\n")?;
+    writeln!(w, "end_header")?;
     let mut buf = Vec::with_capacity(64 * 1024);
     for p in positions {
         for c in p {
