@@ -24,6 +24,7 @@ use crate::newton::{NewtonSettings, NewtonStepper};
 use crate::scene::{ColliderShape, MaterialModel, Scene, SceneError, SolverKind};
 use crate::solver::WarmStart;
 use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, Graph, VkError};
+use std::ops::Range;
 
 // Library API around a simulation (engine/src/simulation/*.rs).
 mod builder;
@@ -189,6 +190,9 @@ pub struct Simulation {
     recovery_redetect: bool,
     surface: Vec<[u32; 3]>,
     surface_vertices: Vec<u32>,
+    /// Rod polylines over `surface_vertices`, and each one's cross-section diameter (m).
+    curves: Vec<Vec<u32>>,
+    curve_widths: Vec<f64>,
     /// The scene as simulated now (bodies added or removed, colliders moved, loads replaced).
     scene: Scene,
     /// Frames stepped.
@@ -440,6 +444,7 @@ impl Simulation {
             }
         };
         // One surface over all bodies, vertices compacted in ascending model order (stable).
+        // Rod bodies (no triangles) add their vertices too, exported as polylines.
         let mut used = vec![u32::MAX; model.positions.len()];
         let mut surface_vertices = Vec::new();
         let tris: Vec<[u32; 3]> = model
@@ -452,6 +457,18 @@ impl Simulation {
                 used[v as usize] = 0;
             }
         }
+        let rods: Vec<(Range<u32>, f64)> = model
+            .bodies
+            .iter()
+            .zip(&scene.bodies)
+            .filter(|(b, _)| b.model == MaterialModel::Rod && b.vertices.len() >= 2)
+            .map(|(b, s)| (b.vertices.clone(), 2.0 * s.material.radius.unwrap_or(0.0)))
+            .collect();
+        for (r, _) in &rods {
+            for v in r.clone() {
+                used[v as usize] = 0;
+            }
+        }
         for (v, u) in used.iter_mut().enumerate() {
             if *u == 0 {
                 *u = surface_vertices.len() as u32;
@@ -459,6 +476,11 @@ impl Simulation {
             }
         }
         let surface = tris.iter().map(|t| t.map(|v| used[v as usize])).collect();
+        let curves = rods
+            .iter()
+            .map(|(r, _)| r.clone().map(|v| used[v as usize]).collect())
+            .collect();
+        let curve_widths = rods.iter().map(|(_, w)| *w).collect();
         let n = model.positions.len();
         let readback = [
             ctx.create_buffer::<[f32; 4]>("sim.readback.x", n, BufferUsage::HOST_READ)?,
@@ -540,6 +562,8 @@ impl Simulation {
             stepper,
             surface,
             surface_vertices,
+            curves,
+            curve_widths,
         })
     }
 
@@ -681,6 +705,17 @@ impl Simulation {
     /// The model vertex of each surface vertex (ascending; the same every frame).
     pub fn surface_vertices(&self) -> &[u32] {
         &self.surface_vertices
+    }
+
+    /// Every rod body's polyline (its vertices in order) as indices into
+    /// [`Simulation::surface_vertices`], so frame exports carry rods with the surface positions.
+    pub fn curves(&self) -> &[Vec<u32>] {
+        &self.curves
+    }
+
+    /// Cross-section diameter (m) of each of [`Simulation::curves`].
+    pub fn curve_widths(&self) -> &[f64] {
+        &self.curve_widths
     }
 
     /// Smallest `det F` over all tets at `positions` (1 at rest; ≤ 0 means an inverted tet).

@@ -107,6 +107,44 @@ fn clean_sequence_exits_0_with_summary() {
 }
 
 #[test]
+fn polylines_are_accepted_and_must_keep_their_topology() {
+    let dir = tmp("polylines");
+    // Two rod vertices (7, 8) joined by an `l` line, beside the clean needle sequence.
+    let with_rod = |tip: [f64; 3], line: &str| {
+        needle_obj(tip, ABOVE, false) + "v 3 3 3\nv 3 3 4\n" + line + "\n"
+    };
+    write_frames(
+        &dir,
+        &[
+            with_rod([0.2, 0.2, 0.3], "l 7 8"),
+            with_rod([0.3, 0.2, 0.001], "l 7 8"),
+        ],
+    );
+    let (code, out, err) = check(&dir, &["--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v = json(&out);
+    assert_eq!(
+        (v["vertices"].as_u64(), v["polylines"].as_u64()),
+        (Some(8), Some(1)),
+        "{v}"
+    );
+    let (code, out, _) = check(&dir, &[]);
+    assert_eq!(code, 0);
+    assert!(out.contains("(1 polylines, not checked)"), "{out}");
+    // A polyline that changes between frames is bad input.
+    write_frames(
+        &dir,
+        &[
+            with_rod([0.2, 0.2, 0.3], "l 7 8"),
+            with_rod([0.3, 0.2, 0.001], "l 8 7"),
+        ],
+    );
+    let (code, _, err) = check(&dir, &["--json"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("polylines differ"), "{err}");
+}
+
+#[test]
 fn vertex_passing_through_a_triangle_exits_1() {
     let dir = tmp("through");
     // Both frames are intersection-free; the tip passes through the triangle between them.

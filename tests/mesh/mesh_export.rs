@@ -122,6 +122,115 @@ fn obj_and_ply_round_trip() {
     assert!(bytes.starts_with(b"ply\nformat binary_little_endian 1.0\n"));
 }
 
+/// The test surface plus two rods (polylines of 5 and 3 vertices) appended to its vertices.
+fn surface_with_rods() -> (TriMesh, Vec<Vec<u32>>) {
+    let mut s = test_surface();
+    let n = s.positions.len() as u32;
+    for k in 0..8 {
+        s.positions
+            .push([0.1 * k as f64, 2.0, 0.3 + 0.01 * k as f64]);
+    }
+    (s, vec![(n..n + 5).collect(), (n + 5..n + 8).collect()])
+}
+
+#[test]
+fn polylines_round_trip_in_obj_and_ply_frames() {
+    let d = tmp_dir("curves");
+    let (s, curves) = surface_with_rods();
+    // OBJ: `l` lines after the faces, read back as polylines over the same vertices.
+    let p = d.join("c.obj");
+    write_surface_with_curves(&p, &s, &curves).expect("obj");
+    let text = std::fs::read_to_string(&p).expect("read");
+    let last_f = text.rfind("\nf ").expect("faces");
+    let first_l = text.find("\nl ").expect("l lines");
+    assert!(first_l > last_f, "l lines follow the faces");
+    let l = load(&p);
+    assert_same_surface(&s, &l.surface, 0.0);
+    assert_eq!(l.polylines, curves);
+    assert_eq!(l.ignored_elements, 0);
+    assert!(
+        !l.warnings.iter().any(|w| w.contains("unreferenced")),
+        "{:?}",
+        l.warnings
+    );
+    // PLY: an `edge` element with one entry per segment (4 + 2), after the faces.
+    let p = d.join("c.ply");
+    write_surface_with_curves(&p, &s, &curves).expect("ply");
+    let bytes = std::fs::read(&p).expect("read");
+    let end = bytes
+        .windows(11)
+        .position(|w| w == b"end_header\n")
+        .expect("header");
+    let header = std::str::from_utf8(&bytes[..end]).expect("ascii header");
+    assert!(
+        header.contains("element face")
+            && header.contains("element edge 6\nproperty int vertex1\nproperty int vertex2\n"),
+        "{header}"
+    );
+    let tail = &bytes[bytes.len() - 8..];
+    let last = |k: usize| i32::from_le_bytes(tail[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+    assert_eq!(
+        (last(0), last(1)),
+        (curves[1][1] as i32, curves[1][2] as i32)
+    );
+    let l = load(&p);
+    assert_same_surface(&s, &l.surface, 1.2e-7);
+    assert_eq!(l.ignored_elements, 6, "the PLY reader skips the edges");
+    // Without curves the files are exactly what write_surface writes.
+    for ext in ["obj", "ply"] {
+        let (a, b) = (d.join(format!("a.{ext}")), d.join(format!("b.{ext}")));
+        write_surface(&a, &s).expect("plain");
+        write_surface_with_curves(&b, &s, &[]).expect("no curves");
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    }
+    // Per-frame writer: the polylines in every frame, positions moving.
+    let mut w = FrameWriter::new(&d, "rods", &s, FrameFormat::Obj)
+        .and_then(|w| w.with_curves(&curves))
+        .expect("writer");
+    let mut read = Vec::new();
+    for f in 0..2 {
+        let pos: Vec<[f64; 3]> = s
+            .positions
+            .iter()
+            .map(|p| [p[0], p[1], p[2] - 0.25 * f as f64])
+            .collect();
+        let l = load(&w.write_frame(&pos).expect("frame"));
+        assert_eq!(l.polylines, curves);
+        read.push(l.surface.positions);
+    }
+    let rod = curves[0][2] as usize;
+    assert_eq!(read[1][rod][2], read[0][rod][2] - 0.25);
+    // Bad polylines are refused with the path.
+    for bad in [vec![vec![0u32]], vec![vec![0, s.positions.len() as u32]]] {
+        let e = write_surface_with_curves(d.join("bad.obj"), &s, &bad).expect_err("bad curve");
+        assert!(
+            e.to_string().contains("bad.obj") && e.to_string().contains("polyline 0"),
+            "{e}"
+        );
+    }
+    assert!(FrameWriter::new(&d, "x", &s, FrameFormat::Ply)
+        .and_then(|w| w.with_curves(&[vec![5]]))
+        .is_err());
+}
+
+#[test]
+fn obj_polylines_are_read_and_checked() {
+    use supple_mesh::import::{load_bytes, Format};
+    let ok = b"v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nl 1 4\nl -1 -2/1 2\n";
+    let l = load_bytes("ok.obj", ok, Format::Obj).expect("valid");
+    assert_eq!(l.polylines, vec![vec![0, 3], vec![3, 2, 1]]);
+    assert_eq!(l.surface.triangles.len(), 1);
+    for (bad, what) in [
+        (&b"v 0 0 0\nv 1 0 0\nl 1\n"[..], "at least 2"),
+        (&b"v 0 0 0\nv 1 0 0\nl 1 3\n"[..], "index 3"),
+        (&b"v 0 0 0\nv 1 0 0\nl 0 1\n"[..], "index 0"),
+        (&b"v 0 0 0\nv 1 0 0\nl 1 x\n"[..], "line index"),
+    ] {
+        let e = load_bytes("bad.obj", bad, Format::Obj).expect_err("invalid");
+        assert!(e.to_string().contains(what), "{e}");
+    }
+}
+
 #[test]
 fn tet_mesh_and_surface_by_extension() {
     let d = tmp_dir("ext");
@@ -315,6 +424,81 @@ fn usda_stage_text_is_complete() {
     assert!(!text.contains("TetMesh"));
 }
 
+/// Writes a 3-frame surface stage with two rods (`body_curves`, widths 2 mm and 4 mm); returns
+/// the mesh's and the curves' point counts.
+fn write_curves_stage(path: &Path) -> (usize, Vec<usize>) {
+    let (s, curves) = surface_with_rods();
+    let mut w = UsdWriter::surface(
+        path,
+        &s.triangles,
+        s.positions.len(),
+        &UsdOptions::default(),
+    )
+    .and_then(|w| w.with_curves(&curves, &[0.002, 0.004]))
+    .expect("writer");
+    for f in 0..3 {
+        let pos: Vec<[f64; 3]> = s
+            .positions
+            .iter()
+            .map(|p| [p[0], p[1] + 0.5 * f as f64, p[2]])
+            .collect();
+        w.write_frame(&pos).expect("frame");
+    }
+    w.finish().expect("finish");
+    (s.positions.len() - 8, curves.iter().map(Vec::len).collect())
+}
+
+#[test]
+fn usda_stage_with_curves() {
+    let d = tmp_dir("usd-curves");
+    let p = d.join("rods.usda");
+    let (nmesh, counts) = write_curves_stage(&p);
+    let text = std::fs::read_to_string(&p).expect("read");
+    for key in [
+        "def BasisCurves \"body_curves\"",
+        "int[] curveVertexCounts = [5, 3]",
+        "uniform token type = \"linear\"",
+        "float[] widths = [0.002, 0.004] (",
+        "interpolation = \"uniform\"",
+    ] {
+        assert!(text.contains(key), "missing {key}");
+    }
+    // The Mesh leaves out the 8 rod vertices; the curves carry them, every frame.
+    assert_eq!(
+        usda_point_samples(&text, "body"),
+        (0..3).map(|t| (t as f64, nmesh)).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        usda_point_samples(&text, "body_curves"),
+        (0..3).map(|t| (t as f64, 8)).collect::<Vec<_>>()
+    );
+    assert_eq!(counts, vec![5, 3]);
+    // The curve points move between samples (y += 0.5 per frame).
+    let c = &text[text.find("def BasisCurves").expect("curves")..];
+    let c = &c[c.find("points.timeSamples").expect("points")..];
+    let sample = |t: &str| {
+        let i = c.find(&format!("            {t}: [(")).expect("sample") + 17;
+        c[i..c[i..].find(')').expect("point") + i].to_string()
+    };
+    assert_eq!(sample("0"), "0, 2, 0.3");
+    assert_eq!(sample("2"), "0, 3, 0.3");
+    // Curves after a frame, bad indices and mismatched widths are refused.
+    let s = test_surface();
+    let n = s.positions.len();
+    let mk = || UsdWriter::surface(d.join("x.usda"), &s.triangles, n, &UsdOptions::default());
+    assert!(mk()
+        .expect("w")
+        .with_curves(&[vec![0, n as u32]], &[])
+        .is_err());
+    assert!(mk()
+        .expect("w")
+        .with_curves(&[vec![0, 1]], &[1.0, 2.0])
+        .is_err());
+    let mut w = mk().expect("w");
+    w.write_frame(&s.positions).expect("frame");
+    assert!(w.with_curves(&[vec![0, 1]], &[]).is_err());
+}
+
 #[test]
 fn usda_stage_opens_in_pixar_usd() {
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../usd/check_usd.py");
@@ -356,4 +540,24 @@ fn usda_stage_opens_in_pixar_usd() {
     println!("{so}{se}");
     assert!(out.status.success(), "check_usd.py failed:\n{so}\n{se}");
     assert!(so.contains("USD check OK"));
+    // A surface with rods: Mesh plus BasisCurves.
+    let p = d.join("rods.usda");
+    let (nmesh, counts) = write_curves_stage(&p);
+    let counts: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&p)
+        .args(["--mesh", "/World/body", "--points", &nmesh.to_string()])
+        .args(["--frames", "3", "--curves", "/World/body_curves"])
+        .args(["--curve-counts", &counts.join(",")])
+        .output()
+        .expect("run python3");
+    let so = String::from_utf8_lossy(&out.stdout);
+    let se = String::from_utf8_lossy(&out.stderr);
+    println!("{so}{se}");
+    assert!(out.status.success(), "check_usd.py failed:\n{so}\n{se}");
+    assert!(
+        so.contains("BasisCurves /World/body_curves: 2 curves"),
+        "{so}"
+    );
 }

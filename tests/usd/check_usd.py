@@ -2,10 +2,13 @@
 """Opens a .usda stage written by Supple's USD exporter with Pixar's USD library (`pip install
 usd-core`) and checks it: stage metadata (metersPerUnit = 1, upAxis Z, time codes), the
 UsdGeom.Mesh prim's point count in every time sample, its topology, extents, and optionally the
-UsdGeom.TetMesh prim (tet count, point counts per sample, positive orientation, surface faces).
+UsdGeom.TetMesh prim (tet count, point counts per sample, positive orientation, surface faces),
+and optionally the UsdGeom.BasisCurves prim of rods (linear, vertex counts, points per sample,
+one width per curve, extents as USD computes them).
 
 Usage: check_usd.py STAGE.usda --mesh /World/body --points N --frames F
                     [--tetmesh /World/body_tets --tet-points N --tets T]
+                    [--curves /World/body_curves --curve-counts N1,N2,...]
 Prints "USD check OK: ..." and exits 0, or prints the problems and exits 1.
 """
 
@@ -24,6 +27,8 @@ def main():
     ap.add_argument("--tetmesh")
     ap.add_argument("--tet-points", type=int)
     ap.add_argument("--tets", type=int)
+    ap.add_argument("--curves")
+    ap.add_argument("--curve-counts")
     a = ap.parse_args()
 
     problems = []
@@ -53,7 +58,7 @@ def main():
     idx = mesh.GetFaceVertexIndicesAttr().Get()
     check(counts is not None and all(c == 3 for c in counts), "faceVertexCounts not all 3")
     check(idx is not None and len(idx) == 3 * len(counts), "faceVertexIndices length")
-    check(max(idx) < a.points and min(idx) >= 0, "faceVertexIndices out of range")
+    check(not len(idx) or (max(idx) < a.points and min(idx) >= 0), "faceVertexIndices out of range")
     for t in times:
         pts = mesh.GetPointsAttr().Get(t)
         check(len(pts) == a.points, f"mesh points at t={t}: {len(pts)} != {a.points}")
@@ -95,6 +100,30 @@ def main():
                 key = lambda f: tuple(sorted((f[0], f[1], f[2])))
                 check(sorted(map(key, computed)) == sorted(map(key, faces)), "surface faces differ from UsdGeom.TetMesh.ComputeSurfaceFaces")
             summary += f"; TetMesh {a.tetmesh}: {len(tets)} tets, {len(ttimes)} samples x {a.tet_points} points"
+
+    if a.curves:
+        cprim = stage.GetPrimAtPath(a.curves)
+        check(cprim.IsValid() and cprim.IsA(UsdGeom.BasisCurves), f"{a.curves} is not a UsdGeom.BasisCurves")
+        bc = UsdGeom.BasisCurves(cprim)
+        want = [int(c) for c in (a.curve_counts or "").split(",") if c]
+        counts = list(bc.GetCurveVertexCountsAttr().Get() or [])
+        check(counts == want, f"curveVertexCounts {counts} != {want}")
+        check(bc.GetTypeAttr().Get() == UsdGeom.Tokens.linear, f"curve type {bc.GetTypeAttr().Get()}")
+        widths = bc.GetWidthsAttr().Get()
+        if widths is not None:
+            check(len(widths) == len(want) and bc.GetWidthsInterpolation() == UsdGeom.Tokens.uniform,
+                  f"widths {list(widths)} ({bc.GetWidthsInterpolation()}) for {len(want)} curves")
+        ctimes = bc.GetPointsAttr().GetTimeSamples()
+        check(list(ctimes) == [float(t) for t in range(a.frames)], f"curve time samples {list(ctimes)}")
+        for t in ctimes:
+            pts = bc.GetPointsAttr().Get(t)
+            check(len(pts) == sum(want), f"curve points at t={t}: {len(pts)} != {sum(want)}")
+            ext = bc.GetExtentAttr().Get(t)
+            computed = UsdGeom.Boundable.ComputeExtentFromPlugins(bc, Usd.TimeCode(t))
+            check(ext is not None and computed is not None
+                  and all(abs(ext[i][k] - computed[i][k]) < 1e-5 for i in range(2) for k in range(3)),
+                  f"curve extent at t={t}: {ext} vs computed {computed}")
+        summary += f"; BasisCurves {a.curves}: {len(counts)} curves, {len(ctimes)} samples x {sum(want)} points"
 
     if problems:
         print("USD check FAILED:")

@@ -1,7 +1,8 @@
 //! `supple check-frames DIR`: verifies that exported OBJ frames are intersection-free, each
 //! frame on its own (exact triangle–triangle tests) and each transition between consecutive
 //! frames with vertices moving along straight lines (certified vertex–triangle and edge–edge
-//! separation), using the independent checker `supple::intersection_check`.
+//! separation), using the independent checker `supple::intersection_check`. Polylines (`l`
+//! lines: rods) are read and must keep their topology, but only triangles are checked.
 //!
 //! Exit code 0 when clean, 1 when a frame intersects, a transition collides or a pair stays
 //! undecided, 2 on bad input (one line `error: ...` on stderr).
@@ -45,6 +46,8 @@ struct Summary {
     vertices: usize,
     /// Triangles per frame.
     triangles: usize,
+    /// Polylines (`l` lines, rods) per frame; not part of the intersection checks.
+    polylines: usize,
     /// The first problems found, one line each.
     problems: Vec<String>,
 }
@@ -95,6 +98,7 @@ fn frame_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
 struct Frame {
     positions: Vec<[f64; 3]>,
     triangles: Vec<[u32; 3]>,
+    polylines: Vec<Vec<u32>>,
 }
 
 fn load(path: &Path) -> Result<Frame, String> {
@@ -102,6 +106,7 @@ fn load(path: &Path) -> Result<Frame, String> {
     Ok(Frame {
         positions: loaded.surface.positions,
         triangles: loaded.surface.triangles,
+        polylines: loaded.polylines,
     })
 }
 
@@ -125,6 +130,7 @@ fn check(args: &Args) -> Result<Summary, String> {
         eta: args.eta,
         vertices: first.positions.len(),
         triangles: first.triangles.len(),
+        polylines: first.polylines.len(),
         problems: Vec::new(),
     };
     let mut min_d = f64::INFINITY;
@@ -152,6 +158,13 @@ fn check(args: &Args) -> Result<Summary, String> {
             if f.triangles != surface.triangles() {
                 return Err(format!(
                     "{}: the triangles differ from those of {} (the topology must not change)",
+                    path.display(),
+                    files[0].display()
+                ));
+            }
+            if f.polylines != first.polylines {
+                return Err(format!(
+                    "{}: the polylines differ from those of {} (the topology must not change)",
                     path.display(),
                     files[0].display()
                 ));
@@ -235,8 +248,13 @@ pub fn run(args: &Args) -> u8 {
             }
         }
     } else {
+        let lines = if summary.polylines > 0 {
+            format!(" ({} polylines, not checked)", summary.polylines)
+        } else {
+            String::new()
+        };
         println!(
-            "{} frames of {} vertices and {} triangles, eta {:e} m",
+            "{} frames of {} vertices and {} triangles{lines}, eta {:e} m",
             summary.frames, summary.vertices, summary.triangles, summary.eta
         );
         println!("intersecting frames:   {}", summary.intersecting_frames);

@@ -94,6 +94,9 @@ fn info(file: &Path, json: bool) -> i32 {
             info.bbox[1][0], info.bbox[1][1], info.bbox[1][2]
         );
         println!("inverted tets:     {}", info.inverted_tets);
+        if !loaded.polylines.is_empty() {
+            println!("polylines:         {}", loaded.polylines.len());
+        }
         if loaded.ignored_elements > 0 {
             println!("ignored elements:  {}", loaded.ignored_elements);
         }

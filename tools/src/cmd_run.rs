@@ -114,6 +114,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
                     sim.surface_vertices().len(),
                     &opts,
                 )
+                .and_then(|u| u.with_curves(sim.curves(), sim.curve_widths()))
                 .map_err(|e| (1, e.to_string()))?,
             )
         }
@@ -170,9 +171,10 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
                     positions: surf.clone(),
                     triangles: surface.triangles.clone(),
                 };
-                write(supple::mesh::export::write_surface(
+                write(supple::mesh::export::write_surface_with_curves(
                     frames_dir.join(format!("frame_{frame:04}.{ext}")),
                     &mesh,
+                    sim.curves(),
                 ))?;
             }
             Some(ExportFormat::Vtu) => {
@@ -238,7 +240,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     };
     if !preview.is_empty() {
         let png = dir.join("preview.png");
-        crate::preview::write_preview(&png, sim.surface(), &preview)
+        crate::preview::write_preview(&png, sim.surface(), sim.curves(), &preview)
             .map_err(|e| (1, format!("{}: {e}", png.display())))?;
     }
     if let (Some(path), Some(trace)) = (&args.trace, ctx.take_trace()) {

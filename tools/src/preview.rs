@@ -1,5 +1,6 @@
 //! Headless PNG preview of simulation frames: a software rasterizer (z-buffer, Lambert shading,
-//! one orthographic camera shared by all frames) drawing each chosen frame's surface side by side.
+//! one orthographic camera shared by all frames) drawing each chosen frame's surface side by side,
+//! with rod polylines as dark depth-tested lines.
 
 use std::path::Path;
 
@@ -27,10 +28,12 @@ fn normalize(a: [f64; 3]) -> [f64; 3] {
     [a[0] / l, a[1] / l, a[2] / l]
 }
 
-/// Renders `frames` (each the surface vertex positions for `triangles`) into one PNG strip.
+/// Renders `frames` (each the surface vertex positions for `triangles` and the polylines
+/// `curves`) into one PNG strip.
 pub fn write_preview(
     path: &Path,
     triangles: &[[u32; 3]],
+    curves: &[Vec<u32>],
     frames: &[(u32, Vec<[f64; 3]>)],
 ) -> std::io::Result<()> {
     // Camera: looking at the union bounding box from the front-left, Z up, orthographic.
@@ -123,6 +126,45 @@ pub fn write_preview(
                         depth[k] = z;
                         let o = 3 * (py * w + ox + px);
                         rgb[o..o + 3].copy_from_slice(&color);
+                    }
+                }
+            }
+        }
+        // Rods: 2-pixel-wide lines, depth-tested against the surfaces (drawn slightly in front).
+        let screen = |p: [f64; 3]| {
+            let (u, v, d) = project(p);
+            (
+                TILE.0 as f64 / 2.0 + u * scale,
+                TILE.1 as f64 / 2.0 - v * scale,
+                d,
+            )
+        };
+        for c in curves {
+            for s in c.windows(2) {
+                let (Some(&a), Some(&b)) = (x.get(s[0] as usize), x.get(s[1] as usize)) else {
+                    continue;
+                };
+                let (a, b) = (screen(a), screen(b));
+                let steps = ((b.0 - a.0).abs().max((b.1 - a.1).abs()).ceil() as usize).max(1);
+                for k in 0..=steps {
+                    let t = k as f64 / steps as f64;
+                    let (qx, qy, z) = (
+                        a.0 + t * (b.0 - a.0),
+                        a.1 + t * (b.1 - a.1),
+                        a.2 + t * (b.2 - a.2) - 1.0 / scale,
+                    );
+                    for (dx, dy) in [(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)] {
+                        let (fx, fy) = ((qx - 0.5 + dx).floor(), (qy - 0.5 + dy).floor());
+                        if fx < 0.0 || fy < 0.0 || fx >= TILE.0 as f64 || fy >= TILE.1 as f64 {
+                            continue;
+                        }
+                        let (px, py) = (fx as usize, fy as usize);
+                        let k = py * TILE.0 + px;
+                        if z < depth[k] {
+                            depth[k] = z;
+                            let o = 3 * (py * w + ox + px);
+                            rgb[o..o + 3].copy_from_slice(&[40, 40, 50]);
+                        }
                     }
                 }
             }

@@ -1,7 +1,8 @@
 //! Export of simulation results: per-frame surface meshes as OBJ and binary PLY (vertex order
 //! fixed by the topology, so frames line up), tetrahedral meshes as VTK `.vtu` and Gmsh `.msh`
 //! 4.1, and time-sampled USD stages (`.usda`, `UsdGeom.Mesh` plus optionally `UsdGeom.TetMesh`)
-//! written frame by frame without holding all frames in memory.
+//! written frame by frame without holding all frames in memory. Polylines (rods) over the same
+//! vertices go along as OBJ `l` lines, a PLY `edge` element and a `UsdGeom.BasisCurves` prim.
 //!
 //! Every writer returns [`std::io::Error`]s whose message starts with the path; none panics.
 
@@ -12,8 +13,8 @@ mod usd;
 mod vtu;
 
 pub use msh::{write_msh, write_msh_to, MshEncoding};
-pub use obj::{write_obj, write_obj_to};
-pub use ply::{write_ply, write_ply_to, PlyPrecision};
+pub use obj::{write_obj, write_obj_to, write_obj_with_curves_to};
+pub use ply::{write_ply, write_ply_to, write_ply_with_curves_to, PlyPrecision};
 pub use usd::{write_usda_surface, write_usda_tet, UsdOptions, UsdWriter};
 pub use vtu::{write_vtu, write_vtu_to, VtuEncoding};
 
@@ -56,6 +57,21 @@ pub(crate) fn check_tris(triangles: &[[u32; 3]], n: usize) -> io::Result<()> {
             io::ErrorKind::InvalidInput,
             format!("triangle {i} references a vertex beyond {n}"),
         ));
+    }
+    Ok(())
+}
+
+/// Checks that every polyline of `curves` has at least two vertices, all below `n`.
+pub(crate) fn check_curves(curves: &[Vec<u32>], n: usize) -> io::Result<()> {
+    for (i, c) in curves.iter().enumerate() {
+        let msg = if c.len() < 2 {
+            format!("polyline {i} has {} vertices (at least 2 needed)", c.len())
+        } else if c.iter().any(|&v| v as usize >= n) {
+            format!("polyline {i} references a vertex beyond {n}")
+        } else {
+            continue;
+        };
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     }
     Ok(())
 }
@@ -137,6 +153,45 @@ pub fn write_surface(path: impl AsRef<Path>, mesh: &TriMesh) -> io::Result<()> {
     }
 }
 
+/// Writes a triangle mesh and polylines `curves` over its vertices, choosing the format by
+/// extension: `.obj` (`l` lines), `.ply` (an `edge` element) or `.usda` (one frame, the curves
+/// as a `BasisCurves` prim without widths). With no curves it writes what
+/// [`write_surface`] writes.
+pub fn write_surface_with_curves(
+    path: impl AsRef<Path>,
+    mesh: &TriMesh,
+    curves: &[Vec<u32>],
+) -> io::Result<()> {
+    let path = path.as_ref();
+    let n = mesh.positions.len();
+    check_tris(&mesh.triangles, n).map_err(|e| invalid(path, e))?;
+    check_curves(curves, n).map_err(|e| invalid(path, e))?;
+    match ext(path).as_str() {
+        "obj" => write_file(path, |w| {
+            write_obj_with_curves_to(w, &mesh.positions, &mesh.triangles, curves)
+        }),
+        "ply" => write_file(path, |w| {
+            write_ply_with_curves_to(
+                w,
+                &mesh.positions,
+                &mesh.triangles,
+                curves,
+                PlyPrecision::F32,
+            )
+        }),
+        "usda" => {
+            let mut u = UsdWriter::surface(path, &mesh.triangles, n, &UsdOptions::default())?
+                .with_curves(curves, &[])?;
+            u.write_frame(&mesh.positions)?;
+            u.finish()
+        }
+        e => Err(invalid(
+            path,
+            format!("cannot write surfaces as '.{e}' (use .obj, .ply or .usda)"),
+        )),
+    }
+}
+
 /// Surface file format of a [`FrameWriter`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameFormat {
@@ -156,6 +211,7 @@ pub struct FrameWriter {
     stem: String,
     format: FrameFormat,
     topology: TriMesh,
+    curves: Vec<Vec<u32>>,
     next: usize,
 }
 
@@ -179,8 +235,17 @@ impl FrameWriter {
                 positions: topology.positions.clone(),
                 triangles: topology.triangles.clone(),
             },
+            curves: Vec::new(),
             next: 0,
         })
+    }
+
+    /// Also writes these polylines over the topology's vertices in every frame (OBJ `l` lines,
+    /// PLY `edge` element).
+    pub fn with_curves(mut self, curves: &[Vec<u32>]) -> io::Result<Self> {
+        check_curves(curves, self.topology.positions.len()).map_err(|e| with_path(&self.dir, e))?;
+        self.curves = curves.to_vec();
+        Ok(self)
     }
 
     /// Path of frame `frame`.
@@ -208,13 +273,16 @@ impl FrameWriter {
             ));
         }
         let tris = &self.topology.triangles;
+        let curves = &self.curves;
         match self.format {
-            FrameFormat::Obj => write_file(&path, |w| write_obj_to(w, positions, tris))?,
+            FrameFormat::Obj => write_file(&path, |w| {
+                write_obj_with_curves_to(w, positions, tris, curves)
+            })?,
             FrameFormat::Ply => write_file(&path, |w| {
-                write_ply_to(w, positions, tris, PlyPrecision::F32)
+                write_ply_with_curves_to(w, positions, tris, curves, PlyPrecision::F32)
             })?,
             FrameFormat::PlyF64 => write_file(&path, |w| {
-                write_ply_to(w, positions, tris, PlyPrecision::F64)
+                write_ply_with_curves_to(w, positions, tris, curves, PlyPrecision::F64)
             })?,
         }
         self.next += 1;

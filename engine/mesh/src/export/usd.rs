@@ -7,13 +7,16 @@
 //! For tet meshes the `Mesh` is the boundary surface (its own compact vertex array) and, when
 //! asked, a `UsdGeom.TetMesh` prim (USD 24.03 or newer: `tetVertexIndices`,
 //! `surfaceFaceVertexIndices`; positively oriented tets are right-handed) holds all vertices; it
-//! is marked invisible so viewers draw the surface once.
+//! is marked invisible so viewers draw the surface once. Polylines (rods) added with
+//! [`UsdWriter::with_curves`] become a `UsdGeom.BasisCurves` prim `<name>_curves` (`type =
+//! "linear"`, `curveVertexCounts`, one `widths` value per curve) with its own time-sampled
+//! `points`.
 //!
 //! [`UsdWriter`] streams: each frame's samples are appended to temporary files beside the output
 //! (`<path>.supple-tmp-*`), and [`UsdWriter::finish`] assembles the layer, so memory does not grow
 //! with the number of frames.
 
-use super::{boundary_surface, check_tets, check_tris, invalid, with_path};
+use super::{boundary_surface, check_curves, check_tets, check_tris, invalid, with_path};
 use crate::model::TetMesh;
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
@@ -28,7 +31,8 @@ pub struct UsdOptions {
     pub start_time: f64,
     /// Name of the root `Xform` prim (the default prim).
     pub root: String,
-    /// Name of the body's `Mesh` prim (the `TetMesh` prim is named `<name>_tets`).
+    /// Name of the body's `Mesh` prim (the `TetMesh` prim is named `<name>_tets`, the
+    /// `BasisCurves` prim `<name>_curves`).
     pub name: String,
     /// For tet meshes, also write a `UsdGeom.TetMesh` prim.
     pub tet_mesh: bool,
@@ -158,6 +162,8 @@ pub struct UsdWriter {
     surface_tris: Vec<[u32; 3]>,
     surface: Track,
     tet: Option<(Vec<[u32; 4]>, Vec<[u32; 3]>, Track)>,
+    /// Polyline vertex counts, widths (m; empty: not written) and their points.
+    curves: Option<(Vec<usize>, Vec<f64>, Track)>,
     frames: usize,
 }
 
@@ -178,6 +184,7 @@ impl UsdWriter {
             surface_tris: triangles.to_vec(),
             surface,
             tet: None,
+            curves: None,
             frames: 0,
             opts: opts.clone(),
             path,
@@ -212,10 +219,70 @@ impl UsdWriter {
             surface_tris: surf.triangles,
             surface,
             tet,
+            curves: None,
             frames: 0,
             opts: opts.clone(),
             path,
         })
+    }
+
+    /// Adds a `BasisCurves` prim of linear polylines `curves` (each an ordered list of at least
+    /// two indices into the frame positions) with one width (diameter, m) per curve in `widths`,
+    /// or none when `widths` is empty. Call before the first frame; no curves adds nothing. For
+    /// a surface stage the `Mesh` then leaves out the vertices that only curves use.
+    pub fn with_curves(mut self, curves: &[Vec<u32>], widths: &[f64]) -> io::Result<Self> {
+        if self.frames > 0 {
+            return Err(invalid(
+                &self.path,
+                "curves must be added before the first frame",
+            ));
+        }
+        check_curves(curves, self.frame_vertices).map_err(|e| invalid(&self.path, e))?;
+        if !widths.is_empty() && widths.len() != curves.len() {
+            return Err(invalid(
+                &self.path,
+                format!("{} curve widths for {} curves", widths.len(), curves.len()),
+            ));
+        }
+        if !widths.iter().all(|w| w.is_finite() && *w >= 0.0) {
+            return Err(invalid(&self.path, "curve widths must be finite and >= 0"));
+        }
+        if curves.is_empty() {
+            self.curves = None;
+            return Ok(self);
+        }
+        if self.surface.map.is_none() {
+            // The Mesh drops vertices only the curves use, so viewers show no loose points.
+            let n = self.frame_vertices;
+            let mut in_tri = vec![false; n];
+            for &v in self.surface_tris.iter().flatten() {
+                in_tri[v as usize] = true;
+            }
+            let mut keep = vec![true; n];
+            for &v in curves.iter().flatten() {
+                keep[v as usize] = in_tri[v as usize];
+            }
+            if keep.iter().any(|k| !k) {
+                let mut new_index = vec![u32::MAX; n];
+                let mut map = Vec::new();
+                for (v, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
+                    new_index[v] = map.len() as u32;
+                    map.push(v as u32);
+                }
+                for t in &mut self.surface_tris {
+                    *t = t.map(|v| new_index[v as usize]);
+                }
+                self.surface.map = Some(map);
+            }
+        }
+        let map: Vec<u32> = curves.iter().flatten().copied().collect();
+        let track = Track::new(tmp_path(&self.path, "curves"), Some(map))?;
+        self.curves = Some((
+            curves.iter().map(Vec::len).collect(),
+            widths.to_vec(),
+            track,
+        ));
+        Ok(self)
     }
 
     /// Appends one frame (time code `start_time + frame index`) with the positions of all
@@ -236,6 +303,10 @@ impl UsdWriter {
             .push(time, positions)
             .map_err(|e| with_path(&self.path, e))?;
         if let Some((_, _, t)) = self.tet.as_mut() {
+            t.push(time, positions)
+                .map_err(|e| with_path(&self.path, e))?;
+        }
+        if let Some((_, _, t)) = self.curves.as_mut() {
             t.push(time, positions)
                 .map_err(|e| with_path(&self.path, e))?;
         }
@@ -260,6 +331,9 @@ impl UsdWriter {
     fn assemble(&mut self) -> io::Result<()> {
         self.surface.close()?;
         if let Some((_, _, t)) = self.tet.as_mut() {
+            t.close()?;
+        }
+        if let Some((_, _, t)) = self.curves.as_mut() {
             t.close()?;
         }
         let o = &self.opts;
@@ -319,6 +393,30 @@ impl UsdWriter {
             )?;
             writeln!(w, "]")?;
             writeln!(w, "        token visibility = \"invisible\"")?;
+            writeln!(w, "    }}")?;
+        }
+        if let Some((counts, widths, track)) = &self.curves {
+            writeln!(w, "\n    def BasisCurves \"{name}_curves\"\n    {{")?;
+            write!(w, "        int[] curveVertexCounts = [")?;
+            write_list(&mut w, counts.iter().map(|c| c.to_string()))?;
+            writeln!(w, "]")?;
+            // The extent bounds the curves' points padded by half the widest width.
+            let pad = widths.iter().fold(0.0f64, |a, &b| a.max(b)) as f32 / 2.0;
+            let ext: Vec<_> = track
+                .extents
+                .iter()
+                .map(|(lo, hi)| (lo.map(|c| c - pad), hi.map(|c| c + pad)))
+                .collect();
+            write_extents(&mut w, &ext, o.start_time)?;
+            writeln!(w, "        point3f[] points.timeSamples = {{")?;
+            copy_file(&track.tmp, &mut w)?;
+            writeln!(w, "        }}")?;
+            writeln!(w, "        uniform token type = \"linear\"")?;
+            if !widths.is_empty() {
+                write!(w, "        float[] widths = [")?;
+                write_list(&mut w, widths.iter().map(|x| format!("{}", *x as f32)))?;
+                writeln!(w, "] (\n            interpolation = \"uniform\"\n        )")?;
+            }
             writeln!(w, "    }}")?;
         }
         writeln!(w, "}}")?;

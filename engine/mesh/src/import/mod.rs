@@ -50,6 +50,8 @@ pub struct Loaded {
     /// Triangles found in the file (surface files, or boundary triangles stored in a volume
     /// file), over the same vertex array as `tets` for volume files.
     pub surface: TriMesh,
+    /// Polylines over the `surface` vertices (OBJ `l` elements), each at least two indices.
+    pub polylines: Vec<Vec<u32>>,
     /// Number of elements of other kinds (points, lines, hexahedra...) that were skipped.
     pub ignored_elements: usize,
     /// Number of tets that had negative volume in the file and were flipped.
@@ -233,6 +235,8 @@ pub(crate) struct Raw {
     pub positions: Vec<[f64; 3]>,
     pub tets: Vec<[u32; 4]>,
     pub triangles: Vec<[u32; 3]>,
+    /// Polylines (OBJ `l`), surface formats only.
+    pub polylines: Vec<Vec<u32>>,
     pub ignored: usize,
     pub warnings: Vec<String>,
     /// True for surface formats (OBJ, PLY, STL): tets stay empty, triangles are the mesh.
@@ -275,6 +279,14 @@ fn finish(name: &str, raw: Raw) -> MeshResult<Loaded> {
             });
         }
     }
+    for (i, p) in raw.polylines.iter().enumerate() {
+        if let Some(v) = p.iter().find(|&&v| v as usize >= n) {
+            return Err(MeshError::IndexOutOfRange {
+                loc: Location::file(name),
+                msg: format!("polyline {i} references vertex {v} but there are {n} vertices"),
+            });
+        }
+    }
     let mut warnings = raw.warnings;
     if raw.ignored > 0 {
         warnings.push(format!(
@@ -292,7 +304,8 @@ fn finish(name: &str, raw: Raw) -> MeshResult<Loaded> {
             positions: raw.positions,
             triangles: raw.triangles,
         };
-        surface_warnings(&surface, &mut warnings);
+        surface_warnings(&surface, &raw.polylines, &mut warnings);
+        loaded.polylines = raw.polylines;
         if raw.surface_only {
             loaded.surface = surface;
         } else {
@@ -370,7 +383,7 @@ fn finish(name: &str, raw: Raw) -> MeshResult<Loaded> {
     Ok(loaded)
 }
 
-fn surface_warnings(s: &TriMesh, warnings: &mut Vec<String>) {
+fn surface_warnings(s: &TriMesh, polylines: &[Vec<u32>], warnings: &mut Vec<String>) {
     let nm = s.nonmanifold_edges();
     if nm > 0 {
         warnings.push(format!(
@@ -383,11 +396,17 @@ fn surface_warnings(s: &TriMesh, warnings: &mut Vec<String>) {
             used[v as usize] = true;
         }
     }
+    for &v in polylines.iter().flatten() {
+        used[v as usize] = true;
+    }
     let unref = used.iter().filter(|u| !**u).count();
     if unref > 0 && !s.triangles.is_empty() {
-        warnings.push(format!(
-            "{unref} unreferenced vertices (used by no triangle)"
-        ));
+        let what = if polylines.is_empty() {
+            "triangle"
+        } else {
+            "triangle or polyline"
+        };
+        warnings.push(format!("{unref} unreferenced vertices (used by no {what})"));
     }
     let degenerate = s
         .triangles

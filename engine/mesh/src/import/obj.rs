@@ -1,7 +1,7 @@
 //! Wavefront `.obj` surface reader: `v` positions (the file's own vertex order is kept),
 //! `f` faces with `v`, `v/vt`, `v//vn`, `v/vt/vn` and negative (relative) indices, polygons
-//! fan-triangulated. Texture coordinates, normals, groups and materials are ignored; `l`/`p`
-//! elements are counted as ignored.
+//! fan-triangulated, and `l` polylines (`v` or `v/vt` indices, at least two). Texture
+//! coordinates, normals, groups and materials are ignored; `p` elements are counted as ignored.
 
 use super::{show, Cursor, Raw};
 use crate::error::{Location, MeshError, MeshResult};
@@ -48,35 +48,7 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
                 poly.clear();
                 let nv = raw.positions.len();
                 for t in it {
-                    let first = t.split(|&b| b == b'/').next().unwrap_or_default();
-                    let v = super::parse_i64(first).ok_or_else(|| MeshError::Syntax {
-                        loc: Location::line(name, l),
-                        msg: format!("'{}' is not a valid face index", show(t)),
-                    })?;
-                    let idx = if v > 0 {
-                        if v as u64 > nv as u64 {
-                            pending.push((l, v));
-                        }
-                        u32::try_from(v - 1).map_err(|_| MeshError::IndexOutOfRange {
-                            loc: Location::line(name, l),
-                            msg: format!("face index {v} is too large"),
-                        })?
-                    } else if v < 0 {
-                        let i = nv as i64 + v;
-                        if i < 0 {
-                            return Err(MeshError::IndexOutOfRange {
-                                loc: Location::line(name, l),
-                                msg: format!("relative face index {v} points before the first vertex ({nv} vertices so far)"),
-                            });
-                        }
-                        i as u32
-                    } else {
-                        return Err(MeshError::IndexOutOfRange {
-                            loc: Location::line(name, l),
-                            msg: "face index 0 (OBJ indices start at 1)".into(),
-                        });
-                    };
-                    poly.push(idx);
+                    poly.push(index(name, l, t, nv, "face", &mut pending)?);
                 }
                 if poly.len() < 3 {
                     return Err(MeshError::Syntax {
@@ -88,7 +60,21 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
                     raw.triangles.push([poly[0], poly[k], poly[k + 1]]);
                 }
             }
-            b"l" | b"p" => raw.ignored += 1,
+            b"l" => {
+                let nv = raw.positions.len();
+                let mut line = Vec::new();
+                for t in it {
+                    line.push(index(name, l, t, nv, "line", &mut pending)?);
+                }
+                if line.len() < 2 {
+                    return Err(MeshError::Syntax {
+                        loc: Location::line(name, l),
+                        msg: format!("line with {} vertices (at least 2 needed)", line.len()),
+                    });
+                }
+                raw.polylines.push(line);
+            }
+            b"p" => raw.ignored += 1,
             _ => {}
         }
     }
@@ -96,7 +82,7 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
     if let Some(&(l, v)) = pending.iter().find(|&&(_, v)| v as u64 > nv as u64) {
         return Err(MeshError::IndexOutOfRange {
             loc: Location::line(name, l),
-            msg: format!("face index {v} but the file has {nv} vertices"),
+            msg: format!("element index {v} but the file has {nv} vertices"),
         });
     }
     if nv == 0 {
@@ -106,4 +92,50 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
         });
     }
     Ok(raw)
+}
+
+/// Resolves one `f` or `l` entry (`v`, `v/vt`, `v//vn`, `v/vt/vn`, negative = relative) on line
+/// `l` to a 0-based vertex index; positive indices past the `nv` vertices read so far are
+/// recorded in `pending` and checked at the end.
+fn index(
+    name: &str,
+    l: usize,
+    t: &[u8],
+    nv: usize,
+    what: &str,
+    pending: &mut Vec<(usize, i64)>,
+) -> MeshResult<u32> {
+    let first = t.split(|&b| b == b'/').next().unwrap_or_default();
+    let v = super::parse_i64(first).ok_or_else(|| MeshError::Syntax {
+        loc: Location::line(name, l),
+        msg: format!("'{}' is not a valid {what} index", show(t)),
+    })?;
+    if v > 0 {
+        if v as u64 > nv as u64 {
+            pending.push((l, v));
+        }
+        u32::try_from(v - 1).map_err(|_| MeshError::IndexOutOfRange {
+            loc: Location::line(name, l),
+            msg: format!("{what} index {v} is too large"),
+        })
+    } else if v < 0 {
+        let i = nv as i64 + v;
+        if i < 0 {
+            return Err(MeshError::IndexOutOfRange {
+                loc: Location::line(name, l),
+                msg: format!(
+                    "relative {what} index {v} points before the first vertex ({nv} vertices so far)"
+                ),
+            });
+        }
+        u32::try_from(i).map_err(|_| MeshError::IndexOutOfRange {
+            loc: Location::line(name, l),
+            msg: format!("{what} index {v} is too large"),
+        })
+    } else {
+        Err(MeshError::IndexOutOfRange {
+            loc: Location::line(name, l),
+            msg: format!("{what} index 0 (OBJ indices start at 1)"),
+        })
+    }
 }
