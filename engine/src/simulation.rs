@@ -3,9 +3,9 @@
 //! and scripted vertices, loads and analytic colliders (with friction) run on the Newton–PCG
 //! implicit Euler solver ([`crate::newton`]); symplectic Euler ([`crate::integrate`]) is the
 //! explicit baseline (no scripted motion, loads, friction or non-plane colliders); XPBD
-//! ([`crate::xpbd`]) runs stable Neo-Hookean and corotated solids, cloth and rods with scripted motion, loads
-//! and every analytic collider, with the shortest-path collision handling of
-//! [`crate::recovery`]. Scene features a solver does not support (different solid models in one
+//! ([`crate::xpbd`]) runs stable Neo-Hookean and corotated solids, cloth and rods with scripted
+//! motion, loads and every analytic collider; both run the shortest-path collision handling of
+//! [`crate::recovery`] (XPBD constraints, Newton penalty). Scene features a solver does not support (different solid models in one
 //! Newton scene, surface collision methods on the wrong solver) are refused with an error
 //! naming the field rather than ignored.
 //!
