@@ -461,6 +461,28 @@ mod tests {
                 })
                 .sum();
             assert!(exact <= bound * (1.0 + 1e-6) + 1e-9, "{exact} > {bound}");
+            // The exact Hessian product: dᵀ H d = k (Σ a_i n·d_i)², its diagonal blocks a_i².
+            let pd: Vec<[f64; 3]> = d.iter().map(|v| [v.x, v.y, v.z]).collect();
+            let hd = penalty_hessian_mul(&x, &[c], 1e-3, k, &[1.0; 5], &pd);
+            // (with the normal as stored, in f32)
+            let n32 = Vector3::from(c.n.map(f64::from));
+            let along32: f64 = (0..5).map(|i| a[i] * n32.dot(&d[i])).sum();
+            let exact32 = k * along32 * along32;
+            let quad: f64 = (0..5).map(|i| d[i].dot(&Vector3::from(hd[i]))).sum();
+            assert!(
+                (quad - exact32).abs() <= 1e-9 * exact32.max(1.0),
+                "{quad} vs {exact32}"
+            );
+            for i in 0..5 {
+                let m = nalgebra::Matrix3::from_row_slice(&p.hessian_diagonal[i]);
+                let want = k * a[i] * a[i] * n32.dot(&d[i]).powi(2);
+                assert!((d[i].dot(&(m * d[i])) - want).abs() <= 1e-9 * want.max(1.0));
+            }
+            // A fixed vertex takes no part.
+            let mut im = [1.0f32; 5];
+            im[3] = 0.0;
+            let hf = penalty_hessian_mul(&x, &[c], 1e-3, k, &im, &pd);
+            assert_eq!(hf[3], [0.0; 3]);
         }
         // Central differences of the energy against the gradient.
         let h = 1e-4f32;
