@@ -217,7 +217,7 @@ fn contact_couplings_in_the_pcg_product_match_the_reference() {
         positions: model.positions.clone(),
         tets: model.tets.clone(),
     };
-    let offset = 1e-3;
+    let offset = 1e-3f32;
     let rs = RecoverySettings {
         detection: DetectionMode::Dcd,
         all_vertices: true,
@@ -232,7 +232,7 @@ fn contact_couplings_in_the_pcg_product_match_the_reference() {
         &pos,
         &trial,
         &accum,
-        offset as f32,
+        offset,
         k,
         Some(&im),
     )
@@ -257,14 +257,15 @@ fn contact_couplings_in_the_pcg_product_match_the_reference() {
         .map(|_| std::array::from_fn(|_| rng.random_range(-1.0..1.0)))
         .collect();
     let p64: Vec<[f64; 3]> = p.iter().map(|v| v.map(f64::from)).collect();
-    let mut mp = vec![[0f64; 3]; n];
-    for i in 0..n {
-        for r in 0..3 {
-            for c in 0..3 {
-                mp[i][r] += a.diag[i][3 * r + c] as f64 * p64[i][c];
-            }
-        }
-    }
+    let mut mp: Vec<[f64; 3]> = (0..n)
+        .map(|i| {
+            std::array::from_fn(|r| {
+                (0..3)
+                    .map(|c| a.diag[i][3 * r + c] as f64 * p64[i][c])
+                    .sum()
+            })
+        })
+        .collect();
     for (i, j, b) in &a.off {
         let (i, j) = (*i as usize, *j as usize);
         for r in 0..3 {
@@ -279,11 +280,9 @@ fn contact_couplings_in_the_pcg_product_match_the_reference() {
     let mut coupled = 0;
     for i in 0..n {
         let free = inv_mass[i] != 0.0;
-        let mut dp = [0f64; 3];
+        let hd = &reference.hessian_diagonal[i];
+        let dp: [f64; 3] = std::array::from_fn(|r| (0..3).map(|c| hd[3 * r + c] * p64[i][c]).sum());
         for r in 0..3 {
-            for c in 0..3 {
-                dp[r] += reference.hessian_diagonal[i][3 * r + c] * p64[i][c];
-            }
             // C = the Hessian less its diagonal blocks (fixed rows carry none).
             let cpl = if free { full[i][r] - dp[r] } else { 0.0 };
             want[i][r] += cpl;

@@ -295,11 +295,11 @@ fn record_graphs(
             // A·0 = 0: no SpMV needed.
             g.fill("pcg.warm_zero_q", &w.q, 0);
         } else {
-            record_spmv(g, &x, false);
+            record_spmv(g, x, false);
         }
         record_update(g, "pcg.init_vectors", 0, 0, 0, [rd, wr, wr, wr]);
         record_dot(g, &w.r, &w.z, RZ[0]);
-        record_dot(g, &b, &b, BB);
+        record_dot(g, b, b, BB);
         record_dot(g, &w.r, &w.r, RR);
     };
     let record_iterate = |g: &mut Graph, masked: bool| {
@@ -327,11 +327,11 @@ fn record_graphs(
     let warm_iterate = g.compile(ctx, timed)?;
     // q = A x and q = A_masked x alone (tests and diagnostics).
     let mut g = Graph::new("pcg.multiply");
-    record_spmv(&mut g, &x, false);
+    record_spmv(&mut g, x, false);
     let multiply = g.compile(ctx, CompileOptions::default())?;
     let mut g = Graph::new("pcg.multiply_masked");
     record_groups(&mut g);
-    record_spmv(&mut g, &x, true);
+    record_spmv(&mut g, x, true);
     let multiply_masked = g.compile(ctx, CompileOptions::default())?;
     Ok(Graphs {
         init,
