@@ -721,14 +721,26 @@ impl NewtonStepper {
     /// slots to the incremental potential (the shortest-path paper's Eq. 7), with k =
     /// `penalty_stiffness` m̄/h². The constraints are those of `recovery`'s latest detection:
     /// the caller detects before a step and, if it wants, between Newton iterations. The
-    /// block sparsity is fixed at creation, so the Newton matrix gets block-diagonal majorizers
-    /// of the penalty Hessian instead of its couplings between a constraint's vertices
-    /// ([`crate::cpu_reference::recovery_response::Penalty`]): a step never overshoots a
-    /// constraint, and the line search on the exact energy keeps every step a descent step.
+    /// Newton matrix holds the exact penalty Hessian: its diagonal blocks k a² n nᵀ in the
+    /// assembled matrix, its couplings between a constraint's vertices matrix-free in the PCG
+    /// ([`Pcg::set_contact_operator`]).
     pub fn attach_penalty(
         &mut self,
         ctx: &Context,
         recovery: &crate::recovery::Recovery,
+    ) -> VkResult<()> {
+        self.attach_penalty_with(ctx, recovery, true)
+    }
+
+    /// [`NewtonStepper::attach_penalty`] choosing the penalty Hessian: `couplings` the exact
+    /// one, otherwise block-diagonal majorizers of it
+    /// ([`crate::cpu_reference::recovery_response::Penalty`]; a step never overshoots a
+    /// constraint, the PCG matrix keeps its fixed sparsity).
+    pub fn attach_penalty_with(
+        &mut self,
+        ctx: &Context,
+        recovery: &crate::recovery::Recovery,
+        couplings: bool,
     ) -> VkResult<()> {
         if self.penalty_k <= 0.0 {
             return Err(crate::vk::VkError::Graph {
@@ -744,7 +756,10 @@ impl NewtonStepper {
             &self.penalty_accum,
             recovery.settings().offset,
             self.penalty_k,
+            couplings.then_some(&self.inv_mass),
         )?);
+        let op = self.penalty.as_ref().and_then(|p| p.operator());
+        self.pcg.set_contact_operator(ctx, op)?;
         Ok(())
     }
 

@@ -72,7 +72,8 @@ void main() {
         float ec = vertex_contact(xi, x_start[i].xyz, lag_n, lag_shift, kc, t, p.slip,
                                   p.num_colliders, gc, hc);
         if (p.penalty_k > 0.0) {
-            // Penalty contact: gradient k Σ c a n, majorizing diagonal block k Σ |a| S n nᵀ.
+            // Penalty contact: gradient k Σ c a n, diagonal block k Σ a² n nᵀ (or the majorizer
+            // k Σ |a| S n nᵀ); the couplings enter the PCG (kernels/solver/contact_gather.comp).
             gc += vec3(penalty[3u * i].xyz) * (p.penalty_k / PENALTY_GRAD_SCALE);
             vec3 d = vec3(penalty[3u * i + 1u].xyz) * (p.penalty_k / PENALTY_HESS_SCALE);
             vec3 o = vec3(penalty[3u * i + 2u].xyz) * (p.penalty_k / PENALTY_HESS_SCALE);

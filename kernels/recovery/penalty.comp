@@ -11,6 +11,10 @@
 // sparsity cannot hold; its diagonal blocks alone overshoot (a stiff constraint's Newton step
 // would close it several times over). The blocks k S |a_i| n nᵀ majorize it instead (Cauchy–
 // Schwarz: (Σ a_i n·d_i)² ≤ S Σ |a_i| (n·d_i)²), so a step closes a lone constraint exactly.
+// With p.exact = 1 the blocks are the exact diagonal a² n nᵀ instead, and the couplings enter the
+// PCG matrix-free (kernels/solver/contact_gather.comp): ACCUMULATE then also writes the slot's
+// weight k_c (k when violated, else 0) and five (vertex, 5·slot + j) incidence entries (vertex =
+// vertex count when the entry is absent or the slot inactive), which the host sorts by vertex.
 // Host: engine/src/recovery/penalty.rs. Reference: cpu_reference/recovery_response.rs (penalty).
 #include "common.glsl"
 #include "penalty.glsl"
@@ -24,11 +28,14 @@ layout(std430, binding = 5) readonly buffer CN { vec4 c_n[]; };
 layout(std430, binding = 6) writeonly buffer Energy { float energy[]; };
 // Three ivec4 per vertex: (Σ c a n, 0), (Σ a² n nᵀ diagonal xx yy zz, 0), (xy xz yz, 0).
 layout(std430, binding = 7) buffer Accum { ivec4 accum[]; };
-layout(push_constant) uniform P { uint nc; float offset; float k; } p;
+layout(std430, binding = 8) writeonly buffer Weight { float weight[]; };
+layout(std430, binding = 9) writeonly buffer Keys { uint entry_key[]; };
+layout(std430, binding = 10) writeonly buffer Vals { uint entry_val[]; };
+layout(push_constant) uniform P { uint nc; float offset; float k; uint exact; uint nv; } p;
 const uint NONE = 0xFFFFFFFFu;
 
 void add(uint v, float a, float sum_abs, float cval, vec3 n) {
-    float h = abs(a) * sum_abs * PENALTY_HESS_SCALE;
+    float h = (p.exact != 0u ? a * a : abs(a) * sum_abs) * PENALTY_HESS_SCALE;
     ivec3 g = ivec3(floor(n * (cval * a * PENALTY_GRAD_SCALE) + vec3(0.5)));
     ivec3 d = ivec3(floor(n * n * h + vec3(0.5)));
     ivec3 o = ivec3(floor(vec3(n.x * n.y, n.x * n.z, n.y * n.z) * h + vec3(0.5)));
@@ -47,6 +54,13 @@ void main() {
     uint i = gl_GlobalInvocationID.x;
     if (i >= p.nc) return;
     energy[i] = 0.0;
+    if (ACCUMULATE != 0u) {
+        weight[i] = 0.0;
+        for (uint j = 0u; j < 5u; ++j) {
+            entry_key[5u * i + j] = p.nv;
+            entry_val[5u * i + j] = 5u * i + j;
+        }
+    }
     uvec4 c = c_idx[i];
     if (c.w == 0u) return;
     uvec4 f = c_f[i];
@@ -66,6 +80,12 @@ void main() {
     if (!(cval < 0.0)) return;
     energy[i] = 0.5 * p.k * cval * cval;
     if (ACCUMULATE != 0u) {
+        weight[i] = p.k;
+        entry_key[5u * i] = c.x;
+        if (two) entry_key[5u * i + 1u] = c.y;
+        entry_key[5u * i + 2u] = f.x;
+        entry_key[5u * i + 3u] = f.y;
+        if (three) entry_key[5u * i + 4u] = f.z;
         float wy = two ? w.y : 0.0;
         float sum_abs = abs(w.x) + abs(wy) + abs(b.x) + abs(b.y) + abs(b.z);
         add(c.x, w.x, sum_abs, cval, n);

@@ -1,8 +1,12 @@
 //! Shortest-path collision handling for the Newton solver (the paper's Eq. 7 penalty energy;
 //! `kernels/recovery/penalty.comp`, `engine/src/recovery/penalty.rs`) on lavapipe:
-//! - on two overlapping cubes, the penalty's energy, gradient and majorizing diagonal Hessian blocks that
+//! - on two overlapping cubes, the penalty's energy, gradient and exact diagonal Hessian blocks that
 //!   the GPU adds to the Newton system equal the f64 reference
 //!   (`cpu_reference::recovery_response::penalty`) at the detected constraints;
+//! - with the couplings' operator attached, `Pcg::multiply` gives (M + C) p for a block matrix M
+//!   and C the penalty Hessian less its diagonal blocks (`rr::penalty_hessian_mul`), and M p
+//!   without it;
+//! - two runs of the Newton simulation give bit-identical positions;
 //! - a Newton simulation of the overlapping cubes separates them: the exact intersection
 //!   checker finds the first frame intersecting and the last one clean.
 
@@ -12,9 +16,12 @@ use supple::intersection_check::frame_intersections;
 use supple::mesh::TetMesh;
 use supple::model::SimModel;
 use supple::newton::{NewtonSettings, NewtonStepper};
+use supple::recovery::PenaltyContact;
 use supple::recovery::{DetectionMode, Recovery, RecoverySettings};
 use supple::scene::Scene;
 use supple::simulation::Simulation;
+use supple::solver::{BlockMatrixF32, Pcg};
+use supple::vk::BufferUsage;
 use supple_gpu_tests::{assert_no_validation_errors, body_surface, context};
 
 /// Two soft 0.1 m cubes, the upper one sunk 2 cm into the lower one; no gravity.
@@ -126,7 +133,7 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         .flat_map(|g| g.iter().map(|v| v.abs()))
         .fold(0.0, f64::max);
     let hmax = want
-        .hessian_majorizer
+        .hessian_diagonal
         .iter()
         .flat_map(|g| g.iter().map(|v| v.abs()))
         .fold(0.0, f64::max);
@@ -143,16 +150,16 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
             );
             for c in 0..3 {
                 let got = (diag1[3 * i + r][c] - diag0[3 * i + r][c]) as f64;
-                let want_rc = want.hessian_majorizer[i][3 * r + c];
+                let want_rc = want.hessian_diagonal[i][3 * r + c];
                 assert!(
                     (got - want_rc).abs() <= 1e-3 * hmax,
                     "Hessian block of vertex {i}[{r}][{c}]: GPU {got}, reference {want_rc}"
                 );
             }
         }
-        touched += (want.hessian_majorizer[i][0]
-            + want.hessian_majorizer[i][4]
-            + want.hessian_majorizer[i][8]
+        touched += (want.hessian_diagonal[i][0]
+            + want.hessian_diagonal[i][4]
+            + want.hessian_diagonal[i][8]
             > 0.0) as usize;
     }
     assert!(touched > 20, "{touched} vertices carry penalty terms");
@@ -180,5 +187,168 @@ fn newton_with_the_penalty_separates_overlapping_cubes() {
     assert!(first > 0, "the cubes must start overlapping");
     assert!(collisions > 0);
     assert_eq!(last, 0, "the penalty must separate the cubes");
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
+fn contact_couplings_in_the_pcg_product_match_the_reference() {
+    let ctx = context(false);
+    let scene = Scene::parse(CUBES, "cubes", &[]).expect("scene");
+    let model = SimModel::from_scene(&scene).expect("model");
+    let n = model.positions.len();
+    let x: Vec<[f32; 4]> = model
+        .positions
+        .iter()
+        .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
+        .collect();
+    // One fixed vertex: it neither receives nor passes on couplings.
+    let mut inv_mass: Vec<f32> = model.inv_mass.iter().map(|&w| w as f32).collect();
+    inv_mass[n - 1] = 0.0;
+    let st = BufferUsage::STORAGE;
+    let pos = ctx.upload_buffer("x", &x, st).expect("x");
+    let trial = ctx.upload_buffer("x_trial", &x, st).expect("trial");
+    let im = ctx
+        .upload_buffer("inv_mass", &inv_mass, st)
+        .expect("inv_mass");
+    let accum = ctx
+        .create_buffer::<[i32; 4]>("accum", 3 * n, st)
+        .expect("accum");
+    let mesh = TetMesh {
+        positions: model.positions.clone(),
+        tets: model.tets.clone(),
+    };
+    let offset = 1e-3f32;
+    let rs = RecoverySettings {
+        detection: DetectionMode::Dcd,
+        all_vertices: true,
+        offset,
+        ..Default::default()
+    };
+    let rec = Recovery::new(&ctx, &mesh, &pos, &pos, &im, rs).expect("recovery");
+    let k = 1234.5;
+    let penalty = PenaltyContact::new(
+        &ctx,
+        rec.constraint_slots(),
+        &pos,
+        &trial,
+        &accum,
+        offset,
+        k,
+        Some(&im),
+    )
+    .expect("penalty");
+    rec.detect().expect("detect");
+    penalty.evaluate().expect("evaluate");
+    let contacts = rec.read_contacts().expect("contacts");
+    let reference = rr::penalty(&x, &contacts, offset as f64, k);
+    // M: diagonal 2 I plus a chain of small off-diagonal blocks.
+    let mut rng = supple_gpu_tests::rng(7);
+    use rand::Rng;
+    let mut a = BlockMatrixF32 {
+        diag: vec![[2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0]; n],
+        off: vec![],
+    };
+    for i in 0..n - 1 {
+        let b: [f32; 9] = std::array::from_fn(|_| rng.random_range(-0.1..0.1));
+        a.off.push((i as u32, i as u32 + 1, b));
+    }
+    let mut pcg = Pcg::new(&ctx, &a, 10).expect("pcg");
+    let p: Vec<[f32; 3]> = (0..n)
+        .map(|_| std::array::from_fn(|_| rng.random_range(-1.0..1.0)))
+        .collect();
+    let p64: Vec<[f64; 3]> = p.iter().map(|v| v.map(f64::from)).collect();
+    let mut mp: Vec<[f64; 3]> = (0..n)
+        .map(|i| {
+            std::array::from_fn(|r| {
+                (0..3)
+                    .map(|c| a.diag[i][3 * r + c] as f64 * p64[i][c])
+                    .sum()
+            })
+        })
+        .collect();
+    for (i, j, b) in &a.off {
+        let (i, j) = (*i as usize, *j as usize);
+        for r in 0..3 {
+            for c in 0..3 {
+                mp[i][r] += b[3 * r + c] as f64 * p64[j][c];
+                mp[j][c] += b[3 * r + c] as f64 * p64[i][r];
+            }
+        }
+    }
+    let full = rr::penalty_hessian_mul(&x, &contacts, offset as f64, k, &inv_mass, &p64);
+    let mut want = mp.clone();
+    let mut coupled = 0;
+    for i in 0..n {
+        let free = inv_mass[i] != 0.0;
+        let hd = &reference.hessian_diagonal[i];
+        let dp: [f64; 3] = std::array::from_fn(|r| (0..3).map(|c| hd[3 * r + c] * p64[i][c]).sum());
+        for r in 0..3 {
+            // C = the Hessian less its diagonal blocks (fixed rows carry none).
+            let cpl = if free { full[i][r] - dp[r] } else { 0.0 };
+            want[i][r] += cpl;
+            coupled += (cpl.abs() > 1e-6 * k) as usize;
+        }
+    }
+    let qmax = want
+        .iter()
+        .flat_map(|v| v.iter().map(|a| a.abs()))
+        .fold(0.0, f64::max);
+    println!("{coupled} coupled rows, |q|max {qmax:.3e}");
+    assert!(coupled > 20, "the overlap must couple vertices: {coupled}");
+    let check = |got: &[[f32; 3]], want: &[[f64; 3]], what: &str| {
+        for i in 0..n {
+            for r in 0..3 {
+                let err = (got[i][r] as f64 - want[i][r]).abs();
+                assert!(
+                    err <= 1e-5 * qmax,
+                    "{what}: row {i}[{r}]: GPU {}, reference {}",
+                    got[i][r],
+                    want[i][r]
+                );
+            }
+        }
+    };
+    check(&pcg.multiply(&p, false).expect("multiply"), &mp, "M p");
+    pcg.set_contact_operator(&ctx, penalty.operator())
+        .expect("attach");
+    check(
+        &pcg.multiply(&p, false).expect("multiply"),
+        &want,
+        "(M + C) p",
+    );
+    // The masked warm-start product skips the couplings.
+    pcg.stiffness().write(&vec![1.0; n]).expect("stiffness");
+    check(&pcg.multiply(&p, true).expect("masked"), &mp, "masked M p");
+    pcg.set_contact_operator(&ctx, None).expect("detach");
+    check(
+        &pcg.multiply(&p, false).expect("multiply"),
+        &mp,
+        "M p again",
+    );
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
+fn newton_with_the_penalty_is_deterministic() {
+    let ctx = context(false);
+    let scene = Scene::parse(CUBES, "cubes", &[]).expect("scene");
+    let run = || {
+        let mut sim = Simulation::new(&ctx, &scene).expect("simulation");
+        for _ in 0..6 {
+            sim.step_frame().expect("frame");
+        }
+        sim.positions().expect("positions")
+    };
+    let a = run();
+    let b = run();
+    let bits = |v: &[[f64; 3]]| -> Vec<u64> {
+        v.iter()
+            .flat_map(|p| p.iter().map(|c| c.to_bits()))
+            .collect()
+    };
+    assert!(
+        bits(&a) == bits(&b),
+        "two runs must give bit-identical positions"
+    );
     assert_no_validation_errors(&ctx);
 }

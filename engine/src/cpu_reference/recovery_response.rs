@@ -301,6 +301,9 @@ pub struct Penalty {
     /// k a aᵀ ⊗ n nᵀ, whose couplings between a constraint's vertices the Newton matrix cannot
     /// hold (Cauchy–Schwarz), so a Newton step never overshoots a constraint.
     pub hessian_majorizer: Vec<[f64; 9]>,
+    /// Per vertex the exact diagonal blocks Σ k a² n nᵀ of the penalty Hessian (one term per
+    /// coefficient; the couplings are [`penalty_hessian_mul`] minus these).
+    pub hessian_diagonal: Vec<[f64; 9]>,
 }
 
 /// The penalty energy ½ k min((p − s)·n − offset, 0)² of the shortest-path paper's Eq. 7 over
@@ -312,6 +315,7 @@ pub fn penalty(positions: &[[f32; 4]], contacts: &[Contact], offset: f64, k: f64
         energy: 0.0,
         gradient: vec![[0.0; 3]; n],
         hessian_majorizer: vec![[0.0; 9]; n],
+        hessian_diagonal: vec![[0.0; 9]; n],
     };
     let x = |v: u32| {
         let p = positions[v as usize];
@@ -341,15 +345,67 @@ pub fn penalty(positions: &[[f32; 4]], contacts: &[Contact], offset: f64, k: f64
         for &(v, a) in &terms {
             let g = &mut out.gradient[v as usize];
             let h = &mut out.hessian_majorizer[v as usize];
+            let hd = &mut out.hessian_diagonal[v as usize];
             for r in 0..3 {
                 g[r] += k * value * a * nrm[r];
                 for s in 0..3 {
                     h[3 * r + s] += k * sum_abs * a.abs() * nrm[r] * nrm[s];
+                    hd[3 * r + s] += k * a * a * nrm[r] * nrm[s];
                 }
             }
         }
     }
     out
+}
+
+/// The product of the exact penalty Hessian Σ_c k a aᵀ ⊗ n nᵀ (violated constraints at
+/// `positions`) with `p`, rows and columns of fixed vertices (inverse mass 0) left out: what the
+/// Newton PCG multiplies by (`kernels/solver/contact_gather.comp` plus the diagonal blocks).
+pub fn penalty_hessian_mul(
+    positions: &[[f32; 4]],
+    contacts: &[Contact],
+    offset: f64,
+    k: f64,
+    inverse_masses: &[f32],
+    p: &[[f64; 3]],
+) -> Vec<[f64; 3]> {
+    let mut q = vec![[0.0; 3]; positions.len()];
+    let x = |v: u32| {
+        let p = positions[v as usize];
+        Vector3::new(p[0] as f64, p[1] as f64, p[2] as f64)
+    };
+    let free = |v: u32| inverse_masses[v as usize] != 0.0;
+    for c in contacts.iter().filter(|c| c.active) {
+        let mut terms: Vec<(u32, f64)> = vec![(c.p[0], c.w[0] as f64)];
+        if c.p[1] != INVALID {
+            terms.push((c.p[1], c.w[1] as f64));
+        }
+        let sides = if c.f[2] != INVALID { 3 } else { 2 };
+        for j in 0..sides {
+            terms.push((c.f[j], -(c.b[j] as f64)));
+        }
+        let nrm = Vector3::new(c.n[0] as f64, c.n[1] as f64, c.n[2] as f64);
+        let value = terms
+            .iter()
+            .map(|&(v, a)| a * x(v))
+            .sum::<Vector3<f64>>()
+            .dot(&nrm)
+            - offset;
+        if !(value < 0.0) {
+            continue;
+        }
+        let t: f64 = terms
+            .iter()
+            .filter(|t| free(t.0))
+            .map(|&(v, a)| a * Vector3::from(p[v as usize]).dot(&nrm))
+            .sum();
+        for &(v, a) in terms.iter().filter(|t| free(t.0)) {
+            for r in 0..3 {
+                q[v as usize][r] += k * a * t * nrm[r];
+            }
+        }
+    }
+    q
 }
 
 #[cfg(test)]
@@ -405,6 +461,28 @@ mod tests {
                 })
                 .sum();
             assert!(exact <= bound * (1.0 + 1e-6) + 1e-9, "{exact} > {bound}");
+            // The exact Hessian product: dᵀ H d = k (Σ a_i n·d_i)², its diagonal blocks a_i².
+            let pd: Vec<[f64; 3]> = d.iter().map(|v| [v.x, v.y, v.z]).collect();
+            let hd = penalty_hessian_mul(&x, &[c], 1e-3, k, &[1.0; 5], &pd);
+            // (with the normal as stored, in f32)
+            let n32 = Vector3::from(c.n.map(f64::from));
+            let along32: f64 = (0..5).map(|i| a[i] * n32.dot(&d[i])).sum();
+            let exact32 = k * along32 * along32;
+            let quad: f64 = (0..5).map(|i| d[i].dot(&Vector3::from(hd[i]))).sum();
+            assert!(
+                (quad - exact32).abs() <= 1e-9 * exact32.max(1.0),
+                "{quad} vs {exact32}"
+            );
+            for i in 0..5 {
+                let m = nalgebra::Matrix3::from_row_slice(&p.hessian_diagonal[i]);
+                let want = k * a[i] * a[i] * n32.dot(&d[i]).powi(2);
+                assert!((d[i].dot(&(m * d[i])) - want).abs() <= 1e-9 * want.max(1.0));
+            }
+            // A fixed vertex takes no part.
+            let mut im = [1.0f32; 5];
+            im[3] = 0.0;
+            let hf = penalty_hessian_mul(&x, &[c], 1e-3, k, &im, &pd);
+            assert_eq!(hf[3], [0.0; 3]);
         }
         // Central differences of the energy against the gradient.
         let h = 1e-4f32;

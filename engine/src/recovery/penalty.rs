@@ -7,8 +7,8 @@
 
 use std::cell::Cell;
 
-use crate::primitives::{Reduce, ReduceOp, ReduceResult};
-use crate::solver::pcg::graph_ms;
+use crate::primitives::{RadixSort, Reduce, ReduceOp, ReduceResult, SortKeys};
+use crate::solver::pcg::{graph_ms, ContactOperator};
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
     VkError, VkResult,
@@ -37,6 +37,8 @@ struct PushPenalty {
     nc: u32,
     offset: f32,
     k: f32,
+    exact: u32,
+    nv: u32,
 }
 
 /// Penalty-energy graphs of one constraint set, bound to a Newton solver's iterate, trial
@@ -48,12 +50,16 @@ pub struct PenaltyContact {
     sums: GpuBuffer<ReduceResult>,
     active: Cell<bool>,
     stiffness: f64,
+    operator: Option<ContactOperator>,
 }
 
 impl PenaltyContact {
     /// Compiles the graphs: `positions` (the iterate), `trial_positions` (line-search trials),
     /// `accum` (three ivec4 per vertex, read by the Newton vector kernel), stiffness `k` (N/m)
-    /// and the separation `offset` (m) the constraints ask for.
+    /// and the separation `offset` (m) the constraints ask for. With `inverse_masses` (one per
+    /// vertex) the diagonal blocks are the exact k a² n nᵀ and every evaluation also builds the
+    /// couplings' operator ([`PenaltyContact::operator`]); without, they are the majorizers.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         ctx: &Context,
         slots: ConstraintSlots<'_>,
@@ -62,6 +68,7 @@ impl PenaltyContact {
         accum: &GpuBuffer<[i32; 4]>,
         offset: f32,
         k: f64,
+        inverse_masses: Option<&GpuBuffer<f32>>,
     ) -> VkResult<PenaltyContact> {
         let invalid = |m: &str| VkError::Graph {
             graph: "recovery.penalty".into(),
@@ -82,11 +89,28 @@ impl PenaltyContact {
         let sums =
             ctx.create_buffer::<ReduceResult>("penalty.sums", 2, BufferUsage::HOST_READ | storage)?;
         let reduce = Reduce::new(ctx, nc.max(1))?;
+        let nv = positions.len();
+        let exact = inverse_masses.is_some();
         let push = PushPenalty {
             nc: nc as u32,
             offset,
             k: k as f32,
+            exact: exact as u32,
+            nv: nv as u32,
         };
+        // Couplings: per slot its weight k_c and five (vertex, entry) pairs, sorted by vertex
+        // (stable: each vertex's entries stay in slot order) with row pointers.
+        let ne = 5 * nc.max(1);
+        let weight = ctx.create_buffer::<f32>("penalty.weight", nc.max(1), storage)?;
+        let keys = ctx.create_buffer::<u32>("penalty.entry_keys", ne, storage)?;
+        let vals = ctx.create_buffer::<u32>("penalty.entry_vals", ne, storage)?;
+        let row_ptr = ctx.create_buffer::<u32>("penalty.row_ptr", nv + 1, storage)?;
+        let sort = if exact && nc > 0 {
+            Some(RadixSort::new(ctx, ne, SortKeys::U32)?)
+        } else {
+            None
+        };
+        let key_bits = 32 - (nv as u32).leading_zeros();
         let opts = CompileOptions {
             graph_timestamps: true,
             ..Default::default()
@@ -116,9 +140,47 @@ impl PenaltyContact {
                                 Access::READ
                             },
                         )
+                        .bind(
+                            &weight,
+                            if accumulate {
+                                Access::WRITE
+                            } else {
+                                Access::READ
+                            },
+                        )
+                        .bind(
+                            &keys,
+                            if accumulate {
+                                Access::WRITE
+                            } else {
+                                Access::READ
+                            },
+                        )
+                        .bind(
+                            &vals,
+                            if accumulate {
+                                Access::WRITE
+                            } else {
+                                Access::READ
+                            },
+                        )
                         .push(&push),
                 );
                 reduce.record(&mut g, &energies, nc, ReduceOp::Sum, &sums, slot);
+                if let (true, Some(sort)) = (accumulate, &sort) {
+                    sort.record(&mut g, &keys, &vals, 5 * nc, key_bits);
+                    g.dispatch(
+                        Dispatch::new(
+                            "penalty.rows",
+                            ids::RECOVERY_PENALTY_ROWS,
+                            [(nv as u32 + 1).div_ceil(64), 1, 1],
+                        )
+                        .workgroup_size(64)
+                        .read(&keys)
+                        .write(&row_ptr)
+                        .push(&[nv as u32, 5 * nc as u32]),
+                    );
+                }
             } else {
                 g.fill("penalty.no_energy", &sums, 0);
             }
@@ -128,6 +190,8 @@ impl PenaltyContact {
         let trial = record("recovery.penalty_trial", trial_positions, false, 1)?;
         let mut g = Graph::new("recovery.penalty_off");
         g.fill("penalty.clear", accum, 0);
+        // Off (and before the first evaluation): no couplings.
+        g.fill("penalty.clear_rows", &row_ptr, 0);
         let clear = g.compile(ctx, opts)?;
         clear.run()?;
         Ok(PenaltyContact {
@@ -137,6 +201,17 @@ impl PenaltyContact {
             sums,
             active: Cell::new(true),
             stiffness: k,
+            operator: inverse_masses.map(|im| ContactOperator {
+                weight,
+                row_ptr,
+                entries: vals,
+                idx: slots.idx.clone(),
+                f: slots.f.clone(),
+                w: slots.w.clone(),
+                b: slots.b.clone(),
+                n: slots.n.clone(),
+                inverse_masses: im.clone(),
+            }),
         })
     }
 
@@ -146,6 +221,13 @@ impl PenaltyContact {
             self.clear.run()?;
         }
         Ok(())
+    }
+
+    /// The operator of the penalty Hessian's couplings between a constraint's vertices, for
+    /// [`crate::solver::pcg::Pcg::set_contact_operator`] (present with the exact diagonal; its
+    /// buffers are rewritten by every [`PenaltyContact::evaluate`]).
+    pub fn operator(&self) -> Option<&ContactOperator> {
+        self.operator.as_ref()
     }
 
     /// Whether the penalty acts.

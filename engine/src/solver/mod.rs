@@ -3,4 +3,6 @@
 
 pub mod pcg;
 
-pub use pcg::{BlockMatrixF32, Pcg, PcgSolve, WarmSolveStats, WarmStart, GROUP_MAX, GROUP_MIN};
+pub use pcg::{
+    BlockMatrixF32, ContactOperator, Pcg, PcgSolve, WarmSolveStats, WarmStart, GROUP_MAX, GROUP_MIN,
+};

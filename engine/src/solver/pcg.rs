@@ -83,6 +83,30 @@ const BB: u32 = 4;
 
 pub use crate::cpu_reference::pcg::{GROUP_MAX, GROUP_MIN};
 
+/// Matrix-free couplings C of the shortest-path penalty Hessian (built by
+/// [`crate::recovery::PenaltyContact`]): the unmasked SpMV computes q = (A + C) p.
+#[derive(Clone)]
+pub struct ContactOperator {
+    /// Per constraint slot its weight k_c (N/m; 0 when not violated).
+    pub weight: GpuBuffer<f32>,
+    /// Per vertex the start of its entries (vertex count + 1 values).
+    pub row_ptr: GpuBuffer<u32>,
+    /// Entries 5·slot + coefficient, grouped by vertex, in slot order.
+    pub entries: GpuBuffer<u32>,
+    /// Constraint slots: point-side vertices, live flag.
+    pub idx: GpuBuffer<[u32; 4]>,
+    /// Constraint slots: face-side vertices.
+    pub f: GpuBuffer<[u32; 4]>,
+    /// Constraint slots: point-side weights.
+    pub w: GpuBuffer<[f32; 4]>,
+    /// Constraint slots: barycentrics.
+    pub b: GpuBuffer<[f32; 4]>,
+    /// Constraint slots: normals.
+    pub n: GpuBuffer<[f32; 4]>,
+    /// Inverse masses (fixed vertices, 0, take no couplings).
+    pub inverse_masses: GpuBuffer<f32>,
+}
+
 /// A PCG solver for one matrix (sparsity and values uploaded once; the right-hand side and
 /// initial guess per solve).
 pub struct Pcg {
@@ -97,12 +121,8 @@ pub struct Pcg {
     stiffness: GpuBuffer<f32>,
     groups: GpuBuffer<i32>,
     q: GpuBuffer<[f32; 4]>,
-    init: CompiledGraph,
-    iterate: CompiledGraph,
-    warm_init: CompiledGraph,
-    warm_iterate: CompiledGraph,
-    multiply: CompiledGraph,
-    multiply_masked: CompiledGraph,
+    graphs: Graphs,
+    w: Workspace,
     warm_gpu_ms: std::cell::Cell<f64>,
     stagnation_window: std::cell::Cell<u32>,
     iterations_per_run: u32,
@@ -142,6 +162,185 @@ struct Workspace {
     stiffness: GpuBuffer<f32>,
     thresholds: GpuBuffer<f32>,
     groups: GpuBuffer<i32>,
+}
+
+/// The compiled solver graphs (recorded again when a contact operator is attached).
+struct Graphs {
+    init: CompiledGraph,
+    iterate: CompiledGraph,
+    warm_init: CompiledGraph,
+    warm_iterate: CompiledGraph,
+    multiply: CompiledGraph,
+    multiply_masked: CompiledGraph,
+}
+
+/// Records the solver graphs on the workspace; with `contact`, every unmasked SpMV adds the
+/// contact couplings (`kernels/solver/contact_gather.comp`).
+#[allow(clippy::too_many_arguments)]
+fn record_graphs(
+    ctx: &Context,
+    n: usize,
+    k: u32,
+    w: &Workspace,
+    x: &GpuBuffer<[f32; 4]>,
+    b: &GpuBuffer<[f32; 4]>,
+    scalars: &GpuBuffer<f32>,
+    contact: Option<&ContactOperator>,
+) -> VkResult<Graphs> {
+    let rows = [(n as u32).div_ceil(WG).max(1), 1, 1];
+    // `masked`: only blocks inside one stiffness group (the warm start's subsystems).
+    let record_spmv = |g: &mut Graph, input: &GpuBuffer<[f32; 4]>, masked: bool| {
+        g.dispatch(
+            Dispatch::new(
+                if masked {
+                    "pcg.spmv_masked"
+                } else {
+                    "pcg.spmv"
+                },
+                ids::SOLVER_SPMV,
+                rows,
+            )
+            .workgroup_size(WG)
+            .spec(&[masked as u32])
+            .read(&w.diag)
+            .read(&w.off)
+            .read(&w.row_ptr)
+            .read(&w.incidence)
+            .read(input)
+            .write(&w.q)
+            .read(&w.groups)
+            .push(&(n as u32)),
+        );
+        if let (false, Some(c)) = (masked, contact) {
+            g.dispatch(
+                Dispatch::new("pcg.contact_gather", ids::SOLVER_CONTACT_GATHER, rows)
+                    .workgroup_size(WG)
+                    .read(&c.weight)
+                    .read(&c.row_ptr)
+                    .read(&c.entries)
+                    .read(&c.idx)
+                    .read(&c.f)
+                    .read(&c.w)
+                    .read(&c.b)
+                    .read(&c.n)
+                    .read(&c.inverse_masses)
+                    .read(input)
+                    .read_write(&w.q)
+                    .push(&(n as u32)),
+            );
+        }
+    };
+    let record_groups = |g: &mut Graph| {
+        g.dispatch(
+            Dispatch::new("pcg.stiffness_groups", ids::SOLVER_STIFFNESS_GROUPS, rows)
+                .workgroup_size(WG)
+                .read(&w.stiffness)
+                .read(&w.thresholds)
+                .write(&w.groups)
+                .push(&[n as u32, GROUP_MIN as u32, GROUP_MAX as u32]),
+        );
+    };
+    let record_dot =
+        |g: &mut Graph, a: &GpuBuffer<[f32; 4]>, b: &GpuBuffer<[f32; 4]>, slot: u32| {
+            let m = (n as u32).div_ceil(WG * ITEMS).max(1);
+            g.dispatch(
+                Dispatch::new("pcg.dot_partials", ids::SOLVER_DOT_PARTIALS, [m, 1, 1])
+                    .workgroup_size(WG)
+                    .spec(&[ITEMS])
+                    .read(a)
+                    .read(b)
+                    .write(&w.partials)
+                    .push(&(n as u32)),
+            );
+            g.dispatch(
+                Dispatch::new("pcg.dot_final", ids::SOLVER_DOT_FINAL, [1, 1, 1])
+                    .workgroup_size(WG)
+                    .read(&w.partials)
+                    .read_write(scalars)
+                    .push(&[m, slot]),
+            );
+        };
+    let record_update =
+        |g: &mut Graph, name: &str, mode: u32, num: u32, den: u32, acc: [Access; 4]| {
+            g.dispatch(
+                Dispatch::new(
+                    name,
+                    ids::SOLVER_PCG_UPDATE,
+                    [(n as u32).div_ceil(WG).max(1), 1, 1],
+                )
+                .workgroup_size(WG)
+                .spec(&[mode])
+                .read(&w.minv)
+                .read(scalars)
+                .bind(x, acc[0])
+                .bind(&w.r, acc[1])
+                .bind(&w.z, acc[2])
+                .bind(&w.p, acc[3])
+                .read(&w.q)
+                .read(b)
+                .push(&[n as u32, num, den]),
+            );
+        };
+    let (rd, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
+    let timed = CompileOptions {
+        graph_timestamps: true,
+        ..Default::default()
+    };
+    // `warm`: the grouped PCG of the warm start (masked SpMV, x starts at 0); otherwise the
+    // global PCG from the guess in x.
+    let record_init = |g: &mut Graph, warm: bool| {
+        if warm {
+            record_groups(g);
+            g.fill("pcg.warm_zero_x", x, 0);
+            // A·0 = 0: no SpMV needed.
+            g.fill("pcg.warm_zero_q", &w.q, 0);
+        } else {
+            record_spmv(g, x, false);
+        }
+        record_update(g, "pcg.init_vectors", 0, 0, 0, [rd, wr, wr, wr]);
+        record_dot(g, &w.r, &w.z, RZ[0]);
+        record_dot(g, b, b, BB);
+        record_dot(g, &w.r, &w.r, RR);
+    };
+    let record_iterate = |g: &mut Graph, masked: bool| {
+        for it in 0..k {
+            let (old, new) = (RZ[(it % 2) as usize], RZ[((it + 1) % 2) as usize]);
+            record_spmv(g, &w.p, masked);
+            record_dot(g, &w.p, &w.q, PQ);
+            record_update(g, "pcg.step", 1, old, PQ, [rw, rw, wr, rd]);
+            record_dot(g, &w.r, &w.z, new);
+            record_update(g, "pcg.direction", 2, new, old, [rd, rd, rd, rw]);
+        }
+        record_dot(g, &w.r, &w.r, RR);
+    };
+    let mut g = Graph::new("pcg.init");
+    record_init(&mut g, false);
+    let init = g.compile(ctx, timed)?;
+    let mut g = Graph::new("pcg.iterate");
+    record_iterate(&mut g, false);
+    let iterate = g.compile(ctx, timed)?;
+    let mut g = Graph::new("pcg.warm_init");
+    record_init(&mut g, true);
+    let warm_init = g.compile(ctx, timed)?;
+    let mut g = Graph::new("pcg.warm_iterate");
+    record_iterate(&mut g, true);
+    let warm_iterate = g.compile(ctx, timed)?;
+    // q = A x and q = A_masked x alone (tests and diagnostics).
+    let mut g = Graph::new("pcg.multiply");
+    record_spmv(&mut g, x, false);
+    let multiply = g.compile(ctx, CompileOptions::default())?;
+    let mut g = Graph::new("pcg.multiply_masked");
+    record_groups(&mut g);
+    record_spmv(&mut g, x, true);
+    let multiply_masked = g.compile(ctx, CompileOptions::default())?;
+    Ok(Graphs {
+        init,
+        iterate,
+        warm_init,
+        warm_iterate,
+        multiply,
+        multiply_masked,
+    })
 }
 
 const WG: u32 = 64;
@@ -261,140 +460,13 @@ impl Pcg {
             8,
             BufferUsage::HOST_READ | BufferUsage::STORAGE,
         )?;
-        let rows = [(n as u32).div_ceil(WG).max(1), 1, 1];
-        // `masked`: only blocks inside one stiffness group (the warm start's subsystems).
-        let record_spmv = |g: &mut Graph, input: &GpuBuffer<[f32; 4]>, masked: bool| {
-            g.dispatch(
-                Dispatch::new(
-                    if masked {
-                        "pcg.spmv_masked"
-                    } else {
-                        "pcg.spmv"
-                    },
-                    ids::SOLVER_SPMV,
-                    rows,
-                )
-                .workgroup_size(WG)
-                .spec(&[masked as u32])
-                .read(&w.diag)
-                .read(&w.off)
-                .read(&w.row_ptr)
-                .read(&w.incidence)
-                .read(input)
-                .write(&w.q)
-                .read(&w.groups)
-                .push(&(n as u32)),
-            );
-        };
-        let record_groups = |g: &mut Graph| {
-            g.dispatch(
-                Dispatch::new("pcg.stiffness_groups", ids::SOLVER_STIFFNESS_GROUPS, rows)
-                    .workgroup_size(WG)
-                    .read(&w.stiffness)
-                    .read(&w.thresholds)
-                    .write(&w.groups)
-                    .push(&[n as u32, GROUP_MIN as u32, GROUP_MAX as u32]),
-            );
-        };
-        let record_dot =
-            |g: &mut Graph, a: &GpuBuffer<[f32; 4]>, b: &GpuBuffer<[f32; 4]>, slot: u32| {
-                let m = (n as u32).div_ceil(WG * ITEMS).max(1);
-                g.dispatch(
-                    Dispatch::new("pcg.dot_partials", ids::SOLVER_DOT_PARTIALS, [m, 1, 1])
-                        .workgroup_size(WG)
-                        .spec(&[ITEMS])
-                        .read(a)
-                        .read(b)
-                        .write(&w.partials)
-                        .push(&(n as u32)),
-                );
-                g.dispatch(
-                    Dispatch::new("pcg.dot_final", ids::SOLVER_DOT_FINAL, [1, 1, 1])
-                        .workgroup_size(WG)
-                        .read(&w.partials)
-                        .read_write(&scalars)
-                        .push(&[m, slot]),
-                );
-            };
-        let record_update =
-            |g: &mut Graph, name: &str, mode: u32, num: u32, den: u32, acc: [Access; 4]| {
-                g.dispatch(
-                    Dispatch::new(
-                        name,
-                        ids::SOLVER_PCG_UPDATE,
-                        [(n as u32).div_ceil(WG).max(1), 1, 1],
-                    )
-                    .workgroup_size(WG)
-                    .spec(&[mode])
-                    .read(&w.minv)
-                    .read(&scalars)
-                    .bind(&x, acc[0])
-                    .bind(&w.r, acc[1])
-                    .bind(&w.z, acc[2])
-                    .bind(&w.p, acc[3])
-                    .read(&w.q)
-                    .read(&b)
-                    .push(&[n as u32, num, den]),
-                );
-            };
-        let (rd, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
-        let timed = CompileOptions {
-            graph_timestamps: true,
-            ..Default::default()
-        };
         let k = iterations_per_run.max(1);
         if !k.is_multiple_of(2) {
             return Err(bad(
                 "iterations_per_run must be even (the rz slots alternate)".into(),
             ));
         }
-        // `warm`: the grouped PCG of the warm start (masked SpMV, x starts at 0); otherwise the
-        // global PCG from the guess in x.
-        let record_init = |g: &mut Graph, warm: bool| {
-            if warm {
-                record_groups(g);
-                g.fill("pcg.warm_zero_x", &x, 0);
-                // A·0 = 0: no SpMV needed.
-                g.fill("pcg.warm_zero_q", &w.q, 0);
-            } else {
-                record_spmv(g, &x, false);
-            }
-            record_update(g, "pcg.init_vectors", 0, 0, 0, [rd, wr, wr, wr]);
-            record_dot(g, &w.r, &w.z, RZ[0]);
-            record_dot(g, &b, &b, BB);
-            record_dot(g, &w.r, &w.r, RR);
-        };
-        let record_iterate = |g: &mut Graph, masked: bool| {
-            for it in 0..k {
-                let (old, new) = (RZ[(it % 2) as usize], RZ[((it + 1) % 2) as usize]);
-                record_spmv(g, &w.p, masked);
-                record_dot(g, &w.p, &w.q, PQ);
-                record_update(g, "pcg.step", 1, old, PQ, [rw, rw, wr, rd]);
-                record_dot(g, &w.r, &w.z, new);
-                record_update(g, "pcg.direction", 2, new, old, [rd, rd, rd, rw]);
-            }
-            record_dot(g, &w.r, &w.r, RR);
-        };
-        let mut g = Graph::new("pcg.init");
-        record_init(&mut g, false);
-        let init = g.compile(ctx, timed)?;
-        let mut g = Graph::new("pcg.iterate");
-        record_iterate(&mut g, false);
-        let iterate = g.compile(ctx, timed)?;
-        let mut g = Graph::new("pcg.warm_init");
-        record_init(&mut g, true);
-        let warm_init = g.compile(ctx, timed)?;
-        let mut g = Graph::new("pcg.warm_iterate");
-        record_iterate(&mut g, true);
-        let warm_iterate = g.compile(ctx, timed)?;
-        // q = A x and q = A_masked x alone (tests and diagnostics).
-        let mut g = Graph::new("pcg.multiply");
-        record_spmv(&mut g, &x, false);
-        let multiply = g.compile(ctx, CompileOptions::default())?;
-        let mut g = Graph::new("pcg.multiply_masked");
-        record_groups(&mut g);
-        record_spmv(&mut g, &x, true);
-        let multiply_masked = g.compile(ctx, CompileOptions::default())?;
+        let graphs = record_graphs(ctx, n, k, &w, &x, &b, &scalars, None)?;
         // The compiled graphs keep every workspace buffer alive.
         Ok(Pcg {
             n,
@@ -408,12 +480,8 @@ impl Pcg {
             stiffness: w.stiffness.clone(),
             groups: w.groups.clone(),
             q: w.q.clone(),
-            init,
-            iterate,
-            warm_init,
-            warm_iterate,
-            multiply,
-            multiply_masked,
+            graphs,
+            w,
             warm_gpu_ms: std::cell::Cell::new(0.0),
             stagnation_window: std::cell::Cell::new(u32::MAX),
             iterations_per_run: k,
@@ -526,8 +594,8 @@ impl Pcg {
                 warm_relative_residual: 0.0,
             });
         }
-        self.warm_init.run()?;
-        let mut ms = graph_ms(&self.warm_init)?;
+        self.graphs.warm_init.run()?;
+        let mut ms = graph_ms(&self.graphs.warm_init)?;
         let mut s = [0f32; 8];
         self.scalars.read_into(&mut s)?;
         let bb = s[BB as usize];
@@ -537,8 +605,8 @@ impl Pcg {
             let bnorm = bb.sqrt();
             warm_rel = s[RR as usize].sqrt() / bnorm;
             while warm_rel > warm.tolerance && warm_iterations < warm.max_iterations {
-                self.warm_iterate.run()?;
-                ms += graph_ms(&self.warm_iterate)?;
+                self.graphs.warm_iterate.run()?;
+                ms += graph_ms(&self.graphs.warm_iterate)?;
                 warm_iterations += self.iterations_per_run;
                 self.scalars.read_into(&mut s)?;
                 warm_rel = s[RR as usize].sqrt() / bnorm;
@@ -575,9 +643,9 @@ impl Pcg {
                 .collect::<Vec<_>>(),
         )?;
         if masked {
-            self.multiply_masked.run()?;
+            self.graphs.multiply_masked.run()?;
         } else {
-            self.multiply.run()?;
+            self.graphs.multiply.run()?;
         }
         Ok(self
             .q
@@ -592,8 +660,8 @@ impl Pcg {
     /// [`Pcg::solution`] (written by other graphs), reading back only residual scalars.
     /// Returns the iterations run and the final ‖r‖/‖b‖ (0 when b = 0).
     pub fn solve_resident(&self, tol: f32, max_iterations: u32) -> VkResult<(u32, f32)> {
-        self.init.run()?;
-        self.gpu_ms.set(graph_ms(&self.init)?);
+        self.graphs.init.run()?;
+        self.gpu_ms.set(graph_ms(&self.graphs.init)?);
         let mut s = [0f32; 8];
         self.scalars.read_into(&mut s)?;
         let bb = s[BB as usize];
@@ -607,9 +675,9 @@ impl Pcg {
         let window = self.stagnation_window.get();
         let (mut best, mut best_at) = (rel, 0u32);
         while rel > tol && iterations < max_iterations {
-            self.iterate.run()?;
+            self.graphs.iterate.run()?;
             self.gpu_ms
-                .set(self.gpu_ms.get() + graph_ms(&self.iterate)?);
+                .set(self.gpu_ms.get() + graph_ms(&self.graphs.iterate)?);
             iterations += self.iterations_per_run;
             self.scalars.read_into(&mut s)?;
             rel = s[RR as usize].sqrt() / bnorm;
@@ -623,6 +691,34 @@ impl Pcg {
             }
         }
         Ok((iterations, rel))
+    }
+
+    /// Records the solver graphs again, on the same buffers, with the contact couplings added
+    /// after every unmasked SpMV (`None`: without); the warm start's masked SpMV skips them.
+    pub fn set_contact_operator(
+        &mut self,
+        ctx: &Context,
+        contact: Option<&ContactOperator>,
+    ) -> VkResult<()> {
+        if let Some(c) = contact {
+            if c.row_ptr.len() < self.n + 1 || c.inverse_masses.len() < self.n {
+                return Err(VkError::Graph {
+                    graph: "pcg".into(),
+                    message: "contact operator does not match the block rows".into(),
+                });
+            }
+        }
+        self.graphs = record_graphs(
+            ctx,
+            self.n,
+            self.iterations_per_run,
+            &self.w,
+            &self.x,
+            &self.b,
+            &self.scalars,
+            contact,
+        )?;
+        Ok(())
     }
 
     /// Stops [`Pcg::solve_resident`] when the relative residual has not reached a new minimum
