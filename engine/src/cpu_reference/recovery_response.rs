@@ -306,6 +306,35 @@ pub struct Penalty {
     pub hessian_diagonal: Vec<[f64; 9]>,
 }
 
+/// A constraint's (vertex, coefficient) terms (w for the point side, −b for the face side), its
+/// normal and its value (p − s)·n − offset at `positions`, in f64.
+fn violation(
+    positions: &[[f32; 4]],
+    c: &Contact,
+    offset: f64,
+) -> (Vec<(u32, f64)>, Vector3<f64>, f64) {
+    let mut terms: Vec<(u32, f64)> = vec![(c.p[0], c.w[0] as f64)];
+    if c.p[1] != INVALID {
+        terms.push((c.p[1], c.w[1] as f64));
+    }
+    let sides = if c.f[2] != INVALID { 3 } else { 2 };
+    for j in 0..sides {
+        terms.push((c.f[j], -(c.b[j] as f64)));
+    }
+    let nrm = Vector3::new(c.n[0] as f64, c.n[1] as f64, c.n[2] as f64);
+    let x = |v: u32| {
+        let p = positions[v as usize];
+        Vector3::new(p[0] as f64, p[1] as f64, p[2] as f64)
+    };
+    let value = terms
+        .iter()
+        .map(|&(v, a)| a * x(v))
+        .sum::<Vector3<f64>>()
+        .dot(&nrm)
+        - offset;
+    (terms, nrm, value)
+}
+
 /// The penalty energy ½ k min((p − s)·n − offset, 0)² of the shortest-path paper's Eq. 7 over
 /// the active constraints, with p and s moving with their vertices (weights and barycentrics
 /// fixed), in f64.
@@ -317,26 +346,8 @@ pub fn penalty(positions: &[[f32; 4]], contacts: &[Contact], offset: f64, k: f64
         hessian_majorizer: vec![[0.0; 9]; n],
         hessian_diagonal: vec![[0.0; 9]; n],
     };
-    let x = |v: u32| {
-        let p = positions[v as usize];
-        Vector3::new(p[0] as f64, p[1] as f64, p[2] as f64)
-    };
     for c in contacts.iter().filter(|c| c.active) {
-        let mut terms: Vec<(u32, f64)> = vec![(c.p[0], c.w[0] as f64)];
-        if c.p[1] != INVALID {
-            terms.push((c.p[1], c.w[1] as f64));
-        }
-        let sides = if c.f[2] != INVALID { 3 } else { 2 };
-        for k in 0..sides {
-            terms.push((c.f[k], -(c.b[k] as f64)));
-        }
-        let nrm = Vector3::new(c.n[0] as f64, c.n[1] as f64, c.n[2] as f64);
-        let value = terms
-            .iter()
-            .map(|&(v, a)| a * x(v))
-            .sum::<Vector3<f64>>()
-            .dot(&nrm)
-            - offset;
+        let (terms, nrm, value) = violation(positions, c, offset);
         if !(value < 0.0) {
             continue;
         }
@@ -370,27 +381,9 @@ pub fn penalty_hessian_mul(
     p: &[[f64; 3]],
 ) -> Vec<[f64; 3]> {
     let mut q = vec![[0.0; 3]; positions.len()];
-    let x = |v: u32| {
-        let p = positions[v as usize];
-        Vector3::new(p[0] as f64, p[1] as f64, p[2] as f64)
-    };
     let free = |v: u32| inverse_masses[v as usize] != 0.0;
     for c in contacts.iter().filter(|c| c.active) {
-        let mut terms: Vec<(u32, f64)> = vec![(c.p[0], c.w[0] as f64)];
-        if c.p[1] != INVALID {
-            terms.push((c.p[1], c.w[1] as f64));
-        }
-        let sides = if c.f[2] != INVALID { 3 } else { 2 };
-        for j in 0..sides {
-            terms.push((c.f[j], -(c.b[j] as f64)));
-        }
-        let nrm = Vector3::new(c.n[0] as f64, c.n[1] as f64, c.n[2] as f64);
-        let value = terms
-            .iter()
-            .map(|&(v, a)| a * x(v))
-            .sum::<Vector3<f64>>()
-            .dot(&nrm)
-            - offset;
+        let (terms, nrm, value) = violation(positions, c, offset);
         if !(value < 0.0) {
             continue;
         }
