@@ -34,6 +34,9 @@ pub struct NewtonSettings {
     pub max_iterations: u32,
     /// Stop when the Newton direction's largest vertex displacement is below this (m).
     pub tolerance: f64,
+    /// Also stop when the largest per-vertex gradient norm of the incremental potential (the
+    /// unbalanced force) is at most this (N; 0: only the displacement test).
+    pub gradient_tolerance: f64,
     /// PCG relative residual.
     pub pcg_tolerance: f32,
     /// PCG iterations per Newton iteration at most.
@@ -614,6 +617,9 @@ impl NewtonStepper {
             s[0] + s[1] + penalty_energy
         };
         for _ in 0..st.max_iterations {
+            if st.gradient_tolerance > 0.0 && stats.gradient_norm <= st.gradient_tolerance {
+                break;
+            }
             self.hessian.run()?;
             stats.gpu_ms.hessian += graph_ms(&self.hessian)?;
             let solve = self.pcg.solve_resident_warm(

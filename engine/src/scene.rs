@@ -163,6 +163,9 @@ pub struct SolverSettings {
     pub newton_max_iterations: u32,
     /// Newton stops when a step's largest vertex displacement falls below this (m).
     pub newton_tolerance: f64,
+    /// Newton also stops when the largest per-vertex gradient of the incremental potential falls
+    /// to this (N).
+    pub newton_gradient_tolerance: f64,
     /// PCG stops at this relative residual.
     pub pcg_tolerance: f64,
     /// PCG iterations per Newton step at most.
@@ -188,6 +191,7 @@ impl Default for SolverSettings {
         SolverSettings {
             newton_max_iterations: 20,
             newton_tolerance: 1e-5,
+            newton_gradient_tolerance: 1e-6,
             pcg_tolerance: 1e-4,
             pcg_max_iterations: 1000,
             pcg_stagnation_window: 100,
@@ -885,6 +889,15 @@ impl Scene {
             return bad(
                 "solver.newton_tolerance".into(),
                 format!("must be positive, got {}", sv.newton_tolerance),
+            );
+        }
+        if !(sv.newton_gradient_tolerance >= 0.0 && sv.newton_gradient_tolerance.is_finite()) {
+            return bad(
+                "solver.newton_gradient_tolerance".into(),
+                format!(
+                    "must be a force >= 0 in N, got {}",
+                    sv.newton_gradient_tolerance
+                ),
             );
         }
         if sv.newton_max_iterations == 0 || sv.pcg_max_iterations == 0 {

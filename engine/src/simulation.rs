@@ -359,6 +359,7 @@ impl Simulation {
                     gravity: sim.gravity,
                     max_iterations: scene.solver.newton_max_iterations,
                     tolerance: scene.solver.newton_tolerance,
+                    gradient_tolerance: scene.solver.newton_gradient_tolerance,
                     pcg_tolerance: scene.solver.pcg_tolerance as f32,
                     pcg_max_iterations: scene.solver.pcg_max_iterations,
                     colliders,

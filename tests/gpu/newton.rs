@@ -120,6 +120,7 @@ fn clamped_beam(kind: ElementModel, material: Material) {
         gravity: [0.0, 0.0, -9.81],
         max_iterations: 20,
         tolerance: 1e-7,
+        gradient_tolerance: 0.0,
         pcg_tolerance: 1e-5,
         pcg_max_iterations: 2000,
         colliders: vec![],
@@ -198,6 +199,7 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
         gravity: [0.0, 0.0, -9.81],
         max_iterations: 20,
         tolerance: 1e-6,
+        gradient_tolerance: 0.0,
         pcg_tolerance: 1e-4,
         pcg_max_iterations: 500,
         colliders: vec![Collider {
@@ -281,6 +283,7 @@ motion = [
         gravity: [0.0; 3],
         max_iterations: 30,
         tolerance: 1e-6,
+        gradient_tolerance: 0.0,
         pcg_tolerance: 1e-4,
         pcg_max_iterations: 1000,
         colliders: vec![],
@@ -374,6 +377,7 @@ force = [{ vertices = { region = { min = [-0.2, -0.03, 0.024], max = [0.2, 0.03,
         gravity: [0.0; 3],
         max_iterations: 20,
         tolerance: 1e-7,
+        gradient_tolerance: 0.0,
         pcg_tolerance: 1e-5,
         pcg_max_iterations: 2000,
         colliders: vec![],
@@ -454,6 +458,7 @@ fn gpu_linearization_matches_the_cpu_reference_with_cloth_rods_colliders_and_fri
         gravity: [0.0, 0.0, -9.81],
         max_iterations: 10,
         tolerance: 1e-6,
+        gradient_tolerance: 0.0,
         pcg_tolerance: 1e-4,
         pcg_max_iterations: 500,
         colliders: colliders.clone(),
@@ -532,5 +537,42 @@ fn gpu_linearization_matches_the_cpu_reference_with_cloth_rods_colliders_and_fri
         (energy - want_e).abs() <= 1e-3 * want_e.abs().max(1e-3),
         "energy {energy} vs {want_e}"
     );
+    assert_no_validation_errors(&ctx);
+}
+
+/// Newton stops on the gradient norm: a beam at rest without gravity is in equilibrium, so a
+/// step with a gradient tolerance takes no iteration, and one without takes at least one.
+#[test]
+fn newton_stops_on_the_gradient_norm() {
+    let ctx = context(false);
+    let scene = Scene::parse(BEAM, "beam", &[]).unwrap();
+    let model = SimModel::from_scene(&scene).unwrap();
+    let iterations = |gradient_tolerance: f64| {
+        let settings = NewtonSettings {
+            h: 0.01,
+            gravity: [0.0; 3],
+            max_iterations: 10,
+            tolerance: 0.0,
+            gradient_tolerance,
+            pcg_tolerance: 1e-4,
+            pcg_max_iterations: 100,
+            colliders: vec![],
+            contact_stiffness: 100.0,
+            friction_slip: 1e-5,
+            warm_start: Default::default(),
+            pcg_stagnation_window: 100,
+            friction_per_iteration: false,
+            penalty_stiffness: 0.0,
+        };
+        let s = NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
+        let st = s.step().unwrap();
+        (st.newton_iterations, st.gradient_norm)
+    };
+    // At rest the unbalanced force is f32 rounding of the elastic forces (~1e-5 N here).
+    let (with, g) = iterations(1e-4);
+    let (without, _) = iterations(0.0);
+    assert!(g <= 1e-4, "at rest the unbalanced force is ~0: {g} N");
+    assert_eq!(with, 0, "the gradient test stops before the first solve");
+    assert!(without >= 1);
     assert_no_validation_errors(&ctx);
 }

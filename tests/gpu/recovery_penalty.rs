@@ -62,6 +62,7 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         gravity: [0.0; 3],
         max_iterations: 4,
         tolerance: 1e-6,
+        gradient_tolerance: 0.0,
         pcg_tolerance: 1e-4,
         pcg_max_iterations: 200,
         colliders: vec![],
