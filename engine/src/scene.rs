@@ -1409,6 +1409,10 @@ friction = 0.3
                 "collision.penalty_stiffness=nan",
                 "collision.penalty_stiffness",
             ),
+            (
+                "solver.newton_gradient_tolerance=-1.0",
+                "solver.newton_gradient_tolerance",
+            ),
             ("collision.relaxation=2.0", "collision.relaxation"),
             ("collision.ccd_distance=0.0", "collision.ccd_distance"),
             ("collision.response_passes=0", "collision.response_passes"),
