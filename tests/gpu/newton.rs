@@ -17,6 +17,26 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
 fixed = [{ region = { min = [-0.101, -1.0, -1.0], max = [-0.099, 1.0, 1.0] } }]
 "#;
 
+/// Settings shared by these tests; each test overrides what it needs.
+fn base_settings() -> NewtonSettings {
+    NewtonSettings {
+        h: 1.0,
+        gravity: [0.0; 3],
+        max_iterations: 20,
+        tolerance: 1e-6,
+        gradient_tolerance: 0.0,
+        pcg_tolerance: 1e-4,
+        pcg_max_iterations: 1000,
+        colliders: vec![],
+        contact_stiffness: 1000.0,
+        friction_slip: 1e-5,
+        warm_start: Default::default(),
+        pcg_stagnation_window: 100,
+        friction_per_iteration: false,
+        penalty_stiffness: 0.0,
+    }
+}
+
 /// Static equilibrium ∇Ψ(x) = M g + f_ext over the free vertices by dense Newton in f64.
 fn static_solve(model: &SimModel, material: Material, g: Vector3<f64>) -> Vec<Vector3<f64>> {
     let n = model.positions.len();
@@ -116,20 +136,12 @@ fn clamped_beam(kind: ElementModel, material: Material) {
     let g = Vector3::new(0.0, 0.0, -9.81);
     let want = static_solve(&model, material, g);
     let settings = NewtonSettings {
-        h: 1.0,
         gravity: [0.0, 0.0, -9.81],
-        max_iterations: 20,
         tolerance: 1e-7,
-        gradient_tolerance: 0.0,
         pcg_tolerance: 1e-5,
         pcg_max_iterations: 2000,
-        colliders: vec![],
         contact_stiffness: 100.0,
-        friction_slip: 1e-5,
-        warm_start: Default::default(),
-        pcg_stagnation_window: 100,
-        friction_per_iteration: false,
-        penalty_stiffness: 0.0,
+        ..base_settings()
     };
     let stepper = NewtonStepper::new(&ctx, &model, kind, settings).unwrap();
     let mut last = Default::default();
@@ -197,10 +209,6 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
     let settings = NewtonSettings {
         h,
         gravity: [0.0, 0.0, -9.81],
-        max_iterations: 20,
-        tolerance: 1e-6,
-        gradient_tolerance: 0.0,
-        pcg_tolerance: 1e-4,
         pcg_max_iterations: 500,
         colliders: vec![Collider {
             shape: Shape::Plane {
@@ -210,12 +218,7 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
             friction: 0.0,
             velocity: [0.0; 3],
         }],
-        contact_stiffness: 1000.0,
-        friction_slip: 1e-5,
-        warm_start: Default::default(),
-        pcg_stagnation_window: 100,
-        friction_per_iteration: false,
-        penalty_stiffness: 0.0,
+        ..base_settings()
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -280,19 +283,8 @@ motion = [
     let model = SimModel::from_scene(&scene).unwrap();
     let settings = NewtonSettings {
         h: scene.simulation.time_step(),
-        gravity: [0.0; 3],
         max_iterations: 30,
-        tolerance: 1e-6,
-        gradient_tolerance: 0.0,
-        pcg_tolerance: 1e-4,
-        pcg_max_iterations: 1000,
-        colliders: vec![],
-        contact_stiffness: 1000.0,
-        friction_slip: 1e-5,
-        warm_start: Default::default(),
-        pcg_stagnation_window: 100,
-        friction_per_iteration: false,
-        penalty_stiffness: 0.0,
+        ..base_settings()
     };
     let stepper = NewtonStepper::new(
         &ctx,
@@ -373,20 +365,10 @@ force = [{ vertices = { region = { min = [-0.2, -0.03, 0.024], max = [0.2, 0.03,
         Vector3::zeros(),
     );
     let settings = NewtonSettings {
-        h: 1.0,
-        gravity: [0.0; 3],
-        max_iterations: 20,
         tolerance: 1e-7,
-        gradient_tolerance: 0.0,
         pcg_tolerance: 1e-5,
         pcg_max_iterations: 2000,
-        colliders: vec![],
-        contact_stiffness: 1000.0,
-        friction_slip: 1e-5,
-        warm_start: Default::default(),
-        pcg_stagnation_window: 100,
-        friction_per_iteration: false,
-        penalty_stiffness: 0.0,
+        ..base_settings()
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -457,17 +439,10 @@ fn gpu_linearization_matches_the_cpu_reference_with_cloth_rods_colliders_and_fri
         h,
         gravity: [0.0, 0.0, -9.81],
         max_iterations: 10,
-        tolerance: 1e-6,
-        gradient_tolerance: 0.0,
-        pcg_tolerance: 1e-4,
         pcg_max_iterations: 500,
         colliders: colliders.clone(),
-        contact_stiffness: 1000.0,
         friction_slip: 1e-3 * h,
-        warm_start: Default::default(),
-        pcg_stagnation_window: 100,
-        friction_per_iteration: false,
-        penalty_stiffness: 0.0,
+        ..base_settings()
     };
     let stepper =
         NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
@@ -550,19 +525,12 @@ fn newton_stops_on_the_gradient_norm() {
     let iterations = |gradient_tolerance: f64| {
         let settings = NewtonSettings {
             h: 0.01,
-            gravity: [0.0; 3],
             max_iterations: 10,
             tolerance: 0.0,
             gradient_tolerance,
-            pcg_tolerance: 1e-4,
             pcg_max_iterations: 100,
-            colliders: vec![],
             contact_stiffness: 100.0,
-            friction_slip: 1e-5,
-            warm_start: Default::default(),
-            pcg_stagnation_window: 100,
-            friction_per_iteration: false,
-            penalty_stiffness: 0.0,
+            ..base_settings()
         };
         let s = NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
         let st = s.step().unwrap();
