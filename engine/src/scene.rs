@@ -228,6 +228,17 @@ pub enum CollisionBound {
     Ogc,
 }
 
+/// What precedes each forward step of the two-way method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollisionBackward {
+    /// The paper's backward step: projected multicolor Gauss–Seidel (§4).
+    GaussSeidel,
+    /// The paper's log-barrier baseline (§3.4, Eq. 7–8): gradient descent on the barrier
+    /// objective with the same forward steps (for comparison).
+    LogBarrier,
+}
+
 /// Parameters of surface–surface collision handling (SI units; defaults: the two-way IPM
 /// paper's Table 3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -257,6 +268,13 @@ pub struct CollisionSettings {
     pub bound: CollisionBound,
     /// γ_p of the OGC bound (0 < γ_p < 0.5).
     pub ogc_relaxation: f64,
+    /// Backward step, or the log-barrier baseline in its place.
+    pub backward: CollisionBackward,
+    /// Log-barrier baseline: strength k relative to m̄/h² (dimensionless; the paper's
+    /// k = 20 kg/s² is 20 h²/m̄).
+    pub barrier_strength: f64,
+    /// Log-barrier baseline: range d̂ (m; at most d_min).
+    pub barrier_range: f64,
     /// Steps recorded per GPU graph run (host round trips every this many steps).
     pub steps_per_batch: u32,
     /// Edge-length constraints in the backward step (Eq. 17).
@@ -319,6 +337,9 @@ impl Default for CollisionSettings {
             min_separation: d.min_separation,
             bound: CollisionBound::HalfDistance,
             ogc_relaxation: 0.45,
+            backward: CollisionBackward::GaussSeidel,
+            barrier_strength: 10.0,
+            barrier_range: 1e-3,
             steps_per_batch: d.steps_per_batch,
             edge_constraints: d.edge_constraints,
             friction: 0.0,
@@ -374,6 +395,13 @@ impl CollisionSettings {
                 CollisionBound::HalfDistance => crate::collision::StepBound::HalfDistance,
                 CollisionBound::Ogc => crate::collision::StepBound::Ogc {
                     relaxation: self.ogc_relaxation,
+                },
+            },
+            backward: match self.backward {
+                CollisionBackward::GaussSeidel => crate::collision::Backward::GaussSeidel,
+                CollisionBackward::LogBarrier => crate::collision::Backward::LogBarrier {
+                    strength: self.barrier_strength,
+                    range: self.barrier_range,
                 },
             },
             sweeps: 1,
@@ -1376,6 +1404,56 @@ friction = 0.3
         assert!(e.message.contains("iteratons"), "{e}");
         let e = Scene::parse(CUBE, "cube.toml", &set(&["xpbd.tet_solve=jacobi"])).unwrap_err();
         assert!(e.message.contains("jacobi"), "{e}");
+    }
+
+    #[test]
+    fn two_way_fields_are_validated() {
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let s = Scene::parse(
+            CUBE,
+            "cube.toml",
+            &set(&[
+                "collision.method=two-way",
+                "collision.backward=log-barrier",
+                "collision.barrier_strength=20.0",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            s.collision.two_way().backward,
+            crate::collision::Backward::LogBarrier {
+                strength: 20.0,
+                range: 1e-3
+            }
+        );
+        for (o, field) in [
+            ("collision.d_max=0.001", "collision.d_max"),
+            ("collision.gamma=1.5", "collision.gamma"),
+            (
+                "collision.barrier_strength=-1.0",
+                "collision.barrier_strength",
+            ),
+            (
+                "collision.barrier_strength=nan",
+                "collision.barrier_strength",
+            ),
+            ("collision.barrier_range=0.0", "collision.barrier_range"),
+            ("collision.barrier_range=0.01", "collision.barrier_range"),
+        ] {
+            let e = Scene::parse(
+                CUBE,
+                "cube.toml",
+                &set(&[
+                    "collision.method=two-way",
+                    "collision.backward=log-barrier",
+                    o,
+                ]),
+            )
+            .unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{o}: {e}");
+        }
+        let e = Scene::parse(CUBE, "cube.toml", &set(&["collision.backward=newton"])).unwrap_err();
+        assert!(e.message.contains("newton"), "{e}");
     }
 
     #[test]

@@ -49,6 +49,8 @@ struct TwParams {
     uint offset;        // first constraint of this dispatch (edge sweeps) / color (contacts)
     uint count;         // constraints of this dispatch (edge sweeps)
     float min_sep;      // ξ (m): distances never drop below it (forward step uses D_i - ξ)
+    float barrier_k;    // log-barrier baseline: strength k relative to m/h² (dimensionless)
+    float barrier_range;// log-barrier baseline: range d̂ (m)
 };
 
 uint tw_index() {
@@ -148,6 +150,14 @@ float tw_pgs(float c, vec3 J[4], vec3 x[4], inout vec3 y[4], vec4 w, float lambd
     float dl = ln - lambda;
     for (uint k = 0u; k < 4u; k++) y[k] += (w[k] * dl) * J[k];
     return ln;
+}
+
+// Log-barrier baseline (§3.4, Eq. 8): B(d) = k (d - d̂)² max(-ln(d / d̂), 0). Returns dB/dd
+// (negative: repulsive) for 0 < d < d̂, else 0.
+float tw_barrier_derivative(float d, float k, float range) {
+    if (!(d > 0.0) || !(d < range)) return 0.0;
+    float e = d - range;
+    return k * (-2.0 * e * log(d / range) - e * e / d);
 }
 
 #endif

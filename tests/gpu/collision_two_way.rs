@@ -3,7 +3,7 @@
 //! claim on the whole solve (every intermediate state intersection-free).
 
 use rand::Rng;
-use supple::collision::{StepBound, TwoWay, TwoWaySettings};
+use supple::collision::{Backward, StepBound, TwoWay, TwoWaySettings};
 use supple::coloring::{check_coloring, MAX_COLORS};
 use supple::cpu_reference::two_way as reference;
 use supple::intersection_check::{frame_intersections, trajectory_check, Surface};
@@ -353,5 +353,151 @@ fn random_sheet_collisions_never_produce_an_intersecting_step() {
         );
     }
     assert!(total_steps > 12, "the cases should need several steps each");
+    assert_no_validation_errors(&ctx);
+}
+
+fn barrier_settings() -> TwoWaySettings {
+    TwoWaySettings {
+        backward: Backward::LogBarrier {
+            strength: 10.0,
+            range: 1e-3,
+        },
+        ..settings()
+    }
+}
+
+/// Log-barrier baseline (`two_way_barrier.comp`): each GPU step equals the reference step from
+/// the GPU's state before it (target = dynamics target minus the barrier gradient over the
+/// GPU's colors, then the forward step), and the barrier acts on some steps.
+#[test]
+fn every_barrier_step_matches_the_reference_step() {
+    let ctx = context(true);
+    let s = sheets(8, 0.003, 0.01);
+    let n = s.x.len();
+    let mut inv_w = vec![1.0f32; n];
+    inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
+    let mut st = barrier_settings();
+    st.max_steps = 1;
+    let Backward::LogBarrier { strength, range } = st.backward else {
+        unreachable!()
+    };
+    let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+    let (_, _, edge_ranges) = tw.read_edge_constraints().unwrap();
+    assert!(
+        edge_ranges.is_empty(),
+        "the baseline has no edge constraints"
+    );
+    let inv: Vec<f64> = inv_w.iter().map(|&w| w as f64).collect();
+    let y_dyn: Vec<Vec3> = s.y.iter().map(|p| Vec3::new(p[0], p[1], p[2])).collect();
+    let mut barrier_steps = 0;
+    for step in 0..16 {
+        // Every solve restarts from the dynamics target (as the simulation loads it).
+        tw.set_target(&s.y).expect("target");
+        let x0: Vec<Vec3> = tw.positions().read().unwrap()[..n].iter().map(v3).collect();
+        let state0 = tw.read_state().unwrap();
+        let rep = tw.solve().expect("solve");
+        assert_eq!(rep.steps, 1);
+        // Distances, the target copy, ≥ one barrier dispatch per color, forward, update.
+        assert!(rep.dispatches_per_step >= 4 + rep.contact_colors, "{rep:?}");
+        let searched = rep.searches > 0;
+        let (cons, n_vt) = tw.read_constraints().unwrap();
+        let (offsets, grouped) = tw.read_contact_colors().unwrap();
+        let mut x = x0.clone();
+        let mut y = y_dyn.clone();
+        let dmin = reference::vertex_distances(&x, &cons, n_vt);
+        let bound = if searched {
+            st.d_max
+        } else {
+            state0.bound as f64
+        };
+        for c in 0..offsets.len() - 1 {
+            let g = &grouped[offsets[c] as usize..offsets[c + 1] as usize];
+            reference::barrier_sweep(&x, &mut y, &cons, n_vt, g, &inv, strength, range);
+        }
+        if (0..n).any(|i| (y[i] - y_dyn[i]).norm() > 1e-9) {
+            barrier_steps += 1;
+        }
+        let mut r = vec![1.0; n];
+        reference::forward(
+            &mut x,
+            &y,
+            &dmin,
+            bound,
+            st.step_fraction(),
+            &mut r,
+            &vec![true; n],
+            st.min_separation,
+        );
+        let gx: Vec<Vec3> = tw.positions().read().unwrap()[..n].iter().map(v3).collect();
+        let gy: Vec<Vec3> = tw.target().read().unwrap()[..n].iter().map(v3).collect();
+        for i in 0..n {
+            // The barrier gradient grows as 1/d: compare relative to the target's move.
+            let tol = 2e-7 + 1e-4 * (y[i] - y_dyn[i]).norm();
+            assert!(
+                (gy[i] - y[i]).norm() < tol,
+                "step {step} vertex {i}: y gpu {:?} ref {:?}",
+                gy[i],
+                y[i]
+            );
+            assert!(
+                (gx[i] - x[i]).norm() < 2e-7 + 1e-4 * (x[i] - x0[i]).norm(),
+                "step {step} vertex {i}: x gpu {:?} ref {:?}",
+                gx[i],
+                x[i]
+            );
+        }
+    }
+    assert!(
+        barrier_steps > 0,
+        "no step brought a pair within the barrier range"
+    );
+    assert_no_validation_errors(&ctx);
+}
+
+/// The log-barrier baseline keeps every forward step intersection-free too (same step bound),
+/// on the sheets pushed through each other and on random cases; it converges, and the steps of
+/// both methods are reported side by side.
+#[test]
+fn log_barrier_solves_stay_apart_at_every_step() {
+    let ctx = context(false);
+    let mut rng = supple_gpu_tests::rng(0xba5_1e55);
+    for case in 0..4 {
+        let (cells, gap, push) = if case == 0 {
+            (8, 0.003, 0.01)
+        } else {
+            (
+                rng.random_range(4..9),
+                rng.random_range(0.0015..0.006),
+                rng.random_range(0.003..0.03),
+            )
+        };
+        let s = sheets(cells, gap, push);
+        let n = s.x.len();
+        let mut inv_w = vec![1.0f32; n];
+        inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
+        let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
+        let mut steps = [0u32; 2];
+        for (m, st) in [settings(), barrier_settings()].into_iter().enumerate() {
+            let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+            tw.set_target(&s.y).expect("target");
+            let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();
+            let rep = tw
+                .solve_observed(|state, x| {
+                    if m == 1 {
+                        let label = format!("barrier case {case} step {}", state.steps);
+                        assert_step_safe(&surface, &prev, x, &label);
+                    }
+                    prev.copy_from_slice(&x[..n]);
+                })
+                .expect("solve");
+            assert!(rep.converged, "case {case} method {m}: {rep:?}");
+            assert!(rep.min_distance as f64 >= 0.99 * st.min_separation);
+            steps[m] = rep.steps;
+        }
+        eprintln!(
+            "case {case}: steps gauss-seidel {} log-barrier {}",
+            steps[0], steps[1]
+        );
+    }
     assert_no_validation_errors(&ctx);
 }

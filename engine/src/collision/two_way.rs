@@ -60,6 +60,26 @@ pub enum StepBound {
     },
 }
 
+/// What precedes each forward step: the paper's backward step, or its log-barrier baseline.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Backward {
+    /// The two-way backward step (§4): one projected multicolor Gauss–Seidel sweep over the
+    /// linearised contact (and edge-length) constraints updates the target y.
+    GaussSeidel,
+    /// The log-barrier baseline of §3.4 (Eq. 7–8): no backward step and no edge constraints; each
+    /// step's target is the dynamics target minus the preconditioned barrier gradient,
+    /// t_i = y_i − ½ w_i Σ_ρ ∂B_ρ/∂x_i at x^(l), B_ρ = k (d − d̂)² max(−ln(d / d̂), 0), and the
+    /// forward step descends toward it with the same bounded step sizes (gradient descent on
+    /// ‖x − y‖² + Σ_ρ B_ρ, as in the paper's comparison).
+    LogBarrier {
+        /// k relative to m/h² (dimensionless: the paper's k = 20 kg/s² is 20 h² / m̄).
+        strength: f64,
+        /// d̂ (m): pairs farther apart feel no barrier (at most D_min, so every pair within it
+        /// is in the proximity list).
+        range: f64,
+    },
+}
+
 /// Settings of the two-way solver (SI units). Defaults: the paper's Table 3.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TwoWaySettings {
@@ -82,6 +102,8 @@ pub struct TwoWaySettings {
     pub min_separation: f64,
     /// Forward-step bound.
     pub bound: StepBound,
+    /// Backward step (or the log-barrier baseline in its place).
+    pub backward: Backward,
     /// Gauss–Seidel sweeps per backward step (the paper: 1).
     pub sweeps: u32,
     /// Steps recorded per graph run (host round trips every this many steps).
@@ -107,6 +129,7 @@ impl Default for TwoWaySettings {
             max_steps: p.max_steps,
             min_separation: p.min_separation,
             bound: StepBound::HalfDistance,
+            backward: Backward::GaussSeidel,
             sweeps: 1,
             steps_per_batch: 8,
             edge_constraints: true,
@@ -161,6 +184,20 @@ impl TwoWaySettings {
             if !(relaxation > 0.0 && relaxation < 0.5) {
                 return Err(format!(
                     "ogc relaxation must be in (0, 0.5), got {relaxation}"
+                ));
+            }
+        }
+        if let Backward::LogBarrier { strength, range } = self.backward {
+            if !(strength.is_finite() && strength > 0.0) {
+                return Err(format!(
+                    "barrier_strength must be positive and finite, got {strength}"
+                ));
+            }
+            if !(range > 0.0 && range <= self.d_min) {
+                return Err(format!(
+                    "barrier_range must be in (0, d_min = {}] (pairs within it must be in \
+                     the proximity list), got {range}",
+                    self.d_min
                 ));
             }
         }
@@ -221,6 +258,8 @@ struct TwParams {
     offset: u32,
     count: u32,
     min_sep: f32,
+    barrier_k: f32,
+    barrier_range: f32,
 }
 
 /// Telemetry of one [`TwoWay::solve`].
@@ -300,6 +339,8 @@ pub struct TwoWay {
     n: usize,
     state: GpuBuffer<TwState>,
     y: GpuBuffer<[f32; 4]>,
+    /// The dynamics target of the solve (log-barrier baseline only: each step restarts from it).
+    y0: Option<GpuBuffer<[f32; 4]>>,
     r: GpuBuffer<f32>,
     dmin: GpuBuffer<u32>,
     inv_w: GpuBuffer<f32>,
@@ -397,26 +438,28 @@ impl TwoWay {
             )
             .map_err(err)?;
         // Edge-length constraints, grouped by a host greedy coloring (static topology).
-        let (edge_order, edge_ranges) = if settings.edge_constraints && !edges_host.is_empty() {
-            let c =
-                greedy_coloring(&pad(&edges_host), n, GreedyOrder::SmallestLast).map_err(err)?;
-            let mut order: Vec<usize> = (0..edges_host.len()).collect();
-            order.sort_by_key(|&e| (c.colors[e], e));
-            let mut ranges = Vec::new();
-            let mut start = 0;
-            for col in 0..c.num_colors {
-                let end = start
-                    + order[start..]
-                        .iter()
-                        .take_while(|&&e| c.colors[e] == col)
-                        .count();
-                ranges.push((start as u32, (end - start) as u32));
-                start = end;
-            }
-            (order, ranges)
-        } else {
-            (Vec::new(), Vec::new())
-        };
+        let barrier = matches!(settings.backward, Backward::LogBarrier { .. });
+        let (edge_order, edge_ranges) =
+            if settings.edge_constraints && !barrier && !edges_host.is_empty() {
+                let c = greedy_coloring(&pad(&edges_host), n, GreedyOrder::SmallestLast)
+                    .map_err(err)?;
+                let mut order: Vec<usize> = (0..edges_host.len()).collect();
+                order.sort_by_key(|&e| (c.colors[e], e));
+                let mut ranges = Vec::new();
+                let mut start = 0;
+                for col in 0..c.num_colors {
+                    let end = start
+                        + order[start..]
+                            .iter()
+                            .take_while(|&&e| c.colors[e] == col)
+                            .count();
+                    ranges.push((start as u32, (end - start) as u32));
+                    start = end;
+                }
+                (order, ranges)
+            } else {
+                (Vec::new(), Vec::new())
+            };
         let grouped_edges: Vec<[u32; 2]> = edge_order.iter().map(|&e| edges_host[e]).collect();
         let rest: Vec<f32> = grouped_edges
             .iter()
@@ -438,8 +481,19 @@ impl TwoWay {
         let lambda_e = ctx
             .upload_buffer("two_way.lambda_e", &vec![0f32; ne.max(1)], storage)
             .map_err(err)?;
+        let y0 = if barrier {
+            Some(
+                ctx.create_buffer::<[f32; 4]>("two_way.y0", y.len(), storage)
+                    .map_err(err)?,
+            )
+        } else {
+            None
+        };
         let mut g = Graph::new("two_way.reset");
         g.fill("two_way.reset_clocks", &r, ONE_BITS);
+        if let Some(y0) = &y0 {
+            g.copy("two_way.save_target", &y, y0);
+        }
         let reset = g.compile(ctx, CompileOptions::default()).map_err(err)?;
         let mut s = TwoWay {
             ctx: ctx.clone(),
@@ -448,6 +502,7 @@ impl TwoWay {
             n,
             state,
             y,
+            y0,
             r,
             dmin,
             inv_w,
@@ -481,6 +536,14 @@ impl TwoWay {
             offset,
             count,
             min_sep: s.min_separation as f32,
+            barrier_k: match s.backward {
+                Backward::LogBarrier { strength, .. } => strength as f32,
+                Backward::GaussSeidel => 0.0,
+            },
+            barrier_range: match s.backward {
+                Backward::LogBarrier { range, .. } => range as f32,
+                Backward::GaussSeidel => 0.0,
+            },
         }
     }
 
@@ -588,7 +651,36 @@ impl TwoWay {
                 .read_write(&self.dmin)
                 .push(&self.params(0, 0)),
             );
-            for sweep in 0..self.settings.sweeps {
+            if let Some(y0) = &self.y0 {
+                // Log-barrier baseline: the step's target is y^[k+1] minus the barrier gradient.
+                g.copy(format!("two_way.barrier_target[{step}]"), y0, &self.y);
+                for c in 0..color_cap {
+                    let a = 3 * c as usize;
+                    g.dispatch(
+                        Dispatch::indirect(
+                            format!("two_way.barrier_sweep[{step}.{c}]"),
+                            ids::COLLISION_TWO_WAY_BARRIER,
+                            self.color_args.slice(a..a + 3),
+                        )
+                        .workgroup_size(WG)
+                        .read(&self.state)
+                        .read(x)
+                        .read_write(&self.y)
+                        .read(&cons)
+                        .read(&self.meta)
+                        .read(coloring.offsets())
+                        .read(coloring.grouped())
+                        .read(&self.inv_w)
+                        .push(&self.params(c, 0)),
+                    );
+                }
+            }
+            let sweeps = if self.y0.is_some() {
+                0
+            } else {
+                self.settings.sweeps
+            };
+            for sweep in 0..sweeps {
                 for c in 0..color_cap {
                     let a = 3 * c as usize;
                     g.dispatch(
@@ -673,9 +765,13 @@ impl TwoWay {
         Ok(())
     }
 
-    /// Dispatches recorded per step.
+    /// Commands (dispatches and copies) recorded per step.
     pub fn dispatches_per_step(&self) -> u32 {
         let colors = self.ws.as_ref().map_or(0, |w| w.color_cap);
+        if self.y0.is_some() {
+            // Distances, target copy, one barrier dispatch per color, forward, update.
+            return 4 + colors;
+        }
         3 + self.settings.sweeps * (colors + self.edge_ranges.len() as u32)
     }
 
@@ -864,7 +960,7 @@ impl TwoWay {
             report.batches += 1;
             if let Some(p) = ws.batch.profile().map_err(err)? {
                 for node in &p.nodes {
-                    if node.name.contains("sweep") {
+                    if node.name.contains("sweep") || node.name.contains("barrier") {
                         report.gpu_ms_backward += node.gpu_ms;
                     } else {
                         report.gpu_ms_forward += node.gpu_ms;

@@ -283,6 +283,62 @@ pub fn contact_sweep(
     }
 }
 
+/// Derivative dB/dd of the log barrier of the two-way IPM paper's baseline (§3.4, Eq. 8),
+/// B(d) = k (d − d̂)² max(−ln(d / d̂), 0): negative (repulsive) for 0 < d < d̂, else 0.
+pub fn barrier_derivative(d: f64, k: f64, range: f64) -> f64 {
+    if !(d > 0.0 && d < range) {
+        return 0.0;
+    }
+    let e = d - range;
+    k * (-2.0 * e * (d / range).ln() - e * e / d)
+}
+
+/// The log barrier B(d) of Eq. 8 (m² when k is dimensionless).
+pub fn barrier(d: f64, k: f64, range: f64) -> f64 {
+    if !(d > 0.0 && d < range) {
+        return 0.0;
+    }
+    k * (d - range).powi(2) * -(d / range).ln()
+}
+
+/// One color of the log-barrier baseline (twin of `two_way_barrier.comp`): every pair of
+/// `group` closer than `range` at `x` moves the step target `y` of its vertices by
+/// −½ w_i ∂B/∂x_i (the gradient-descent step of Eq. 7 preconditioned by the inverse weights).
+#[allow(clippy::too_many_arguments)]
+pub fn barrier_sweep(
+    x: &[Vec3],
+    y: &mut [Vec3],
+    cons: &[[u32; 4]],
+    n_vt: usize,
+    group: &[u32],
+    inv_w: &[f64],
+    k: f64,
+    range: f64,
+) {
+    for &i in group {
+        let i = i as usize;
+        let c = cons[i];
+        let q = c.map(|v| x[v as usize]);
+        let (weights, diff) = if i < n_vt {
+            let cl = point_triangle(&q[0], &q[1], &q[2], &q[3]);
+            (cl.weights, cl.diff)
+        } else {
+            let cl = edge_edge(&q[0], &q[1], &q[2], &q[3]);
+            (cl.weights, cl.diff)
+        };
+        let d = diff.norm();
+        let db = barrier_derivative(d, k, range);
+        if db == 0.0 {
+            continue;
+        }
+        let g = diff * (-0.5 * db / d);
+        for s in 0..4 {
+            let v = c[s] as usize;
+            y[v] += g * (inv_w[v] * weights[s]);
+        }
+    }
+}
+
 /// One color of the edge-length sweep over `edges[range]` (rest lengths `rest`).
 #[allow(clippy::too_many_arguments)]
 pub fn edge_sweep(
