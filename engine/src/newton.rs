@@ -627,6 +627,18 @@ impl NewtonStepper {
                 st.pcg_max_iterations,
                 &st.warm_start,
             )?;
+            if !solve.relative_residual.is_finite() {
+                // A NaN in the Newton system would otherwise freeze the simulation silently
+                // (no trial step is accepted and no vertex moves).
+                return Err(crate::vk::VkError::Graph {
+                    graph: "newton".into(),
+                    message: format!(
+                        "the Newton system at t = {t} s is not finite (PCG residual {}): \
+                         NaN or infinity in the Hessian or gradient",
+                        solve.relative_residual
+                    ),
+                });
+            }
             let its = solve.iterations;
             stats.pcg_warm_iterations += solve.warm_iterations;
             stats.pcg_residual = solve.relative_residual as f64;

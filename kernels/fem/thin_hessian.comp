@@ -38,7 +38,13 @@ void main() {
         float l1 = mean + r, l2 = mean - r;
         mat2 sp = mat2(a, b, b, d);
         if (l2 < 0.0) {
-            vec2 ev = abs(b) > 1e-30 ? normalize(vec2(l1 - d, b)) : (a >= d ? vec2(1.0, 0.0) : vec2(0.0, 1.0));
+            // Eigenvector of l1: the longer of the two candidate rows, rescaled by its largest
+            // component before normalising (squares of tiny stresses underflow f32 to 0/0).
+            vec2 v1 = vec2(l1 - d, b), v2 = vec2(b, l1 - a);
+            vec2 v = dot(v1, v1) >= dot(v2, v2) ? v1 : v2;
+            float vm = max(abs(v.x), abs(v.y));
+            vec2 ev = a >= d ? vec2(1.0, 0.0) : vec2(0.0, 1.0);
+            if (vm > 0.0) ev = normalize(v / vm);
             sp = l1 > 0.0 ? l1 * outerProduct(ev, ev) : mat2(0.0);
         }
         mat3x2 ft = transpose(f); // column c = u_c

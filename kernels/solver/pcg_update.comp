@@ -29,6 +29,8 @@ void main() {
     } else if (MODE == 1u) {
         float den = scalars[p.den_slot];
         float alpha = den > 0.0 ? scalars[p.num_slot] / den : 0.0;
+        // A breakdown (den underflowing against num) must not turn x into infinities.
+        if (isinf(alpha) || isnan(alpha)) alpha = 0.0;
         x[i] = vec4(x[i].xyz + alpha * pv[i].xyz, 0.0);
         vec3 ri = r[i].xyz - alpha * q[i].xyz;
         r[i] = vec4(ri, 0.0);
@@ -36,6 +38,7 @@ void main() {
     } else {
         float den = scalars[p.den_slot];
         float beta = den > 0.0 ? scalars[p.num_slot] / den : 0.0;
+        if (isinf(beta) || isnan(beta)) beta = 0.0;
         pv[i] = vec4(z[i].xyz + beta * pv[i].xyz, 0.0);
     }
 }

@@ -293,15 +293,24 @@ pub fn psd_part_2x2(s: &Matrix2<f64>) -> Matrix2<f64> {
     if l1 <= 0.0 {
         return Matrix2::zeros();
     }
-    // Eigenvector of l1.
-    let v = if b.abs() > 1e-300 {
-        nalgebra::Vector2::new(l1 - d, b)
+    // Eigenvector of l1: the longer of the two candidate rows, rescaled by its largest
+    // component before normalising (the squares of tiny stresses underflow; the GPU twin works
+    // in f32, where that happened on a sheet in free fall).
+    let v1 = nalgebra::Vector2::new(l1 - d, b);
+    let v2 = nalgebra::Vector2::new(b, l1 - a);
+    let v = if v1.norm_squared() >= v2.norm_squared() {
+        v1
+    } else {
+        v2
+    };
+    let vm = v.x.abs().max(v.y.abs());
+    let v = if vm > 0.0 {
+        (v / vm).normalize()
     } else if a >= d {
         nalgebra::Vector2::new(1.0, 0.0)
     } else {
         nalgebra::Vector2::new(0.0, 1.0)
     };
-    let v = v.normalize();
     l1 * v * v.transpose()
 }
 
@@ -429,6 +438,21 @@ mod tests {
         assert!(hinge.energy(&folded) > 1e-3);
         let m = ThinElement::membrane([0, 1, 2], &[rest[0], rest[1], rest[2]], 1.0, 1.0).unwrap();
         assert!(m.energy(&rest) < 1e-24 && m.gradient(&rest).norm() < 1e-12);
+    }
+
+    #[test]
+    fn psd_part_of_a_tiny_shear_is_finite() {
+        // b² underflows to 0: normalising (l1 - d, b) directly gave 0/0.
+        for (a, b, d) in [
+            (-1.0, 1e-200, 2.0),
+            (2.0, -1e-200, -1.0),
+            (-1.0, 1e-170, 1.0),
+        ] {
+            let p = psd_part_2x2(&Matrix2::new(a, b, b, d));
+            assert!(p.iter().all(|v| v.is_finite()), "{a} {b} {d}: {p}");
+            let top = a.max(d);
+            assert!((p.trace() - top).abs() < 1e-12 * top, "{a} {b} {d}: {p}");
+        }
     }
 
     #[test]

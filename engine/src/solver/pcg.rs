@@ -170,6 +170,8 @@ struct Graphs {
     iterate: CompiledGraph,
     warm_init: CompiledGraph,
     warm_iterate: CompiledGraph,
+    /// x = 0: discards a warm start that broke down (non-finite residual).
+    warm_discard: CompiledGraph,
     multiply: CompiledGraph,
     multiply_masked: CompiledGraph,
 }
@@ -325,6 +327,9 @@ fn record_graphs(
     let mut g = Graph::new("pcg.warm_iterate");
     record_iterate(&mut g, true);
     let warm_iterate = g.compile(ctx, timed)?;
+    let mut g = Graph::new("pcg.warm_discard");
+    g.fill("pcg.warm_discard_x", x, 0);
+    let warm_discard = g.compile(ctx, CompileOptions::default())?;
     // q = A x and q = A_masked x alone (tests and diagnostics).
     let mut g = Graph::new("pcg.multiply");
     record_spmv(&mut g, x, false);
@@ -338,6 +343,7 @@ fn record_graphs(
         iterate,
         warm_init,
         warm_iterate,
+        warm_discard,
         multiply,
         multiply_masked,
     })
@@ -614,6 +620,11 @@ impl Pcg {
                     break;
                 }
             }
+        }
+        if !warm_rel.is_finite() {
+            // The grouped system broke down (its masked blocks need not be positive definite
+            // where the Hessian is not): start the global PCG from 0 instead of from NaNs.
+            self.graphs.warm_discard.run()?;
         }
         self.warm_gpu_ms.set(ms);
         let (iterations, relative_residual) = self.solve_resident(tol, max_iterations)?;
