@@ -127,3 +127,14 @@ friction = 0.5
     let (steps, _) = run_checked("cloth_bar", toml, 30);
     assert!(steps >= 30);
 }
+
+/// `scenes/sheets_on_sphere.toml`: three sheets dropped onto a sphere land on each other and
+/// stay apart. Regression: a NaN in the membrane Hessian (a tiny-shear eigenvector underflowing
+/// f32) froze every sheet in place when the first one landed.
+#[test]
+fn three_sheets_dropped_on_a_sphere_land_on_each_other() {
+    let toml = include_str!("../../scenes/sheets_on_sphere.toml");
+    let (steps, pairs) = run_checked("sheets_on_sphere", toml, 12);
+    assert!(pairs > 0, "the sheets never met");
+    assert!(steps > 12);
+}
