@@ -239,6 +239,18 @@ pub enum CollisionBackward {
     LogBarrier,
 }
 
+/// Where the two-way method colors its contact constraints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollisionColoring {
+    /// Host on CPU Vulkan devices (lavapipe), GPU otherwise.
+    Auto,
+    /// Jones–Plassmann on the GPU.
+    Gpu,
+    /// Greedy on the host.
+    Host,
+}
+
 /// Parameters of surface–surface collision handling (SI units; defaults: the two-way IPM
 /// paper's Table 3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -275,6 +287,8 @@ pub struct CollisionSettings {
     pub barrier_strength: f64,
     /// Log-barrier baseline: range d̂ (m; at most d_min).
     pub barrier_range: f64,
+    /// Where the contact constraints of each proximity search are colored.
+    pub contact_coloring: CollisionColoring,
     /// Steps recorded per GPU graph run (host round trips every this many steps).
     pub steps_per_batch: u32,
     /// Edge-length constraints in the backward step (Eq. 17).
@@ -340,6 +354,7 @@ impl Default for CollisionSettings {
             backward: CollisionBackward::GaussSeidel,
             barrier_strength: 10.0,
             barrier_range: 1e-3,
+            contact_coloring: CollisionColoring::Auto,
             steps_per_batch: d.steps_per_batch,
             edge_constraints: d.edge_constraints,
             friction: 0.0,
@@ -403,6 +418,11 @@ impl CollisionSettings {
                     strength: self.barrier_strength,
                     range: self.barrier_range,
                 },
+            },
+            contact_coloring: match self.contact_coloring {
+                CollisionColoring::Auto => crate::collision::ContactColoring::Auto,
+                CollisionColoring::Gpu => crate::collision::ContactColoring::Gpu,
+                CollisionColoring::Host => crate::collision::ContactColoring::Host,
             },
             sweeps: 1,
             steps_per_batch: self.steps_per_batch,
@@ -1416,6 +1436,7 @@ friction = 0.3
                 "collision.method=two-way",
                 "collision.backward=log-barrier",
                 "collision.barrier_strength=20.0",
+                "collision.contact_coloring=gpu",
             ]),
         )
         .unwrap();
@@ -1452,6 +1473,13 @@ friction = 0.3
             .unwrap_err();
             assert_eq!(e.field.as_deref(), Some(field), "{o}: {e}");
         }
+        assert_eq!(
+            s.collision.two_way().contact_coloring,
+            crate::collision::ContactColoring::Gpu
+        );
+        let e =
+            Scene::parse(CUBE, "cube.toml", &set(&["collision.contact_coloring=cpu"])).unwrap_err();
+        assert!(e.message.contains("cpu"), "{e}");
         let e = Scene::parse(CUBE, "cube.toml", &set(&["collision.backward=newton"])).unwrap_err();
         assert!(e.message.contains("newton"), "{e}");
     }

@@ -3,7 +3,7 @@
 //! claim on the whole solve (every intermediate state intersection-free).
 
 use rand::Rng;
-use supple::collision::{Backward, StepBound, TwoWay, TwoWaySettings};
+use supple::collision::{Backward, ContactColoring, StepBound, TwoWay, TwoWaySettings};
 use supple::coloring::{check_coloring, MAX_COLORS};
 use supple::cpu_reference::two_way as reference;
 use supple::intersection_check::{frame_intersections, trajectory_check, Surface};
@@ -75,6 +75,8 @@ fn every_gpu_step_matches_the_reference_step() {
     inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
     let mut st = settings();
     st.max_steps = 1;
+    // The GPU coloring here; the log-barrier step test below runs the host coloring.
+    st.contact_coloring = ContactColoring::Gpu;
     let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
     tw.set_target(&s.y).expect("target");
     let fraction = st.step_fraction();
@@ -269,12 +271,16 @@ fn sheets_pushed_through_each_other_stay_apart_at_every_step() {
 #[test]
 fn solves_are_deterministic() {
     let ctx = context(false);
-    let run = || {
+    let run = |coloring| {
         let s = sheets(8, 0.003, 0.01);
         let n = s.x.len();
         let mut inv_w = vec![1.0f32; n];
         inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
-        let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, settings()).expect("solver");
+        let st = TwoWaySettings {
+            contact_coloring: coloring,
+            ..settings()
+        };
+        let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
         tw.set_target(&s.y).expect("target");
         let rep = tw.solve().expect("solve");
         (
@@ -283,10 +289,12 @@ fn solves_are_deterministic() {
             tw.target().read().unwrap(),
         )
     };
-    let a = run();
-    let b = run();
-    assert!(a.0 > 1);
-    assert_eq!(a, b, "two identical solves differ");
+    for coloring in [ContactColoring::Gpu, ContactColoring::Host] {
+        let a = run(coloring);
+        let b = run(coloring);
+        assert!(a.0 > 1);
+        assert_eq!(a, b, "{coloring:?}: two identical solves differ");
+    }
     assert_no_validation_errors(&ctx);
 }
 
@@ -378,6 +386,7 @@ fn every_barrier_step_matches_the_reference_step() {
     inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
     let mut st = barrier_settings();
     st.max_steps = 1;
+    st.contact_coloring = ContactColoring::Host;
     let Backward::LogBarrier { strength, range } = st.backward else {
         unreachable!()
     };
@@ -402,6 +411,15 @@ fn every_barrier_step_matches_the_reference_step() {
         let searched = rep.searches > 0;
         let (cons, n_vt) = tw.read_constraints().unwrap();
         let (offsets, grouped) = tw.read_contact_colors().unwrap();
+        // The host coloring is valid and covers every constraint once.
+        let mut colors = vec![u32::MAX; cons.len()];
+        for c in 0..offsets.len() - 1 {
+            for &i in &grouped[offsets[c] as usize..offsets[c + 1] as usize] {
+                assert_eq!(colors[i as usize], u32::MAX, "constraint {i} twice");
+                colors[i as usize] = c as u32;
+            }
+        }
+        check_coloring(&cons, &colors, MAX_COLORS).expect("valid host contact coloring");
         let mut x = x0.clone();
         let mut y = y_dyn.clone();
         let dmin = reference::vertex_distances(&x, &cons, n_vt);

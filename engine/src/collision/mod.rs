@@ -4,7 +4,7 @@
 
 pub mod two_way;
 
-pub use two_way::{Backward, StepBound, TwoWay, TwoWayReport, TwoWaySettings};
+pub use two_way::{Backward, ContactColoring, StepBound, TwoWay, TwoWayReport, TwoWaySettings};
 
 /// Collision telemetry of one frame (the two-way IPM paper's Table 2 columns and more).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]

@@ -80,6 +80,19 @@ pub enum Backward {
     },
 }
 
+/// Where the contact constraints of each proximity search are colored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContactColoring {
+    /// On the host for CPU Vulkan devices (lavapipe), on the GPU otherwise.
+    Auto,
+    /// Jones–Plassmann rounds on the GPU (the paper's choice; hundreds of small dispatches
+    /// when dense contact needs hundreds of colors).
+    Gpu,
+    /// Greedy coloring on the host of the constraints read back (deterministic; on a CPU
+    /// device the "GPU" is the same CPU, and one pass beats hundreds of dispatched rounds).
+    Host,
+}
+
 /// Settings of the two-way solver (SI units). Defaults: the paper's Table 3.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TwoWaySettings {
@@ -104,6 +117,8 @@ pub struct TwoWaySettings {
     pub bound: StepBound,
     /// Backward step (or the log-barrier baseline in its place).
     pub backward: Backward,
+    /// Where contact constraints are colored.
+    pub contact_coloring: ContactColoring,
     /// Gauss–Seidel sweeps per backward step (the paper: 1).
     pub sweeps: u32,
     /// Steps recorded per graph run (host round trips every this many steps).
@@ -130,6 +145,7 @@ impl Default for TwoWaySettings {
             min_separation: p.min_separation,
             bound: StepBound::HalfDistance,
             backward: Backward::GaussSeidel,
+            contact_coloring: ContactColoring::Auto,
             sweeps: 1,
             steps_per_batch: 8,
             edge_constraints: true,
@@ -356,6 +372,8 @@ pub struct TwoWay {
     ws: Option<PairWorkspace>,
     searches: u32,
     last_colors: u32,
+    /// Color contact constraints on the host ([`ContactColoring`]).
+    host_coloring: bool,
 }
 
 fn groups(n: usize) -> [u32; 3] {
@@ -364,6 +382,39 @@ fn groups(n: usize) -> [u32; 3] {
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
+}
+
+/// Greedy host coloring of the first `pairs` contact constraints of `ws` (read back), written
+/// into the coloring's `offsets`/`grouped` buffers that the sweeps read; returns the colors.
+fn host_color(ws: &PairWorkspace, pairs: usize, n: usize) -> Result<u32, String> {
+    let mut cons = ws.cons.read().map_err(err)?;
+    cons.truncate(pairs);
+    let c = greedy_coloring(&cons, n, GreedyOrder::Index)
+        .map_err(|e| format!("coloring {pairs} contact constraints: {e}"))?;
+    if c.num_colors > MAX_COLORS {
+        return Err(format!(
+            "coloring {pairs} contact constraints: {} colors needed, at most {MAX_COLORS} \
+             supported (reduce collision.d_max)",
+            c.num_colors
+        ));
+    }
+    // Counting sort by color: offsets (MAX_COLORS + 1 entries) and grouped indices.
+    let mut offsets = vec![0u32; MAX_COLORS as usize + 1];
+    for &col in &c.colors {
+        offsets[col as usize + 1] += 1;
+    }
+    for k in 0..MAX_COLORS as usize {
+        offsets[k + 1] += offsets[k];
+    }
+    let mut cursor = offsets.clone();
+    let mut grouped = vec![0u32; pairs];
+    for (i, &col) in c.colors.iter().enumerate() {
+        grouped[cursor[col as usize] as usize] = i as u32;
+        cursor[col as usize] += 1;
+    }
+    ws.coloring.offsets().write(&offsets).map_err(err)?;
+    ws.coloring.grouped().write_at(0, &grouped).map_err(err)?;
+    Ok(c.num_colors)
 }
 
 impl TwoWay {
@@ -518,6 +569,11 @@ impl TwoWay {
             ws: None,
             searches: 0,
             last_colors: 0,
+            host_coloring: match settings.contact_coloring {
+                ContactColoring::Host => true,
+                ContactColoring::Gpu => false,
+                ContactColoring::Auto => ctx.caps().device_type == "cpu",
+            },
         };
         s.workspace(16)?;
         Ok(s)
@@ -891,24 +947,28 @@ impl TwoWay {
         ws.build.run().map_err(err)?;
         let meta = self.meta.read().map_err(err)?;
         let pairs = meta[1] as usize;
-        let seed = 0x9e37_79b9u32.wrapping_mul(self.searches + 1);
-        let stats = ws
-            .coloring
-            .plan(&self.ctx, &ws.cons, pairs, self.n, seed)
-            .and_then(|plan| plan.run())
-            .map_err(|e| format!("coloring {pairs} contact constraints: {e}"))?;
+        let num_colors = if self.host_coloring {
+            host_color(ws, pairs, self.n)?
+        } else {
+            let seed = 0x9e37_79b9u32.wrapping_mul(self.searches + 1);
+            ws.coloring
+                .plan(&self.ctx, &ws.cons, pairs, self.n, seed)
+                .and_then(|plan| plan.run())
+                .map_err(|e| format!("coloring {pairs} contact constraints: {e}"))?
+                .num_colors
+        };
         if let Some(a) = &self.args {
             a.run().map_err(err)?;
         }
-        if stats.num_colors > ws.color_cap {
-            let cap = stats.num_colors.div_ceil(8) * 8;
+        if num_colors > ws.color_cap {
+            let cap = num_colors.div_ceil(8) * 8;
             self.workspace(cap.min(MAX_COLORS))?;
         }
         self.searches += 1;
-        self.last_colors = stats.num_colors;
+        self.last_colors = num_colors;
         report.searches += 1;
         report.contact_pairs = report.contact_pairs.max(pairs as u32);
-        report.contact_colors = report.contact_colors.max(stats.num_colors);
+        report.contact_colors = report.contact_colors.max(num_colors);
         report.ms_proximity += t.elapsed().as_secs_f64() * 1e3;
         Ok(pairs as u32)
     }
