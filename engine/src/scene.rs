@@ -251,6 +251,18 @@ pub enum CollisionColoring {
     Host,
 }
 
+/// How the two-way backward step's multicolor sweep is dispatched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollisionSweepDispatch {
+    /// Fused on CPU Vulkan devices (lavapipe), per color otherwise.
+    Auto,
+    /// One dispatch per color.
+    PerColor,
+    /// One single-workgroup dispatch per sweep.
+    Fused,
+}
+
 /// Parameters of surface–surface collision handling (SI units; defaults: the two-way IPM
 /// paper's Table 3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -289,6 +301,8 @@ pub struct CollisionSettings {
     pub barrier_range: f64,
     /// Where the contact constraints of each proximity search are colored.
     pub contact_coloring: CollisionColoring,
+    /// How the backward step's sweep is dispatched.
+    pub sweep_dispatch: CollisionSweepDispatch,
     /// Steps recorded per GPU graph run (host round trips every this many steps).
     pub steps_per_batch: u32,
     /// Edge-length constraints in the backward step (Eq. 17).
@@ -355,6 +369,7 @@ impl Default for CollisionSettings {
             barrier_strength: 10.0,
             barrier_range: 1e-3,
             contact_coloring: CollisionColoring::Auto,
+            sweep_dispatch: CollisionSweepDispatch::Auto,
             steps_per_batch: d.steps_per_batch,
             edge_constraints: d.edge_constraints,
             friction: 0.0,
@@ -423,6 +438,11 @@ impl CollisionSettings {
                 CollisionColoring::Auto => crate::collision::ContactColoring::Auto,
                 CollisionColoring::Gpu => crate::collision::ContactColoring::Gpu,
                 CollisionColoring::Host => crate::collision::ContactColoring::Host,
+            },
+            sweep_dispatch: match self.sweep_dispatch {
+                CollisionSweepDispatch::Auto => crate::collision::SweepDispatch::Auto,
+                CollisionSweepDispatch::PerColor => crate::collision::SweepDispatch::PerColor,
+                CollisionSweepDispatch::Fused => crate::collision::SweepDispatch::Fused,
             },
             sweeps: 1,
             steps_per_batch: self.steps_per_batch,
@@ -1437,6 +1457,7 @@ friction = 0.3
                 "collision.backward=log-barrier",
                 "collision.barrier_strength=20.0",
                 "collision.contact_coloring=gpu",
+                "collision.sweep_dispatch=per-color",
             ]),
         )
         .unwrap();
@@ -1476,6 +1497,10 @@ friction = 0.3
         assert_eq!(
             s.collision.two_way().contact_coloring,
             crate::collision::ContactColoring::Gpu
+        );
+        assert_eq!(
+            s.collision.two_way().sweep_dispatch,
+            crate::collision::SweepDispatch::PerColor
         );
         let e =
             Scene::parse(CUBE, "cube.toml", &set(&["collision.contact_coloring=cpu"])).unwrap_err();

@@ -4,7 +4,9 @@
 
 pub mod two_way;
 
-pub use two_way::{Backward, ContactColoring, StepBound, TwoWay, TwoWayReport, TwoWaySettings};
+pub use two_way::{
+    Backward, ContactColoring, StepBound, SweepDispatch, TwoWay, TwoWayReport, TwoWaySettings,
+};
 
 /// Collision telemetry of one frame (the two-way IPM paper's Table 2 columns and more).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]

@@ -93,6 +93,18 @@ pub enum ContactColoring {
     Host,
 }
 
+/// How the backward step's multicolor sweep is dispatched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepDispatch {
+    /// Fused on CPU Vulkan devices (lavapipe), per color otherwise.
+    Auto,
+    /// One dispatch per contact color and per edge color (the paper's GPU scheme).
+    PerColor,
+    /// The whole sweep in one single-workgroup dispatch with a barrier between colors
+    /// (`two_way_fused_sweep.comp`; bit-identical results, for CPU devices).
+    Fused,
+}
+
 /// Settings of the two-way solver (SI units). Defaults: the paper's Table 3.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TwoWaySettings {
@@ -119,6 +131,8 @@ pub struct TwoWaySettings {
     pub backward: Backward,
     /// Where contact constraints are colored.
     pub contact_coloring: ContactColoring,
+    /// How the backward step's sweep is dispatched.
+    pub sweep_dispatch: SweepDispatch,
     /// Gauss–Seidel sweeps per backward step (the paper: 1).
     pub sweeps: u32,
     /// Steps recorded per graph run (host round trips every this many steps).
@@ -146,6 +160,7 @@ impl Default for TwoWaySettings {
             bound: StepBound::HalfDistance,
             backward: Backward::GaussSeidel,
             contact_coloring: ContactColoring::Auto,
+            sweep_dispatch: SweepDispatch::Auto,
             sweeps: 1,
             steps_per_batch: 8,
             edge_constraints: true,
@@ -367,6 +382,10 @@ pub struct TwoWay {
     rest: GpuBuffer<f32>,
     lambda_e: GpuBuffer<f32>,
     edge_ranges: Vec<(u32, u32)>,
+    /// Edge color offsets (`edge_ranges` as an exclusive scan, colors + 1 entries).
+    edge_offsets: GpuBuffer<u32>,
+    /// Dispatch the sweep fused in one workgroup ([`SweepDispatch`]).
+    fused: bool,
     reset: CompiledGraph,
     args: Option<CompiledGraph>,
     ws: Option<PairWorkspace>,
@@ -540,6 +559,14 @@ impl TwoWay {
         } else {
             None
         };
+        let mut scan = vec![0u32];
+        for &(_, count) in &edge_ranges {
+            scan.push(scan[scan.len() - 1] + count);
+        }
+        let edge_offsets = ctx
+            .upload_buffer("two_way.edge_offsets", &scan, storage)
+            .map_err(err)?;
+        let cpu = ctx.caps().device_type == "cpu";
         let mut g = Graph::new("two_way.reset");
         g.fill("two_way.reset_clocks", &r, ONE_BITS);
         if let Some(y0) = &y0 {
@@ -564,6 +591,13 @@ impl TwoWay {
             rest,
             lambda_e,
             edge_ranges,
+            edge_offsets,
+            fused: !barrier
+                && match settings.sweep_dispatch {
+                    SweepDispatch::Fused => true,
+                    SweepDispatch::PerColor => false,
+                    SweepDispatch::Auto => cpu,
+                },
             reset,
             args: None,
             ws: None,
@@ -572,7 +606,7 @@ impl TwoWay {
             host_coloring: match settings.contact_coloring {
                 ContactColoring::Host => true,
                 ContactColoring::Gpu => false,
-                ContactColoring::Auto => ctx.caps().device_type == "cpu",
+                ContactColoring::Auto => cpu,
             },
         };
         s.workspace(16)?;
@@ -731,7 +765,33 @@ impl TwoWay {
                     );
                 }
             }
-            let sweeps = if self.y0.is_some() {
+            if self.fused {
+                for sweep in 0..self.settings.sweeps {
+                    g.dispatch(
+                        Dispatch::new(
+                            format!("two_way.fused_sweep[{step}.{sweep}]"),
+                            ids::COLLISION_TWO_WAY_FUSED_SWEEP,
+                            [1, 1, 1],
+                        )
+                        .workgroup_size(WG)
+                        .read(&self.state)
+                        .read(x)
+                        .read_write(&self.y)
+                        .read(&cons)
+                        .read(&self.meta)
+                        .read(coloring.offsets())
+                        .read(coloring.grouped())
+                        .read_write(&lambda)
+                        .read(&self.inv_w)
+                        .read(&self.edges)
+                        .read(&self.rest)
+                        .read_write(&self.lambda_e)
+                        .read(&self.edge_offsets)
+                        .push(&self.params(MAX_COLORS, self.edge_ranges.len() as u32)),
+                    );
+                }
+            }
+            let sweeps = if self.y0.is_some() || self.fused {
                 0
             } else {
                 self.settings.sweeps
@@ -824,6 +884,9 @@ impl TwoWay {
     /// Commands (dispatches and copies) recorded per step.
     pub fn dispatches_per_step(&self) -> u32 {
         let colors = self.ws.as_ref().map_or(0, |w| w.color_cap);
+        if self.fused {
+            return 3 + self.settings.sweeps;
+        }
         if self.y0.is_some() {
             // Distances, target copy, one barrier dispatch per color, forward, update.
             return 4 + colors;

@@ -1,0 +1,48 @@
+// Two-way IPM backward step: the projected Gauss–Seidel update of one contact constraint and of
+// one edge-length constraint (Eq. 17), shared by the per-color sweep kernels and the fused
+// single-workgroup sweep. Include after the buffer declarations: with TW_CONTACT_SWEEP the
+// kernel declares x, y, cons, meta, lambda, inv_w; with TW_EDGE_SWEEP x, y, edges, rest,
+// lambda_e, inv_w; both declare `p` (TwParams).
+// Reference: engine/src/cpu_reference/two_way.rs (contact_sweep, edge_sweep).
+#ifndef SUPPLE_TWO_WAY_SWEEP_GLSL
+#define SUPPLE_TWO_WAY_SWEEP_GLSL
+
+#ifdef TW_CONTACT_SWEEP
+// Contact constraint i (vertex–triangle when i < meta[0], else edge–edge) linearised at x.
+void tw_contact_update(uint i) {
+    uvec4 v = cons[i];
+    uint type = i < meta[0] ? TYPE_VT : TYPE_EE;
+    vec3 q[4] = vec3[4](x[v.x].xyz, x[v.y].xyz, x[v.z].xyz, x[v.w].xyz);
+    Closest cl = tw_closest(type, q);
+    float c;
+    vec3 J[4];
+    if (!tw_contact(type, cl.kind, q, p.delta, c, J)) return;
+    vec3 t[4] = vec3[4](y[v.x].xyz, y[v.y].xyz, y[v.z].xyz, y[v.w].xyz);
+    vec4 w = vec4(inv_w[v.x], inv_w[v.y], inv_w[v.z], inv_w[v.w]);
+    lambda[i] = tw_pgs(c, J, q, t, w, lambda[i]);
+    y[v.x].xyz = t[0];
+    y[v.y].xyz = t[1];
+    y[v.z].xyz = t[2];
+    y[v.w].xyz = t[3];
+}
+#endif
+
+#ifdef TW_EDGE_SWEEP
+// Edge-length constraint e: c = σ - |x_i - x_j| / L0 >= 0.
+void tw_edge_update(uint e) {
+    uvec2 v = edges[e];
+    vec3 d = x[v.x].xyz - x[v.y].xyz;
+    float l = length(d);
+    if (!(l > 0.0)) return;
+    float l0 = rest[e];
+    vec3 J[4] = vec3[4](-d / (l * l0), d / (l * l0), vec3(0.0), vec3(0.0));
+    vec3 q[4] = vec3[4](x[v.x].xyz, x[v.y].xyz, vec3(0.0), vec3(0.0));
+    vec3 t[4] = vec3[4](y[v.x].xyz, y[v.y].xyz, vec3(0.0), vec3(0.0));
+    vec4 w = vec4(inv_w[v.x], inv_w[v.y], 0.0, 0.0);
+    lambda_e[e] = tw_pgs(p.sigma - l / l0, J, q, t, w, lambda_e[e]);
+    y[v.x].xyz = t[0];
+    y[v.y].xyz = t[1];
+}
+#endif
+
+#endif
