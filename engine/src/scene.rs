@@ -261,7 +261,9 @@ pub struct CollisionSettings {
     pub steps_per_batch: u32,
     /// Edge-length constraints in the backward step (Eq. 17).
     pub edge_constraints: bool,
-    /// Coulomb friction coefficient of self and inter-body contact (shortest-path method).
+    /// Coulomb friction coefficient of self and inter-body contact: the shortest-path method's
+    /// position-based friction, and the two-way method's velocity filtering of its targets
+    /// (0: off).
     pub friction: f64,
     /// Separation a resolved point keeps from the boundary (m; shortest-path method).
     pub contact_offset: f64,

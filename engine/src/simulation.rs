@@ -136,6 +136,10 @@ impl CollisionHandler {
             scene.collision.two_way(),
         )
         .map_err(field)?;
+        let mut solver = solver;
+        solver
+            .set_friction(scene.collision.friction)
+            .map_err(field)?;
         let mut g = Graph::new("collision.load_target");
         g.copy("collision.load_target", positions, solver.target());
         let load = g.compile(ctx, CompileOptions::default())?;

@@ -283,6 +283,75 @@ pub fn contact_sweep(
     }
 }
 
+/// Signed weights `w` (`diff = Σ_k w_k x_k`), difference vector and distance (m) of the closest
+/// points of a pair at `x` (`two_way.glsl::tw_closest`).
+pub fn closest_points(ty: u32, x: &[Vec3; 4]) -> ([f64; 4], Vec3, f64) {
+    if ty == TYPE_VT {
+        let c = point_triangle(&x[0], &x[1], &x[2], &x[3]);
+        (c.weights, c.diff, c.sq_dist.sqrt())
+    } else {
+        let c = edge_edge(&x[0], &x[1], &x[2], &x[3]);
+        (c.weights, c.diff, c.sq_dist.sqrt())
+    }
+}
+
+/// One color of the friction sweep (velocity filtering, two-way IPM §6.3; twin of
+/// `kernels/collision/two_way_friction.comp`): for every pair of `group` with closest points
+/// at `x` (weights w, distance d, normal n = diff / d), the relative target displacement
+/// Δ = Σ_k w_k (y_k − x_k) and the normal penetration estimate I_n = max(0, δ − (d + Δ·n)); the
+/// tangential part Δ_t = Δ − (Δ·n) n is reduced by min(μ I_n, |Δ_t|), distributed with the
+/// impulse weights w_k inv_w_k / Σ_j w_j² inv_w_j. The normal part is left to the backward
+/// step's contact constraints (they project y onto the δ shell right after). Returns the number
+/// of pairs whose target was changed.
+#[allow(clippy::too_many_arguments)]
+pub fn friction_sweep(
+    x: &[Vec3],
+    y: &mut [Vec3],
+    cons: &[[u32; 4]],
+    n_vt: usize,
+    group: &[u32],
+    inv_w: &[f64],
+    delta: f64,
+    mu: f64,
+) -> usize {
+    let mut changed = 0;
+    for &i in group {
+        let i = i as usize;
+        let c = cons[i];
+        let q = c.map(|v| x[v as usize]);
+        let ty = if i < n_vt { TYPE_VT } else { TYPE_EE };
+        let (w, diff, d) = closest_points(ty, &q);
+        if d <= 0.0 {
+            continue;
+        }
+        let n = diff / d;
+        let mut rel = Vec3::zeros();
+        let mut denom = 0.0;
+        for k in 0..4 {
+            let v = c[k] as usize;
+            rel += (y[v] - q[k]) * w[k];
+            denom += w[k] * w[k] * inv_w[v];
+        }
+        let dn = rel.dot(&n);
+        let depth = delta - (d + dn);
+        if depth <= 0.0 || denom <= 0.0 {
+            continue;
+        }
+        let rt = rel - n * dn;
+        let lt = rt.norm();
+        if lt <= 0.0 {
+            continue;
+        }
+        let corr = rt * ((mu * depth).min(lt) / lt);
+        for k in 0..4 {
+            let v = c[k] as usize;
+            y[v] -= corr * (w[k] * inv_w[v] / denom);
+        }
+        changed += 1;
+    }
+    changed
+}
+
 /// One color of the edge-length sweep over `edges[range]` (rest lengths `rest`).
 #[allow(clippy::too_many_arguments)]
 pub fn edge_sweep(
@@ -635,6 +704,56 @@ mod tests {
         };
         let ar = (x0[e1] - x0[e0]).norm() * delta * 0.5;
         area(x[p], x[e0], x[e1]) / ar - 1.0
+    }
+
+    /// Velocity filtering of a vertex sliding over a pinned triangle: the tangential motion is cut
+    /// by μ times the penetration estimate (all of it when that exceeds it), the normal motion is
+    /// kept, and pairs whose target stays outside the δ shell are not touched.
+    #[test]
+    fn friction_cuts_tangential_motion_by_mu_times_depth() {
+        let delta = 1e-3;
+        let x = vec![
+            v(0.2, 0.2, 0.002),
+            v(0.0, 0.0, 0.0),
+            v(1.0, 0.0, 0.0),
+            v(0.0, 1.0, 0.0),
+        ];
+        let cons = [[0u32, 1, 2, 3]];
+        let inv_w = [1.0, 0.0, 0.0, 0.0];
+        let run = |target: Vec3, mu: f64| {
+            let mut y = x.clone();
+            y[0] = target;
+            let n = friction_sweep(&x, &mut y, &cons, 1, &[0], &inv_w, delta, mu);
+            (y, n)
+        };
+        // Target 0.5 mm above the plane: depth 0.5 mm; 10 mm of sliding cut by μ · 0.5 mm.
+        let (y, n) = run(v(0.21, 0.2, 0.0005), 0.5);
+        assert_eq!(n, 1);
+        assert!((y[0].x - (0.21 - 0.5 * 0.5e-3)).abs() < 1e-12, "{:?}", y[0]);
+        assert!((y[0].y - 0.2).abs() < 1e-12 && (y[0].z - 0.0005).abs() < 1e-12);
+        assert_eq!(&y[1..], &x[1..], "pinned vertices moved");
+        // Large μ: sticks (tangential motion removed entirely, not reversed).
+        let (y, _) = run(v(0.21, 0.2, 0.0005), 1e4);
+        assert!((y[0].x - 0.2).abs() < 1e-12, "{:?}", y[0]);
+        // Outside the shell: no friction.
+        let (y, n) = run(v(0.21, 0.2, 0.0015), 0.5);
+        assert_eq!(n, 0);
+        assert_eq!(y[0], v(0.21, 0.2, 0.0015));
+        // A free triangle shares the correction by the impulse weights: the relative
+        // displacement changes by exactly the cut, momentum (Σ w-weighted) is conserved.
+        let mut y = x.clone();
+        y[0] = v(0.21, 0.2, 0.0005);
+        let inv = [1.0; 4];
+        friction_sweep(&x, &mut y, &cons, 1, &[0], &inv, delta, 0.5);
+        let sum: Vec3 = (0..4)
+            .map(|k| y[k] - x[k])
+            .fold(Vec3::zeros(), |a, b| a + b);
+        assert!((sum.x - 0.01).abs() < 1e-12, "total displacement {sum:?}");
+        let (w, _, _) = closest_points(TYPE_VT, &[x[0], x[1], x[2], x[3]]);
+        let rel: Vec3 = (0..4)
+            .map(|k| (y[k] - x[k]) * w[k])
+            .fold(Vec3::zeros(), |a, b| a + b);
+        assert!((rel.x - (0.01 - 0.5 * 0.5e-3)).abs() < 1e-12, "{rel:?}");
     }
 
     /// A vertex driven through a triangle is stopped on its side, the solve never crosses.
