@@ -9,9 +9,13 @@
 //   Δ = Σ_k w_k (y_k − x_k)            relative displacement of the target,
 //   I_n = max(0, δ − (d + Δ·n))        how far the target would end inside the δ shell,
 //   Δ_t = Δ − (Δ·n) n                  tangential part, reduced by min(μ I_n, |Δ_t|),
+//   correction = min(μ I_n, |Δ_t|) Δ_t / |Δ_t| − I_n n   (friction and normal impulse),
 //   y_k −= w_k inv_w_k / Σ_j w_j² inv_w_j · correction   (impulse weights; 0 = pinned).
-// Only the tangential (friction) impulse is applied: the normal one is the backward step's
-// contact constraint, which projects y onto the δ shell exactly right after.
+// Both impulses are applied (the paper: "update y by both impulses"; Bridson et al.): the
+// normal one lifts the pair's target to the δ shell, so a later pair of the same vertices sees
+// only what is left of the penetration; without it every pair of a vertex (a vertex over a
+// cloth has several: its face, neighbouring faces, edge–edge pairs) would apply the full
+// friction again. The backward step's contact constraints still enforce δ exactly afterwards.
 // Host: engine/src/collision/friction.rs. Reference: cpu_reference/two_way.rs::friction_sweep.
 #include "common.glsl"
 #include "two_way.glsl"
@@ -52,8 +56,8 @@ void main() {
     if (!(depth > 0.0) || !(denom > 0.0)) return;
     vec3 rt = rel - dn * n;
     float lt = length(rt);
-    if (!(lt > 0.0)) return;
-    vec3 corr = (min(p.mu * depth, lt) / lt) * rt;
+    vec3 corr = -depth * n;
+    if (lt > 0.0) corr += (min(p.mu * depth, lt) / lt) * rt;
     for (uint j = 0u; j < 4u; j++) t[j] -= (cl.w[j] * iw[j] / denom) * corr;
     y[v.x].xyz = t[0];
     y[v.y].xyz = t[1];

@@ -3,8 +3,9 @@
 //! (the frictionless dynamics update) is filtered over the current contact pairs, one
 //! `two_way_friction` dispatch per contact color (the contact sweep's indirect arguments, so no
 //! two threads touch one vertex). Each pair's tangential relative displacement is reduced by
-//! at most μ times its normal penetration estimate (Coulomb); the normal part is left to the
-//! backward step's contact constraints, which project y onto the δ shell right after.
+//! at most μ times its normal penetration estimate (Coulomb) and its normal one is lifted to the
+//! δ shell (both impulses, as in Bridson et al.: later pairs of the same vertices then see only
+//! the penetration left, so a vertex with several pairs is not slowed several times over).
 //! Reference: [`crate::cpu_reference::two_way::friction_sweep`].
 
 use super::two_way::{TwoWay, TwoWayReport};

@@ -299,10 +299,10 @@ pub fn closest_points(ty: u32, x: &[Vec3; 4]) -> ([f64; 4], Vec3, f64) {
 /// `kernels/collision/two_way_friction.comp`): for every pair of `group` with closest points
 /// at `x` (weights w, distance d, normal n = diff / d), the relative target displacement
 /// Δ = Σ_k w_k (y_k − x_k) and the normal penetration estimate I_n = max(0, δ − (d + Δ·n)); the
-/// tangential part Δ_t = Δ − (Δ·n) n is reduced by min(μ I_n, |Δ_t|), distributed with the
-/// impulse weights w_k inv_w_k / Σ_j w_j² inv_w_j. The normal part is left to the backward
-/// step's contact constraints (they project y onto the δ shell right after). Returns the number
-/// of pairs whose target was changed.
+/// tangential part Δ_t = Δ − (Δ·n) n is reduced by min(μ I_n, |Δ_t|) and the normal part raised
+/// by I_n (both impulses, so later pairs of the same vertices see only the penetration left),
+/// distributed with the impulse weights w_k inv_w_k / Σ_j w_j² inv_w_j. Returns the number of
+/// pairs whose target was changed.
 #[allow(clippy::too_many_arguments)]
 pub fn friction_sweep(
     x: &[Vec3],
@@ -339,10 +339,10 @@ pub fn friction_sweep(
         }
         let rt = rel - n * dn;
         let lt = rt.norm();
-        if lt <= 0.0 {
-            continue;
+        let mut corr = n * -depth;
+        if lt > 0.0 {
+            corr += rt * ((mu * depth).min(lt) / lt);
         }
-        let corr = rt * ((mu * depth).min(lt) / lt);
         for k in 0..4 {
             let v = c[k] as usize;
             y[v] -= corr * (w[k] * inv_w[v] / denom);
@@ -708,7 +708,7 @@ mod tests {
 
     /// Velocity filtering of a vertex sliding over a pinned triangle: the tangential motion is cut
     /// by μ times the penetration estimate (all of it when that exceeds it), the normal motion is
-    /// kept, and pairs whose target stays outside the δ shell are not touched.
+    /// stopped at the δ shell, and pairs whose target stays outside the shell are not touched.
     #[test]
     fn friction_cuts_tangential_motion_by_mu_times_depth() {
         let delta = 1e-3;
@@ -730,7 +730,7 @@ mod tests {
         let (y, n) = run(v(0.21, 0.2, 0.0005), 0.5);
         assert_eq!(n, 1);
         assert!((y[0].x - (0.21 - 0.5 * 0.5e-3)).abs() < 1e-12, "{:?}", y[0]);
-        assert!((y[0].y - 0.2).abs() < 1e-12 && (y[0].z - 0.0005).abs() < 1e-12);
+        assert!((y[0].y - 0.2).abs() < 1e-12 && (y[0].z - delta).abs() < 1e-12);
         assert_eq!(&y[1..], &x[1..], "pinned vertices moved");
         // Large μ: sticks (tangential motion removed entirely, not reversed).
         let (y, _) = run(v(0.21, 0.2, 0.0005), 1e4);
