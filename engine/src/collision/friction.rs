@@ -54,10 +54,13 @@ impl TwoWay {
     }
 
     /// The friction pass alone: a proximity search at x if the reuse bound asks for one, then
-    /// one velocity-filtering dispatch per contact color on the target y (with μ = 0 it changes
-    /// nothing). Returns the host milliseconds spent.
+    /// one velocity-filtering dispatch per contact color on the target y (none with μ = 0).
+    /// Returns the host milliseconds spent.
     pub fn apply_friction(&mut self, report: &mut TwoWayReport) -> Result<f64, String> {
         self.search_if_stale(report)?;
+        if self.friction_state().mu <= 0.0 {
+            return Ok(0.0);
+        }
         let t = Instant::now();
         let mut f = std::mem::take(self.friction_mut());
         let r = f.run(self);

@@ -898,8 +898,8 @@ impl TwoWay {
     }
 
     /// Runs a proximity search at x (new pairs, colors and indirect arguments) when the reuse
-    /// bound asks for one, and marks the state as searched (for passes before the steps).
-    pub(crate) fn search_if_stale(&mut self, report: &mut TwoWayReport) -> Result<(), String> {
+    /// bound asks for one, and marks the state as searched (for passes before the steps, tests).
+    pub fn search_if_stale(&mut self, report: &mut TwoWayReport) -> Result<(), String> {
         let mut st = self.read_state()?;
         if st.bound < self.settings.d_min as f32 {
             st.pairs = self.search(report)?;
