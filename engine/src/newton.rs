@@ -56,8 +56,9 @@ pub struct NewtonSettings {
     /// Re-lag friction at every Newton iteration (fully implicit, the barrier-augmented
     /// Lagrangian paper §4.1) instead of once per time step (semi-implicit, IPC).
     pub friction_per_iteration: bool,
-    /// Stiffness k of the shortest-path penalty contact ([`NewtonStepper::attach_penalty`])
-    /// relative to m̄/h², m̄ the mean mass of the free vertices (dimensionless; 0: no penalty).
+    /// Stiffness k of the shortest-path penalty contact ([`NewtonStepper::attach_penalty`]) or
+    /// of the two-way repulsion ([`NewtonStepper::attach_repulsion`]) relative to m̄/h², m̄ the
+    /// mean mass of the free vertices (dimensionless; 0: no penalty).
     pub penalty_stiffness: f64,
 }
 
@@ -176,6 +177,8 @@ pub struct NewtonStepper {
     inv_mass: GpuBuffer<f32>,
     penalty_accum: GpuBuffer<[i32; 4]>,
     penalty: Option<crate::recovery::PenaltyContact>,
+    /// Two-way repulsion energy (uses the penalty sums and k; exclusive with `penalty`).
+    repulsion: Option<crate::collision::Repulsion>,
     penalty_k: f64,
     pcg: Pcg,
     predict: CompiledGraph,
@@ -557,6 +560,7 @@ impl NewtonStepper {
             inv_mass,
             penalty_accum,
             penalty: None,
+            repulsion: None,
             penalty_k,
             pcg,
             predict,
@@ -653,7 +657,7 @@ impl NewtonStepper {
                 self.alpha.write(&[alpha])?;
                 self.trial.run()?;
                 stats.gpu_ms.line_search += graph_ms(&self.trial)?;
-                let penalty_energy = match &self.penalty {
+                let mut penalty_energy = match &self.penalty {
                     Some(p) => {
                         let (e, ms) = p.trial()?;
                         stats.gpu_ms.line_search += ms;
@@ -661,6 +665,11 @@ impl NewtonStepper {
                     }
                     None => 0.0,
                 };
+                if let Some(r) = &self.repulsion {
+                    let (e, ms) = r.trial()?;
+                    stats.gpu_ms.line_search += ms;
+                    penalty_energy += e;
+                }
                 let s = self.read_sums()?;
                 dmax = s[3];
                 let e = s[0] + s[1] + penalty_energy;
@@ -725,6 +734,11 @@ impl NewtonStepper {
     /// Evaluates the attached penalty at the iterate (before the vector kernel reads its sums);
     /// returns its energy.
     fn run_penalty(&self, stats: &mut StepStats) -> VkResult<f64> {
+        if let Some(r) = &self.repulsion {
+            let (e, ms) = r.evaluate()?;
+            stats.gpu_ms.evaluate += ms;
+            return Ok(e);
+        }
         match &self.penalty {
             Some(p) => {
                 let (e, ms) = p.evaluate()?;
@@ -733,6 +747,41 @@ impl NewtonStepper {
             }
             None => Ok(0.0),
         }
+    }
+
+    /// Adds the two-way solver's quadratic repulsion energy ½ k (d_r − d)² (two-way IPM §6.2)
+    /// over `tw`'s proximity pairs to the incremental potential, k = `penalty_stiffness` m̄/h²,
+    /// through the penalty sums (gradient and block-diagonal majorizer of the Gauss–Newton
+    /// Hessian). Exclusive with [`NewtonStepper::attach_penalty`]. The caller keeps the graphs
+    /// current with [`crate::collision::Repulsion::sync`] after every solve of `tw`.
+    pub fn attach_repulsion(
+        &mut self,
+        ctx: &Context,
+        tw: &crate::collision::TwoWay,
+        distance: f64,
+    ) -> VkResult<()> {
+        if self.penalty_k <= 0.0 || self.penalty.is_some() {
+            return Err(crate::vk::VkError::Graph {
+                graph: "newton".into(),
+                message: "repulsion needs penalty_stiffness > 0 and no shortest-path penalty"
+                    .into(),
+            });
+        }
+        self.repulsion = Some(crate::collision::Repulsion::new(
+            ctx,
+            tw,
+            &self.positions,
+            &self.x_trial,
+            &self.penalty_accum,
+            self.penalty_k,
+            distance,
+        )?);
+        Ok(())
+    }
+
+    /// The attached two-way repulsion, if any.
+    pub fn repulsion(&self) -> Option<&crate::collision::Repulsion> {
+        self.repulsion.as_ref()
     }
 
     /// Adds the penalty energy ½ k min((p − s)·n − offset, 0)² of `recovery`'s constraint

@@ -307,7 +307,9 @@ pub struct CollisionSettings {
     pub steps_per_batch: u32,
     /// Edge-length constraints in the backward step (Eq. 17).
     pub edge_constraints: bool,
-    /// Coulomb friction coefficient of self and inter-body contact (shortest-path method).
+    /// Coulomb friction coefficient of self and inter-body contact: the shortest-path method's
+    /// position-based friction, and the two-way method's velocity filtering of its targets
+    /// (0: off).
     pub friction: f64,
     /// Separation a resolved point keeps from the boundary (m; shortest-path method).
     pub contact_offset: f64,
@@ -347,6 +349,11 @@ pub struct CollisionSettings {
     /// Shortest-path method with the Newton solver: stiffness k of the penalty energy
     /// ½ k min((p − s)·n − offset, 0)², relative to m̄/h² (m̄: mean mass of the free vertices).
     pub penalty_stiffness: f64,
+    /// Two-way method: stiffness k_r of the quadratic repulsion energy ½ k_r (d_r − d)² of its
+    /// proximity pairs in the Newton dynamics (two-way IPM §6.2), relative to m̄/h² (0: off).
+    pub repulsion_stiffness: f64,
+    /// Two-way method: repulsion distance d_r (m; default: `delta`); at most `d_min`.
+    pub repulsion_distance: Option<f64>,
 }
 
 impl Default for CollisionSettings {
@@ -386,6 +393,8 @@ impl Default for CollisionSettings {
             ccd_distance: 0.01,
             ccd_failsafe: false,
             penalty_stiffness: 10.0,
+            repulsion_stiffness: 0.0,
+            repulsion_distance: None,
         }
     }
 }
@@ -408,6 +417,11 @@ impl CollisionSettings {
         };
         r.query.cull = self.infeasible_region_culling;
         r
+    }
+
+    /// The two-way repulsion distance d_r (m): `repulsion_distance`, else `delta`.
+    pub fn repulsion_distance(&self) -> f64 {
+        self.repulsion_distance.unwrap_or(self.delta)
     }
 
     /// The two-way solver's settings.
@@ -1024,6 +1038,33 @@ impl Scene {
                 ),
             );
         }
+        if !(c.repulsion_stiffness.is_finite() && c.repulsion_stiffness >= 0.0) {
+            return bad(
+                "collision.repulsion_stiffness".into(),
+                format!(
+                    "must be a non-negative multiple of m/h², got {}",
+                    c.repulsion_stiffness
+                ),
+            );
+        }
+        if c.repulsion_stiffness > 0.0 && c.method != CollisionMethod::TwoWay {
+            return bad(
+                "collision.repulsion_stiffness".into(),
+                "the repulsion energy needs collision.method = \"two-way\"".into(),
+            );
+        }
+        if let Some(d) = c.repulsion_distance {
+            if !(d.is_finite() && d > 0.0 && d <= c.d_min) {
+                return bad(
+                    "collision.repulsion_distance".into(),
+                    format!(
+                        "must be a positive length in m, at most collision.d_min ({}) so every \
+                         pair within it is in the proximity list, got {d}",
+                        c.d_min
+                    ),
+                );
+            }
+        }
         if !(c.max_correction.is_finite() && c.max_correction > 0.0) {
             return bad(
                 "collision.max_correction".into(),
@@ -1507,6 +1548,77 @@ friction = 0.3
         assert!(e.message.contains("cpu"), "{e}");
         let e = Scene::parse(CUBE, "cube.toml", &set(&["collision.backward=newton"])).unwrap_err();
         assert!(e.message.contains("newton"), "{e}");
+    }
+
+    #[test]
+    fn two_way_friction_and_repulsion_fields_are_validated() {
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let two_way = "collision.method=two-way";
+        let s = Scene::parse(CUBE, "cube.toml", &set(&[two_way])).unwrap();
+        assert_eq!(s.collision.friction, 0.0, "friction off by default");
+        assert_eq!(
+            s.collision.repulsion_stiffness, 0.0,
+            "repulsion off by default"
+        );
+        assert_eq!(s.collision.repulsion_distance(), s.collision.delta);
+        let s = Scene::parse(
+            CUBE,
+            "cube.toml",
+            &set(&[
+                two_way,
+                "collision.friction=0.3",
+                "collision.repulsion_stiffness=2.0",
+                "collision.repulsion_distance=0.0015",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(s.collision.friction, 0.3);
+        assert_eq!(s.collision.repulsion_stiffness, 2.0);
+        assert_eq!(s.collision.repulsion_distance(), 0.0015);
+        for (o, field) in [
+            ("collision.friction=-0.5", "collision.friction"),
+            ("collision.friction=nan", "collision.friction"),
+            (
+                "collision.repulsion_stiffness=-1.0",
+                "collision.repulsion_stiffness",
+            ),
+            (
+                "collision.repulsion_stiffness=nan",
+                "collision.repulsion_stiffness",
+            ),
+            (
+                "collision.repulsion_distance=-0.001",
+                "collision.repulsion_distance",
+            ),
+            (
+                "collision.repulsion_distance=nan",
+                "collision.repulsion_distance",
+            ),
+            (
+                "collision.repulsion_distance=0.0",
+                "collision.repulsion_distance",
+            ),
+            // Above d_min (0.002): pairs within it could be missing from the proximity list.
+            (
+                "collision.repulsion_distance=0.003",
+                "collision.repulsion_distance",
+            ),
+        ] {
+            let e = Scene::parse(CUBE, "cube.toml", &set(&[two_way, o])).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{o}: {e}");
+        }
+        // Repulsion is a two-way feature.
+        let e = Scene::parse(
+            CUBE,
+            "cube.toml",
+            &set(&["collision.repulsion_stiffness=1.0"]),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.field.as_deref(),
+            Some("collision.repulsion_stiffness"),
+            "{e}"
+        );
     }
 
     #[test]

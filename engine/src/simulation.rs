@@ -136,6 +136,10 @@ impl CollisionHandler {
             scene.collision.two_way(),
         )
         .map_err(field)?;
+        let mut solver = solver;
+        solver
+            .set_friction(scene.collision.friction)
+            .map_err(field)?;
         let mut g = Graph::new("collision.load_target");
         g.copy("collision.load_target", positions, solver.target());
         let load = g.compile(ctx, CompileOptions::default())?;
@@ -376,6 +380,10 @@ impl Simulation {
                         crate::scene::CollisionMethod::ShortestPath => {
                             scene.collision.penalty_stiffness
                         }
+                        // The two-way repulsion energy reuses the penalty sums.
+                        crate::scene::CollisionMethod::TwoWay => {
+                            scene.collision.repulsion_stiffness
+                        }
                         _ => 0.0,
                     },
                 },
@@ -548,6 +556,11 @@ impl Simulation {
                 ))
             }
         };
+        if let (Stepper::Newton(s), Some(c)) = (&mut stepper, &collision) {
+            if scene.collision.repulsion_stiffness > 0.0 {
+                s.attach_repulsion(ctx, &c.solver, scene.collision.repulsion_distance())?;
+            }
+        }
         Ok(Simulation {
             control: control::Control::new(&model),
             scene: scene.clone(),
@@ -641,11 +654,16 @@ impl Simulation {
                             rs.add_detection(&checked_detection(r.detect())?);
                         }
                     }
+                    let repulsion = s.repulsion();
                     let st = s.step_with(&mut |_| {
                         if let Some(c) = collision.as_mut() {
                             let r = c.handle()?;
                             step_steps += r.steps;
                             cs.add_solve(&r);
+                            // A regrown pair workspace: re-record the repulsion graphs.
+                            if let Some(rep) = repulsion {
+                                rep.sync(&c.solver)?;
+                            }
                         }
                         if let Some(r) = recovery.filter(|_| redetect) {
                             rs.add_detection(&checked_detection(r.redetect())?);

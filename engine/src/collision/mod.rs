@@ -1,9 +1,14 @@
 //! Collision handling between deformable surfaces (cloth, tet boundaries, rods' surfaces):
 //! [`two_way`] is the two-way interior point method (backward projected Gauss–Seidel steps and
-//! CCD-free forward steps) that keeps every intermediate state intersection-free.
+//! CCD-free forward steps) that keeps every intermediate state intersection-free; [`friction`]
+//! filters its targets by Coulomb friction (velocity filtering); [`repulsion`] adds a quadratic
+//! repulsion energy of its proximity pairs to the Newton dynamics.
 
+pub mod friction;
+pub mod repulsion;
 pub mod two_way;
 
+pub use repulsion::Repulsion;
 pub use two_way::{
     Backward, ContactColoring, StepBound, SweepDispatch, TwoWay, TwoWayReport, TwoWaySettings,
 };

@@ -393,6 +393,8 @@ pub struct TwoWay {
     last_colors: u32,
     /// Color contact constraints on the host ([`ContactColoring`]).
     host_coloring: bool,
+    /// Friction by velocity filtering (`collision/friction.rs`; off while μ = 0).
+    friction: super::friction::Friction,
 }
 
 fn groups(n: usize) -> [u32; 3] {
@@ -608,6 +610,7 @@ impl TwoWay {
                 ContactColoring::Gpu => false,
                 ContactColoring::Auto => cpu,
             },
+            friction: Default::default(),
         };
         s.workspace(16)?;
         Ok(s)
@@ -1060,6 +1063,8 @@ impl TwoWay {
             edge_colors: self.edge_ranges.len() as u32,
             ..Default::default()
         };
+        // Friction (friction.rs): filters y at the current pairs, searching at x first if stale.
+        self.apply_friction_if_on(&mut report)?;
         self.reset.run().map_err(err)?;
         let mut st = self.read_state()?;
         st.steps = 0;
@@ -1109,5 +1114,71 @@ impl TwoWay {
         report.min_distance = f32::from_bits(st.min_dist);
         report.dispatches_per_step = self.dispatches_per_step();
         Ok(report)
+    }
+
+    /// Runs a proximity search at x (new pairs, colors and indirect arguments) when the reuse
+    /// bound asks for one, and marks the state as searched (for passes before the steps, tests).
+    pub fn search_if_stale(&mut self, report: &mut TwoWayReport) -> Result<(), String> {
+        let mut st = self.read_state()?;
+        if st.bound < self.settings.d_min as f32 {
+            st.pairs = self.search(report)?;
+            st.bound = self.settings.d_max as f32;
+            st.flags &= !FLAG_SEARCH;
+            self.state.write(&[st]).map_err(err)?;
+        }
+        Ok(())
+    }
+
+    /// The device context.
+    pub(crate) fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// Inverse weights per vertex (0: pinned).
+    pub(crate) fn inverse_weights(&self) -> &GpuBuffer<f32> {
+        &self.inv_w
+    }
+
+    /// `meta` (`[0]`: vertex–triangle constraints, `[1]`: all, `[2..5]`: per-pair indirect args).
+    pub(crate) fn meta_buffer(&self) -> &GpuBuffer<u32> {
+        &self.meta
+    }
+
+    /// Indirect arguments per contact color (3 words each).
+    pub(crate) fn color_args_buffer(&self) -> &GpuBuffer<u32> {
+        &self.color_args
+    }
+
+    /// The pair workspace's constraints, color offsets, grouped indices, color capacity and a
+    /// key that changes whenever those buffers or the capacity are replaced.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn contact_buffers(
+        &self,
+    ) -> Option<(
+        &GpuBuffer<[u32; 4]>,
+        &GpuBuffer<u32>,
+        &GpuBuffer<u32>,
+        u32,
+        (u64, u32),
+    )> {
+        self.ws.as_ref().map(|w| {
+            (
+                &w.cons,
+                w.coloring.offsets(),
+                w.coloring.grouped(),
+                w.color_cap,
+                (w.search_generation, w.color_cap),
+            )
+        })
+    }
+
+    /// The friction state.
+    pub(crate) fn friction_state(&self) -> &super::friction::Friction {
+        &self.friction
+    }
+
+    /// The friction state (taken out and put back around a pass).
+    pub(crate) fn friction_mut(&mut self) -> &mut super::friction::Friction {
+        &mut self.friction
     }
 }

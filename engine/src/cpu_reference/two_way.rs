@@ -283,6 +283,123 @@ pub fn contact_sweep(
     }
 }
 
+/// Signed weights `w` (`diff = Σ_k w_k x_k`), difference vector and distance (m) of the closest
+/// points of a pair at `x` (`two_way.glsl::tw_closest`).
+pub fn closest_points(ty: u32, x: &[Vec3; 4]) -> ([f64; 4], Vec3, f64) {
+    if ty == TYPE_VT {
+        let c = point_triangle(&x[0], &x[1], &x[2], &x[3]);
+        (c.weights, c.diff, c.sq_dist.sqrt())
+    } else {
+        let c = edge_edge(&x[0], &x[1], &x[2], &x[3]);
+        (c.weights, c.diff, c.sq_dist.sqrt())
+    }
+}
+
+/// One color of the friction sweep (velocity filtering, two-way IPM §6.3; twin of
+/// `kernels/collision/two_way_friction.comp`): for every pair of `group` with closest points
+/// at `x` (weights w, distance d, normal n = diff / d), the relative target displacement
+/// Δ = Σ_k w_k (y_k − x_k) and the normal penetration estimate I_n = max(0, δ − (d + Δ·n)); the
+/// tangential part Δ_t = Δ − (Δ·n) n is reduced by min(μ I_n, |Δ_t|) and the normal part raised
+/// by I_n (both impulses, so later pairs of the same vertices see only the penetration left),
+/// distributed with the impulse weights w_k inv_w_k / Σ_j w_j² inv_w_j. Returns the number of
+/// pairs whose target was changed.
+#[allow(clippy::too_many_arguments)]
+pub fn friction_sweep(
+    x: &[Vec3],
+    y: &mut [Vec3],
+    cons: &[[u32; 4]],
+    n_vt: usize,
+    group: &[u32],
+    inv_w: &[f64],
+    delta: f64,
+    mu: f64,
+) -> usize {
+    let mut changed = 0;
+    for &i in group {
+        let i = i as usize;
+        let c = cons[i];
+        let q = c.map(|v| x[v as usize]);
+        let ty = if i < n_vt { TYPE_VT } else { TYPE_EE };
+        let (w, diff, d) = closest_points(ty, &q);
+        if d <= 0.0 {
+            continue;
+        }
+        let n = diff / d;
+        let mut rel = Vec3::zeros();
+        let mut denom = 0.0;
+        for k in 0..4 {
+            let v = c[k] as usize;
+            rel += (y[v] - q[k]) * w[k];
+            denom += w[k] * w[k] * inv_w[v];
+        }
+        let dn = rel.dot(&n);
+        let depth = delta - (d + dn);
+        if depth <= 0.0 || denom <= 0.0 {
+            continue;
+        }
+        let rt = rel - n * dn;
+        let lt = rt.norm();
+        let mut corr = n * -depth;
+        if lt > 0.0 {
+            corr += rt * ((mu * depth).min(lt) / lt);
+        }
+        for k in 0..4 {
+            let v = c[k] as usize;
+            y[v] -= corr * (w[k] * inv_w[v] / denom);
+        }
+        changed += 1;
+    }
+    changed
+}
+
+/// The quadratic repulsion energy of the two-way pairs (two-way IPM §6.2; twin of
+/// `kernels/collision/two_way_repulsion.comp`) and its derivatives, in f64.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repulsion {
+    /// Σ ½ k (d_r − d)² over the pairs closer than d_r (J).
+    pub energy: f64,
+    /// ∂E/∂x per vertex: Σ k (d − d_r) w_j n (N).
+    pub gradient: Vec<Vec3>,
+    /// Per vertex Σ k |w_j| S n nᵀ (N/m; S = Σ_j |w_j|, row-major): the block-diagonal
+    /// majorizer of the Gauss–Newton Hessian k ∇d ∇dᵀ that the Newton matrix takes.
+    pub hessian_majorizer: Vec<[f64; 9]>,
+    /// Pairs closer than d_r.
+    pub active: usize,
+}
+
+/// [`Repulsion`] of the pairs `cons` (first `n_vt` vertex–triangle) at `x`: stiffness `k`
+/// (N/m), repulsion distance `d_r` (m); d is the exact closest-point distance.
+pub fn repulsion(x: &[Vec3], cons: &[[u32; 4]], n_vt: usize, k: f64, d_r: f64) -> Repulsion {
+    let mut out = Repulsion {
+        energy: 0.0,
+        gradient: vec![Vec3::zeros(); x.len()],
+        hessian_majorizer: vec![[0.0; 9]; x.len()],
+        active: 0,
+    };
+    for (i, c) in cons.iter().enumerate() {
+        let q = c.map(|v| x[v as usize]);
+        let (w, diff, d) = closest_points(if i < n_vt { TYPE_VT } else { TYPE_EE }, &q);
+        let value = d - d_r;
+        if d <= 0.0 || value >= 0.0 {
+            continue;
+        }
+        out.active += 1;
+        out.energy += 0.5 * k * value * value;
+        let n = diff / d;
+        let sum_abs: f64 = w.iter().map(|a| a.abs()).sum();
+        for j in 0..4 {
+            let v = c[j] as usize;
+            out.gradient[v] += n * (k * value * w[j]);
+            for r in 0..3 {
+                for s in 0..3 {
+                    out.hessian_majorizer[v][3 * r + s] += k * sum_abs * w[j].abs() * n[r] * n[s];
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Derivative dB/dd of the log barrier of the two-way IPM paper's baseline (§3.4, Eq. 8),
 /// B(d) = k (d − d̂)² max(−ln(d / d̂), 0): negative (repulsive) for 0 < d < d̂, else 0.
 pub fn barrier_derivative(d: f64, k: f64, range: f64) -> f64 {
@@ -319,14 +436,7 @@ pub fn barrier_sweep(
         let i = i as usize;
         let c = cons[i];
         let q = c.map(|v| x[v as usize]);
-        let (weights, diff) = if i < n_vt {
-            let cl = point_triangle(&q[0], &q[1], &q[2], &q[3]);
-            (cl.weights, cl.diff)
-        } else {
-            let cl = edge_edge(&q[0], &q[1], &q[2], &q[3]);
-            (cl.weights, cl.diff)
-        };
-        let d = diff.norm();
+        let (weights, diff, d) = closest_points(if i < n_vt { TYPE_VT } else { TYPE_EE }, &q);
         let db = barrier_derivative(d, k, range);
         if db == 0.0 {
             continue;
@@ -691,6 +801,123 @@ mod tests {
         };
         let ar = (x0[e1] - x0[e0]).norm() * delta * 0.5;
         area(x[p], x[e0], x[e1]) / ar - 1.0
+    }
+
+    /// Velocity filtering of a vertex sliding over a pinned triangle: the tangential motion is cut
+    /// by μ times the penetration estimate (all of it when that exceeds it), the normal motion is
+    /// stopped at the δ shell, and pairs whose target stays outside the shell are not touched.
+    #[test]
+    fn friction_cuts_tangential_motion_by_mu_times_depth() {
+        let delta = 1e-3;
+        let x = vec![
+            v(0.2, 0.2, 0.002),
+            v(0.0, 0.0, 0.0),
+            v(1.0, 0.0, 0.0),
+            v(0.0, 1.0, 0.0),
+        ];
+        let cons = [[0u32, 1, 2, 3]];
+        let inv_w = [1.0, 0.0, 0.0, 0.0];
+        let run = |target: Vec3, mu: f64| {
+            let mut y = x.clone();
+            y[0] = target;
+            let n = friction_sweep(&x, &mut y, &cons, 1, &[0], &inv_w, delta, mu);
+            (y, n)
+        };
+        // Target 0.5 mm above the plane: depth 0.5 mm; 10 mm of sliding cut by μ · 0.5 mm.
+        let (y, n) = run(v(0.21, 0.2, 0.0005), 0.5);
+        assert_eq!(n, 1);
+        assert!((y[0].x - (0.21 - 0.5 * 0.5e-3)).abs() < 1e-12, "{:?}", y[0]);
+        assert!((y[0].y - 0.2).abs() < 1e-12 && (y[0].z - delta).abs() < 1e-12);
+        assert_eq!(&y[1..], &x[1..], "pinned vertices moved");
+        // Large μ: sticks (tangential motion removed entirely, not reversed).
+        let (y, _) = run(v(0.21, 0.2, 0.0005), 1e4);
+        assert!((y[0].x - 0.2).abs() < 1e-12, "{:?}", y[0]);
+        // Outside the shell: no friction.
+        let (y, n) = run(v(0.21, 0.2, 0.0015), 0.5);
+        assert_eq!(n, 0);
+        assert_eq!(y[0], v(0.21, 0.2, 0.0015));
+        // A free triangle shares the correction by the impulse weights: the relative
+        // displacement changes by exactly the cut, momentum (Σ w-weighted) is conserved.
+        let mut y = x.clone();
+        y[0] = v(0.21, 0.2, 0.0005);
+        let inv = [1.0; 4];
+        friction_sweep(&x, &mut y, &cons, 1, &[0], &inv, delta, 0.5);
+        let sum: Vec3 = (0..4)
+            .map(|k| y[k] - x[k])
+            .fold(Vec3::zeros(), |a, b| a + b);
+        assert!((sum.x - 0.01).abs() < 1e-12, "total displacement {sum:?}");
+        let (w, _, _) = closest_points(TYPE_VT, &[x[0], x[1], x[2], x[3]]);
+        let rel: Vec3 = (0..4)
+            .map(|k| (y[k] - x[k]) * w[k])
+            .fold(Vec3::zeros(), |a, b| a + b);
+        assert!((rel.x - (0.01 - 0.5 * 0.5e-3)).abs() < 1e-12, "{rel:?}");
+    }
+
+    /// The repulsion gradient is the energy's derivative (central differences) and the
+    /// majorizer bounds the Gauss–Newton Hessian k ∇d ∇dᵀ along random directions.
+    #[test]
+    fn repulsion_gradient_matches_finite_differences_and_majorizer_bounds() {
+        let x = vec![
+            v(0.2, 0.3, 0.0007),
+            v(0.0, 0.0, 0.0),
+            v(1.0, 0.0, 0.0),
+            v(0.0, 1.0, 0.0),
+            v(0.5, -0.0004, 0.0003),
+            v(0.5, 0.5, -0.4),
+        ];
+        // A vertex over the face and an edge (4, 5) crossing near edge (1, 2).
+        let cons = [[0u32, 1, 2, 3], [1, 2, 4, 5]];
+        let (k, dr) = (250.0, 1e-3);
+        let r = repulsion(&x, &cons, 1, k, dr);
+        assert_eq!(r.active, 2);
+        let h = 1e-8;
+        for vtx in 0..x.len() {
+            for a in 0..3 {
+                let e = |s: f64| {
+                    let mut q = x.clone();
+                    q[vtx][a] += s;
+                    repulsion(&q, &cons, 1, k, dr).energy
+                };
+                let fd = (e(h) - e(-h)) / (2.0 * h);
+                let g = r.gradient[vtx][a];
+                assert!(
+                    (fd - g).abs() <= 1e-5 * g.abs().max(1e-3),
+                    "v{vtx} {a}: {fd} vs {g}"
+                );
+            }
+        }
+        let mut seed = 7u64;
+        let mut rnd = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            ((seed >> 33) as f64 / (1u64 << 31) as f64) * 2.0 - 1.0
+        };
+        for _ in 0..50 {
+            let u: Vec<Vec3> = (0..x.len()).map(|_| v(rnd(), rnd(), rnd())).collect();
+            // Gauss–Newton: Σ_pairs k (∇d · u)².
+            let mut gn = 0.0;
+            for (i, c) in cons.iter().enumerate() {
+                let q = c.map(|vv| x[vv as usize]);
+                let (w, diff, d) = closest_points(if i < 1 { TYPE_VT } else { TYPE_EE }, &q);
+                let n = diff / d;
+                let t: f64 = (0..4).map(|j| w[j] * n.dot(&u[c[j] as usize])).sum();
+                gn += k * t * t;
+            }
+            let maj: f64 = (0..x.len())
+                .map(|vv| {
+                    let m = &r.hessian_majorizer[vv];
+                    let uu = u[vv];
+                    (0..3)
+                        .map(|a| (0..3).map(|b| uu[a] * m[3 * a + b] * uu[b]).sum::<f64>())
+                        .sum::<f64>()
+                })
+                .sum();
+            assert!(
+                maj >= gn * (1.0 - 1e-12),
+                "majorizer {maj} < Gauss–Newton {gn}"
+            );
+        }
+        // Beyond d_r: nothing.
+        assert_eq!(repulsion(&x, &cons, 1, k, 1e-6).active, 0);
     }
 
     /// A vertex driven through a triangle is stopped on its side, the solve never crosses.
