@@ -48,8 +48,9 @@ fn run_checked(name: &str, toml: &str, frames: u32) -> (u32, u32) {
         let hits = frame_intersections(&surface, &x);
         assert!(
             hits.is_empty(),
-            "{name} frame {f}: {} intersecting triangle pairs",
-            hits.len()
+            "{name} frame {f}: {} intersecting pairs, first {:?}",
+            hits.len(),
+            hits.first()
         );
         let traj = trajectory_check(&surface, &prev, &x, 1e-9);
         assert!(
