@@ -1983,17 +1983,17 @@ mod tests {
     fn curves_validate_and_join_the_edges() {
         let (_, s) = rod_scene();
         assert_eq!(s.curve_segments(), &[[3, 4], [4, 5], [6, 7]]);
-        assert_eq!(
-            s.edges(),
-            &[[0, 1], [0, 2], [1, 2], [3, 4], [4, 5], [6, 7]]
-        );
+        assert_eq!(s.edges(), &[[0, 1], [0, 2], [1, 2], [3, 4], [4, 5], [6, 7]]);
         assert_eq!(s.surface_vertices(), &[0, 1, 2, 3, 4, 5, 6, 7]);
         // A segment that is also a triangle edge is one edge; duplicates merge.
         let t = Surface::with_curves(4, &[[0, 1, 2]], &[[1, 0], [2, 3], [3, 2]]).unwrap();
         assert_eq!(t.edges(), &[[0, 1], [0, 2], [1, 2], [2, 3]]);
         assert_eq!(t.curve_segments(), &[[0, 1], [2, 3]]);
         let e = Surface::with_curves(4, &[], &[[0, 4]]).unwrap_err();
-        assert!(e.contains("curve segment 0") && e.contains("vertex 4"), "{e}");
+        assert!(
+            e.contains("curve segment 0") && e.contains("vertex 4"),
+            "{e}"
+        );
         let e = Surface::with_curves(4, &[], &[[0, 1], [2, 2]]).unwrap_err();
         assert!(e.contains("curve segment 1 repeats"), "{e}");
     }

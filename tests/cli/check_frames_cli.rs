@@ -150,7 +150,10 @@ fn polyline_segments_are_checked_as_curves() {
     // A rod segment 7-8 beside the clean needle sequence; `rod` gives its two ends.
     let with_rod = |a: [f64; 3], b: [f64; 3]| {
         needle_obj([0.2, 0.2, 0.3], ABOVE, false)
-            + &format!("v {} {} {}\nv {} {} {}\nl 7 8\n", a[0], a[1], a[2], b[0], b[1], b[2])
+            + &format!(
+                "v {} {} {}\nv {} {} {}\nl 7 8\n",
+                a[0], a[1], a[2], b[0], b[1], b[2]
+            )
     };
     // Horizontal rod 0.1 above the fixed triangle, then 0.05 above: clean.
     write_frames(

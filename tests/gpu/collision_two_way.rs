@@ -325,7 +325,11 @@ fn rods_pushed_through_a_sheet_stay_apart_at_every_step() {
         .solve_observed(|st, x| {
             assert_step_safe(&surface, &prev, x, &format!("rods step {}", st.steps));
             for i in sheet..n {
-                assert!(x[i][2] > 0.0, "rod vertex {i} crossed the sheet: z {}", x[i][2]);
+                assert!(
+                    x[i][2] > 0.0,
+                    "rod vertex {i} crossed the sheet: z {}",
+                    x[i][2]
+                );
             }
             prev.copy_from_slice(&x[..n]);
         })

@@ -497,11 +497,13 @@ fn rod_curves_match_brute_force() {
     // Edges: the cloth's plus every curve segment (none is a cloth edge).
     let plain = ProximityMesh::new(tris.clone(), body.clone()).expect("mesh");
     assert_eq!(m.edges.len(), plain.edges.len() + curves.len());
-    assert!(curves
-        .iter()
-        .all(|c| m.edges.binary_search(&[c[0].min(c[1]), c[0].max(c[1])]).is_ok()));
+    assert!(curves.iter().all(|c| m
+        .edges
+        .binary_search(&[c[0].min(c[1]), c[0].max(c[1])])
+        .is_ok()));
     let d = 0.02;
-    let mut s = ProximitySearch::new(&ctx, m.clone(), &x, ProximityOptions::new(d)).expect("search");
+    let mut s =
+        ProximitySearch::new(&ctx, m.clone(), &x, ProximityOptions::new(d)).expect("search");
     s.run().expect("run");
     check_against_brute_force(&s, &m, &x, d, BodyFilter::default(), "rods");
     let got = s.read_pairs().expect("pairs");
@@ -524,8 +526,8 @@ fn rod_curves_match_brute_force() {
         "{rod_rod} {rod_cloth} {rod_vertex_tri}"
     );
     // Bad curve input is named.
-    let e = ProximityMesh::with_curves(tris.clone(), &[[0, x.len() as u32]], body.clone())
-        .unwrap_err();
+    let e =
+        ProximityMesh::with_curves(tris.clone(), &[[0, x.len() as u32]], body.clone()).unwrap_err();
     assert!(e.contains("curve segment 0"), "{e}");
     let e = ProximityMesh::with_curves(tris, &[[3, 3]], body).unwrap_err();
     assert!(e.contains("repeats a vertex"), "{e}");

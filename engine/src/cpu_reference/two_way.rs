@@ -446,7 +446,12 @@ impl Solver {
         let mut lambda: Vec<f64> = Vec::new();
         let body = vec![0u32; n];
         let mut on_surface = vec![false; n];
-        for v in self.triangles.iter().flatten().chain(self.edges.iter().flatten()) {
+        for v in self
+            .triangles
+            .iter()
+            .flatten()
+            .chain(self.edges.iter().flatten())
+        {
             on_surface[*v as usize] = true;
         }
         loop {
