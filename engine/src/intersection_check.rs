@@ -1,12 +1,13 @@
-//! Independent intersection checker for triangle surfaces, in `f64` on the CPU.
+//! Independent intersection checker for triangle surfaces and curves (rod centrelines), in
+//! `f64` on the CPU.
 //!
 //! Tests use it to verify the engine's claim that no two non-adjacent surface primitives ever
 //! intersect, neither in a frame nor while the vertices move along straight lines from one frame
 //! to the next. It shares no code with the GPU path or with [`crate::cpu_reference`]: its
 //! predicates, distances and broad phase are written here from scratch.
 //!
-//! - [`frame_intersections`]: every pair of triangles sharing no vertex that intersect
-//!   (touching counts) in one configuration. Exact: built on Shewchuk's adaptive-precision
+//! - [`frame_intersections`]: every pair of triangles, curve segment and triangle, or two curve
+//!   segments sharing no vertex that intersect (touching counts) in one configuration. Exact: built on Shewchuk's adaptive-precision
 //!   `orient3d`/`orient2d` (the `robust` crate), with every degenerate case (coplanar,
 //!   collinear, zero-area triangles) decided by exact predicates.
 //! - [`trajectory_check`]: every vertex–triangle and edge–edge pair sharing no vertex, with
@@ -18,7 +19,9 @@
 //! - [`min_distance`]: smallest distance over non-adjacent vertex–triangle and edge–edge pairs.
 //!
 //! Pairs of primitives that share a vertex (topologically adjacent) are never checked. Only
-//! vertices used by at least one triangle take part. All lengths are in metres.
+//! vertices used by at least one triangle or curve segment take part; curve segments
+//! ([`Surface::with_curves`]) are edges of the vertex–triangle and edge–edge checks (their
+//! vertices against triangles, their segments against every edge). All lengths are in metres.
 
 use robust::{orient2d, orient3d, Coord, Coord3D};
 use std::cmp::Reverse;
@@ -37,11 +40,12 @@ pub const MAX_SAMPLES_PER_PAIR: usize = 1 << 16;
 // ----------------------------------------------------------------------------------------------
 // Topology.
 
-/// Triangle surface topology: triangles, their unique edges and the vertices they use.
+/// Surface topology: triangles, curve segments, their unique edges and the vertices they use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Surface {
     num_vertices: usize,
     triangles: Vec<[u32; 3]>,
+    curves: Vec<[u32; 2]>,
     edges: Vec<[u32; 2]>,
     vertices: Vec<u32>,
 }
@@ -49,6 +53,17 @@ pub struct Surface {
 impl Surface {
     /// Builds the topology; fails on an index `>= num_vertices` or a repeated vertex.
     pub fn new(num_vertices: usize, triangles: &[[u32; 3]]) -> Result<Self, String> {
+        Self::with_curves(num_vertices, triangles, &[])
+    }
+
+    /// Triangles plus curve segments `[a, b]` (rod centrelines, any order, duplicates merged):
+    /// the edges are the unique union of the triangles' edges and the segments. Fails on an
+    /// index `>= num_vertices` or a repeated vertex.
+    pub fn with_curves(
+        num_vertices: usize,
+        triangles: &[[u32; 3]],
+        curves: &[[u32; 2]],
+    ) -> Result<Self, String> {
         let mut edges = Vec::with_capacity(triangles.len() * 3);
         let mut used = vec![false; num_vertices];
         for (i, t) in triangles.iter().enumerate() {
@@ -66,6 +81,23 @@ impl Surface {
                 used[t[k] as usize] = true;
             }
         }
+        let mut segments = Vec::with_capacity(curves.len());
+        for (i, e) in curves.iter().enumerate() {
+            if let Some(v) = e.iter().find(|&&v| v as usize >= num_vertices) {
+                return Err(format!(
+                    "curve segment {i} references vertex {v} but there are {num_vertices} vertices"
+                ));
+            }
+            if e[0] == e[1] {
+                return Err(format!("curve segment {i} repeats a vertex: {e:?}"));
+            }
+            segments.push([e[0].min(e[1]), e[0].max(e[1])]);
+            used[e[0] as usize] = true;
+            used[e[1] as usize] = true;
+        }
+        segments.sort_unstable();
+        segments.dedup();
+        edges.extend_from_slice(&segments);
         edges.sort_unstable();
         edges.dedup();
         let vertices = (0..num_vertices as u32)
@@ -74,9 +106,16 @@ impl Surface {
         Ok(Surface {
             num_vertices,
             triangles: triangles.to_vec(),
+            curves: segments,
             edges,
             vertices,
         })
+    }
+
+    /// The curve segments as sorted vertex pairs, unique and ascending (segment indices of
+    /// [`FramePairKind::SegmentTriangle`] and [`FramePairKind::SegmentSegment`] index this).
+    pub fn curve_segments(&self) -> &[[u32; 2]] {
+        &self.curves
     }
 
     /// Number of vertices the position arrays must have.
@@ -94,7 +133,7 @@ impl Surface {
         &self.edges
     }
 
-    /// The vertices used by at least one triangle, ascending.
+    /// The vertices used by at least one triangle or curve segment, ascending.
     pub fn surface_vertices(&self) -> &[u32] {
         &self.vertices
     }
@@ -645,12 +684,36 @@ fn overlapping_pairs(
 // ----------------------------------------------------------------------------------------------
 // Static intersections.
 
-/// Two triangles (indices into [`Surface::triangles`], `first < second`) that intersect.
+/// The kind of an intersecting pair of [`frame_intersections`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TriangleTrianglePair {
-    /// The lower triangle index.
+pub enum FramePairKind {
+    /// Two triangles: indices into [`Surface::triangles`], `first < second`.
+    TriangleTriangle,
+    /// A curve segment (`first`, into [`Surface::curve_segments`]) and a triangle (`second`).
+    SegmentTriangle,
+    /// Two curve segments (into [`Surface::curve_segments`]), `first < second`.
+    SegmentSegment,
+}
+
+impl FramePairKind {
+    /// A short name: `triangle-triangle`, `segment-triangle` or `segment-segment`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FramePairKind::TriangleTriangle => "triangle-triangle",
+            FramePairKind::SegmentTriangle => "segment-triangle",
+            FramePairKind::SegmentSegment => "segment-segment",
+        }
+    }
+}
+
+/// Two primitives sharing no vertex that intersect in one configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IntersectingPair {
+    /// Which primitives `first` and `second` index.
+    pub kind: FramePairKind,
+    /// The first primitive's index.
     pub first: u32,
-    /// The higher triangle index.
+    /// The second primitive's index.
     pub second: u32,
 }
 
@@ -658,12 +721,13 @@ fn share_vertex(a: &[u32], b: &[u32]) -> bool {
     a.iter().any(|v| b.contains(v))
 }
 
-/// Every pair of triangles that share no vertex and intersect (touching counts) with vertex
-/// positions `x` (metres), sorted. Exact.
+/// Every pair of triangles, curve segment and triangle, or two curve segments that share no
+/// vertex and intersect (touching counts) with vertex positions `x` (metres), sorted by kind
+/// then indices. Exact.
 ///
 /// # Panics
 /// When `x` does not have [`Surface::num_vertices`] entries or a surface vertex is not finite.
-pub fn frame_intersections(surface: &Surface, x: &[[f64; 3]]) -> Vec<TriangleTrianglePair> {
+pub fn frame_intersections(surface: &Surface, x: &[[f64; 3]]) -> Vec<IntersectingPair> {
     surface.check_positions(x, "frame_intersections");
     let tris = &surface.triangles;
     let corners = |t: &[u32; 3]| t.map(|v| x[v as usize]);
@@ -677,13 +741,45 @@ pub fn frame_intersections(surface: &Surface, x: &[[f64; 3]]) -> Vec<TriangleTri
             .filter(|&&(i, j)| {
                 triangles_intersect(&corners(&tris[i as usize]), &corners(&tris[j as usize]))
             })
-            .map(|&(i, j)| TriangleTrianglePair {
+            .map(|&(i, j)| IntersectingPair {
+                kind: FramePairKind::TriangleTriangle,
                 first: i,
                 second: j,
             })
             .collect::<Vec<_>>()
     });
-    parts.into_iter().flatten().collect()
+    let mut out: Vec<IntersectingPair> = parts.into_iter().flatten().collect();
+    let segs = &surface.curves;
+    if segs.is_empty() {
+        return out;
+    }
+    let ends = |e: &[u32; 2]| e.map(|v| x[v as usize]);
+    let sboxes: Vec<Aabb> = segs.iter().map(|e| Aabb::of(&ends(e), 0.0)).collect();
+    let st = overlapping_pairs(&sboxes, &boxes, false, |i, j| {
+        !share_vertex(&segs[i as usize], &tris[j as usize])
+    });
+    out.extend(st.into_iter().filter_map(|(i, j)| {
+        let [p, q] = ends(&segs[i as usize]);
+        let [a, b, c] = corners(&tris[j as usize]);
+        segment_intersects_triangle(&p, &q, &a, &b, &c).then_some(IntersectingPair {
+            kind: FramePairKind::SegmentTriangle,
+            first: i,
+            second: j,
+        })
+    }));
+    let ss = overlapping_pairs(&sboxes, &sboxes, true, |i, j| {
+        !share_vertex(&segs[i as usize], &segs[j as usize])
+    });
+    out.extend(ss.into_iter().filter_map(|(i, j)| {
+        let [p, q] = ends(&segs[i as usize]);
+        let [a, b] = ends(&segs[j as usize]);
+        segments_meet_3d(&p, &q, &a, &b).then_some(IntersectingPair {
+            kind: FramePairKind::SegmentSegment,
+            first: i,
+            second: j,
+        })
+    }));
+    out
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -1201,10 +1297,18 @@ mod tests {
         Surface::new(n, tris).unwrap()
     }
 
-    fn pairs(list: &[(u32, u32)]) -> Vec<TriangleTrianglePair> {
+    fn pairs(list: &[(u32, u32)]) -> Vec<IntersectingPair> {
         list.iter()
-            .map(|&(first, second)| TriangleTrianglePair { first, second })
+            .map(|&(first, second)| tt(first, second))
             .collect()
+    }
+
+    fn tt(first: u32, second: u32) -> IntersectingPair {
+        IntersectingPair {
+            kind: FramePairKind::TriangleTriangle,
+            first,
+            second,
+        }
     }
 
     /// A regular grid of `n x n` cells in the plane z = `z`, offset by `o`, with `h` cell size.
@@ -1366,22 +1470,13 @@ mod tests {
         // 3: pierces base and shares nothing with it but shares vertex 3 with triangle 1.
         let s = surf(8, &[[0, 1, 2], [0, 3, 4], [1, 2, 3], [5, 6, 7]]);
         let found = frame_intersections(&s, &x);
-        assert!(found.contains(&TriangleTrianglePair {
-            first: 0,
-            second: 3
-        }));
+        assert!(found.contains(&tt(0, 3)));
         assert!(found.iter().all(|p| !share_vertex(
             &s.triangles()[p.first as usize],
             &s.triangles()[p.second as usize]
         )));
-        assert!(!found.contains(&TriangleTrianglePair {
-            first: 0,
-            second: 1
-        }));
-        assert!(!found.contains(&TriangleTrianglePair {
-            first: 0,
-            second: 2
-        }));
+        assert!(!found.contains(&tt(0, 1)));
+        assert!(!found.contains(&tt(0, 2)));
         // The continuous check skips adjacent pairs too: a grid moving rigidly is clean.
         let (g, t) = grid(4, 0.1, [0.0; 3]);
         let s = surf(g.len(), &t);
@@ -1866,5 +1961,175 @@ mod tests {
             }
         }
         assert!(crossings > 40 && misses > 500, "{crossings} {misses}");
+    }
+
+    /// A triangle in z = 0 and a rod polyline 3-4-5 plus a second rod 6-7.
+    fn rod_scene() -> (Vec<V3>, Surface) {
+        let x = vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.2, 0.2, 0.5],
+            [0.2, 0.2, -0.5],
+            [0.2, 0.2, -1.0],
+            [2.0, 0.0, 1.0],
+            [3.0, 1.0, 1.0],
+        ];
+        let s = Surface::with_curves(8, &[[0, 1, 2]], &[[4, 3], [4, 5], [6, 7]]).unwrap();
+        (x, s)
+    }
+
+    #[test]
+    fn curves_validate_and_join_the_edges() {
+        let (_, s) = rod_scene();
+        assert_eq!(s.curve_segments(), &[[3, 4], [4, 5], [6, 7]]);
+        assert_eq!(s.edges(), &[[0, 1], [0, 2], [1, 2], [3, 4], [4, 5], [6, 7]]);
+        assert_eq!(s.surface_vertices(), &[0, 1, 2, 3, 4, 5, 6, 7]);
+        // A segment that is also a triangle edge is one edge; duplicates merge.
+        let t = Surface::with_curves(4, &[[0, 1, 2]], &[[1, 0], [2, 3], [3, 2]]).unwrap();
+        assert_eq!(t.edges(), &[[0, 1], [0, 2], [1, 2], [2, 3]]);
+        assert_eq!(t.curve_segments(), &[[0, 1], [2, 3]]);
+        let e = Surface::with_curves(4, &[], &[[0, 4]]).unwrap_err();
+        assert!(
+            e.contains("curve segment 0") && e.contains("vertex 4"),
+            "{e}"
+        );
+        let e = Surface::with_curves(4, &[], &[[0, 1], [2, 2]]).unwrap_err();
+        assert!(e.contains("curve segment 1 repeats"), "{e}");
+    }
+
+    #[test]
+    fn curve_segment_crossing_a_triangle_is_reported() {
+        let (mut x, s) = rod_scene();
+        let st = |first, second| IntersectingPair {
+            kind: FramePairKind::SegmentTriangle,
+            first,
+            second,
+        };
+        // Segment 0 (3-4) pierces the triangle; segment 1 (4-5) is below it.
+        assert_eq!(frame_intersections(&s, &x), [st(0, 0)]);
+        // Touching counts: vertex 4 exactly on the triangle, both segments touch it.
+        x[4] = [0.2, 0.2, 0.0];
+        assert_eq!(frame_intersections(&s, &x), [st(0, 0), st(1, 0)]);
+        // Moved beside the triangle (past its hypotenuse): nothing.
+        for p in &mut x[3..6] {
+            p[0] += 0.61;
+        }
+        assert!(frame_intersections(&s, &x).is_empty());
+        // A segment sharing a vertex with the triangle is adjacent, never reported.
+        let x = [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.5, 0.5, 0.0],
+        ];
+        let s = Surface::with_curves(4, &[[0, 1, 2]], &[[0, 3]]).unwrap();
+        assert!(frame_intersections(&s, &x).is_empty());
+    }
+
+    #[test]
+    fn crossing_curve_segments_are_reported() {
+        let mut x = vec![
+            [0.0, 0.0, 1.0],
+            [1.0, 1.0, 1.0],
+            [0.0, 1.0, 1.0],
+            [1.0, 0.0, 1.0],
+        ];
+        let s = Surface::with_curves(4, &[], &[[0, 1], [2, 3]]).unwrap();
+        assert_eq!(
+            frame_intersections(&s, &x),
+            [IntersectingPair {
+                kind: FramePairKind::SegmentSegment,
+                first: 0,
+                second: 1,
+            }]
+        );
+        // One end lifted 1 mm: skew segments, no common point.
+        x[2][2] += 1e-3;
+        assert!(frame_intersections(&s, &x).is_empty());
+        // Both ends lifted: parallel planes 1 mm apart.
+        x[3][2] += 1e-3;
+        assert!(frame_intersections(&s, &x).is_empty());
+        assert!((min_distance(&s, &x) - 1e-3).abs() < 1e-12);
+    }
+
+    #[test]
+    fn trajectory_check_covers_curves() {
+        let (x0, s) = rod_scene();
+        // The whole rod 3-4-5 starts above the triangle and drops through it.
+        let lift = |x: &[V3], dz: f64| -> Vec<V3> {
+            x.iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    if (3..6).contains(&i) {
+                        [p[0], p[1], p[2] + dz]
+                    } else {
+                        *p
+                    }
+                })
+                .collect()
+        };
+        let a = lift(&x0, 1.6);
+        let b = lift(&x0, 0.4);
+        // Above it, the rod tip (vertex 5) is the closest, 0.6 m above the triangle.
+        assert!((min_distance(&s, &a) - 0.6).abs() < 1e-12);
+        // Dropping until vertex 5 passes through: a vertex–triangle collision of a rod vertex.
+        let r = trajectory_check(&s, &a, &b, 1e-9);
+        assert!(
+            r.collisions
+                .iter()
+                .any(|c| c.kind == PairKind::VertexTriangle && c.primitives == [5, 0]),
+            "{r:?}"
+        );
+        // A tilted rod segment (3-4) over the triangle's edge 0-1, 4.9 cm above its line.
+        let x = vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.3, -0.5, -0.05],
+            [0.3, 0.5, 0.15],
+        ];
+        let s = Surface::with_curves(5, &[[0, 1, 2]], &[[3, 4]]).unwrap();
+        let e = |a: u32, b: u32| s.edges().iter().position(|f| *f == [a, b]).unwrap() as u32;
+        let shift = |dx: f64, dz: f64| -> Vec<V3> {
+            let mut y = x.clone();
+            for k in [3, 4] {
+                y[k][0] += dx;
+                y[k][2] += dz;
+            }
+            y
+        };
+        // Sliding along the edge: clean, the edge–edge pair is checked.
+        let r = trajectory_check(&s, &x, &shift(0.4, 0.0), 1e-9);
+        assert!(r.is_clean() && r.edge_edge_pairs > 0, "{r:?}");
+        let d = 0.05 / 1.04f64.sqrt();
+        assert!((r.min_distance - d).abs() < 1e-9, "{}", r.min_distance);
+        // Dropping 0.2 m: the segment sweeps through edge 0-1.
+        let r = trajectory_check(&s, &x, &shift(0.0, -0.2), 1e-9);
+        assert!(
+            r.collisions
+                .iter()
+                .any(|c| c.kind == PairKind::EdgeEdge && c.primitives == [e(0, 1), e(3, 4)]),
+            "{r:?}"
+        );
+        // Two rods: the tilted one over a straight one along x, then sweeping through it.
+        let x = vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.5, -0.5, -0.05],
+            [0.5, 0.5, 0.15],
+        ];
+        let s = Surface::with_curves(4, &[], &[[0, 1], [2, 3]]).unwrap();
+        let mut y = x.clone();
+        y[2][2] -= 0.02;
+        y[3][2] -= 0.02;
+        let r = trajectory_check(&s, &x, &y, 1e-9);
+        assert!(r.is_clean() && r.edge_edge_pairs == 1, "{r:?}");
+        assert!(r.min_distance > 0.02 && r.min_distance < d, "{r:?}");
+        y[2][2] -= 0.2;
+        y[3][2] -= 0.2;
+        let r = trajectory_check(&s, &x, &y, 1e-9);
+        assert_eq!(r.collisions.len(), 1, "{r:?}");
+        assert_eq!(r.collisions[0].primitives, [0, 1]);
     }
 }

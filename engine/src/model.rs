@@ -258,6 +258,19 @@ pub fn distribute_loads(
 }
 
 impl SimModel {
+    /// Centreline segments `[a, b]` (consecutive vertices of each rod polyline, model vertex
+    /// indices): the collision edges of the rods.
+    pub fn curve_segments(&self) -> Vec<[u32; 2]> {
+        self.bodies
+            .iter()
+            .filter(|b| b.model == MaterialModel::Rod)
+            .flat_map(|b| {
+                let r = b.vertices.clone();
+                r.clone().zip(r.skip(1)).map(|(a, c)| [a, c])
+            })
+            .collect()
+    }
+
     /// Builds the model: generates or loads every body, applies its transform, lumps masses and
     /// marks fixed and scripted vertices.
     pub fn from_scene(scene: &Scene) -> Result<SimModel, SceneError> {

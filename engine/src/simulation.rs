@@ -127,7 +127,10 @@ impl CollisionHandler {
             field: "collision".into(),
             message: m,
         };
-        let mesh = crate::proximity::ProximityMesh::new(tris, body).map_err(field)?;
+        // Rod centrelines are collision curves: their segments are extra edges.
+        let curves = model.curve_segments();
+        let mesh =
+            crate::proximity::ProximityMesh::with_curves(tris, &curves, body).map_err(field)?;
         let solver = crate::collision::TwoWay::new(
             ctx,
             mesh,

@@ -130,7 +130,7 @@ fn polylines_are_accepted_and_must_keep_their_topology() {
     );
     let (code, out, _) = check(&dir, &[]);
     assert_eq!(code, 0);
-    assert!(out.contains("(1 polylines, not checked)"), "{out}");
+    assert!(out.contains("(1 polylines, checked as curves)"), "{out}");
     // A polyline that changes between frames is bad input.
     write_frames(
         &dir,
@@ -142,6 +142,55 @@ fn polylines_are_accepted_and_must_keep_their_topology() {
     let (code, _, err) = check(&dir, &["--json"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("polylines differ"), "{err}");
+}
+
+#[test]
+fn polyline_segments_are_checked_as_curves() {
+    let dir = tmp("rod_through");
+    // A rod segment 7-8 beside the clean needle sequence; `rod` gives its two ends.
+    let with_rod = |a: [f64; 3], b: [f64; 3]| {
+        needle_obj([0.2, 0.2, 0.3], ABOVE, false)
+            + &format!(
+                "v {} {} {}\nv {} {} {}\nl 7 8\n",
+                a[0], a[1], a[2], b[0], b[1], b[2]
+            )
+    };
+    // Horizontal rod 0.1 above the fixed triangle, then 0.05 above: clean.
+    write_frames(
+        &dir,
+        &[
+            with_rod([0.1, -0.5, 0.1], [0.1, 0.5, 0.1]),
+            with_rod([0.1, -0.5, 0.05], [0.1, 0.5, 0.05]),
+        ],
+    );
+    let (code, out, err) = check(&dir, &["--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let d = json(&out)["min_distance"].as_f64().unwrap();
+    assert!((d - 0.05).abs() < 1e-12, "{out}");
+    // Moved below the triangle: both frames clean, the motion passes through edge 0-1.
+    write_frames(
+        &dir,
+        &[
+            with_rod([0.1, -0.5, 0.1], [0.1, 0.5, 0.1]),
+            with_rod([0.1, -0.5, -0.1], [0.1, 0.5, -0.1]),
+        ],
+    );
+    let (code, out, _) = check(&dir, &["--json"]);
+    assert_eq!(code, 1, "{out}");
+    let v = json(&out);
+    assert_eq!(v["intersecting_frames"].as_u64(), Some(0), "{v}");
+    assert_eq!(v["colliding_transitions"].as_u64(), Some(1), "{v}");
+    // A rod piercing the triangle in a frame.
+    write_frames(
+        &dir,
+        &[
+            with_rod([0.1, 0.1, 0.1], [0.1, 0.1, -0.1]),
+            with_rod([0.1, 0.1, 0.1], [0.1, 0.1, -0.1]),
+        ],
+    );
+    let (code, out, _) = check(&dir, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("segment-triangle 0 and 0"), "{out}");
 }
 
 #[test]

@@ -268,6 +268,85 @@ fn sheets_pushed_through_each_other_stay_apart_at_every_step() {
     assert_no_validation_errors(&ctx);
 }
 
+/// Rods as curves: a pinned sheet with two free rods crossing above it (3 mm and 6 mm up) whose
+/// targets are pushed 1 cm down, through the sheet and the lower rod. Every step is safe for the
+/// exact checker with the rod segments as curves, the rod vertices stay above the sheet and the
+/// upper rod above the lower one where they cross, and the rod segments are edge-length
+/// constraints.
+#[test]
+fn rods_pushed_through_a_sheet_stay_apart_at_every_step() {
+    let ctx = context(false);
+    let a = cloth_grid([8, 8], [0.1, 0.1], [0.0, 0.0, 0.0]);
+    let sheet = a.positions.len();
+    let mut x = a.positions.clone();
+    let mut body = vec![0u32; sheet];
+    let mut curves: Vec<[u32; 2]> = Vec::new();
+    let segs = 12u32;
+    for (r, (from, to, z)) in [
+        ([0.01, 0.02], [0.09, 0.08], 0.003),
+        ([0.021, 0.09065], [0.079, 0.02105], 0.006),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let first = x.len() as u32;
+        for k in 0..=segs {
+            let t = k as f64 / segs as f64;
+            x.push([
+                from[0] + t * (to[0] - from[0]),
+                from[1] + t * (to[1] - from[1]),
+                z,
+            ]);
+            body.push(1 + r as u32);
+            if k > 0 {
+                curves.push([first + k - 1, first + k]);
+            }
+        }
+    }
+    let n = x.len();
+    let lower = sheet..sheet + segs as usize + 1;
+    let upper = lower.end..n;
+    let mesh = ProximityMesh::with_curves(a.triangles.clone(), &curves, body).expect("mesh");
+    let mut inv_w = vec![1.0f32; n];
+    inv_w[..sheet].iter_mut().for_each(|w| *w = 0.0);
+    let mut y = x.clone();
+    y[sheet..].iter_mut().for_each(|p| p[2] -= 0.01);
+    let mut tw = TwoWay::new(&ctx, mesh, &x, &inv_w, settings()).expect("solver");
+    // Every rod segment is an edge-length constraint at its rest length.
+    let (edges, rest, _) = tw.read_edge_constraints().unwrap();
+    for c in &curves {
+        let k = edges
+            .iter()
+            .position(|e| e == c)
+            .unwrap_or_else(|| panic!("rod segment {c:?} has no edge constraint"));
+        let l = (0..3).map(|j| (x[c[0] as usize][j] - x[c[1] as usize][j]).powi(2));
+        assert!((rest[k] as f64 - l.sum::<f64>().sqrt()).abs() < 1e-6);
+    }
+    tw.set_target(&y).expect("target");
+    let surface = Surface::with_curves(n, &a.triangles, &curves).expect("surface");
+    let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();
+    let rep = tw
+        .solve_observed(|st, x| {
+            assert_step_safe(&surface, &prev, x, &format!("rods step {}", st.steps));
+            for i in sheet..n {
+                assert!(
+                    x[i][2] > 0.0,
+                    "rod vertex {i} crossed the sheet: z {}",
+                    x[i][2]
+                );
+            }
+            prev.copy_from_slice(&x[..n]);
+        })
+        .expect("solve");
+    assert!(rep.converged, "not converged: {rep:?}");
+    assert!(rep.steps > 1 && rep.contact_colors > 0, "{rep:?}");
+    // Near where the rods cross (just past their middle vertices), the upper one is above.
+    let mid = |r: &std::ops::Range<usize>| prev[r.start + segs as usize / 2][2];
+    assert!(mid(&upper) > mid(&lower), "{} {}", mid(&upper), mid(&lower));
+    eprintln!("rods: {rep:?}");
+    assert_no_validation_errors(&ctx);
+}
+
 /// Same input, same bits: the proximity search appends pairs in a run-dependent order, the
 /// solver sorts them into a canonical order before coloring, so two solves agree exactly.
 #[test]

@@ -1,6 +1,6 @@
 //! Proximity search (spatial hashing) on lavapipe: every kernel against its plain-Rust reference,
-//! the pair sets against the brute-force f64 set on sample and random deformed meshes, the body
-//! filter, overflow detection and redo, and the reuse bound under adversarial motion.
+//! the pair sets against the brute-force f64 set on sample and random deformed meshes, rod
+//! curves as extra edges, the body filter, overflow detection and redo, and the reuse bound under adversarial motion.
 
 use rand::Rng;
 use std::collections::{HashMap, HashSet};
@@ -452,6 +452,85 @@ fn cloth_case(cell: Option<f64>) {
             check_against_brute_force(&s, &m, &x, d, filter, &format!("cloth {filter:?}"));
         assert!(nvt > 0 && nee > 0, "the scene should produce pairs");
     }
+    assert_no_validation_errors(&ctx);
+}
+
+/// Rods as curves: a crumpled cloth (body 0) and three random-walk polylines (bodies 1–3) through
+/// and near it, passed as extra edges. The GPU pairs match brute force, which has rod–rod and
+/// rod–cloth edge–edge pairs and rod-vertex–triangle pairs.
+#[test]
+fn rod_curves_match_brute_force() {
+    let ctx = context(false);
+    let a = supple::mesh::procedural::cloth_grid([12, 12], [0.5, 0.5], [-0.25, -0.25, 0.0]);
+    let mut r = rng(11);
+    let mut x: Vec<[f64; 3]> = a
+        .positions
+        .iter()
+        .map(|p| {
+            let z = 0.04 * (9.0 * p[0]).sin() * (7.0 * p[1]).cos();
+            [p[0], p[1], p[2] + z + r.random_range(-0.005..0.005)]
+        })
+        .collect();
+    let tris = a.triangles.clone();
+    let mut body = vec![0u32; x.len()];
+    let mut curves: Vec<[u32; 2]> = Vec::new();
+    for rod in 0..3u32 {
+        let first = x.len() as u32;
+        let mut p = [
+            r.random_range(-0.2..0.2),
+            r.random_range(-0.2..0.2),
+            r.random_range(-0.05..0.05),
+        ];
+        for k in 0..40u32 {
+            x.push(p);
+            body.push(1 + rod);
+            if k > 0 {
+                curves.push([first + k - 1, first + k]);
+            }
+            for c in &mut p {
+                *c += r.random_range(-0.02..0.02);
+            }
+        }
+    }
+    let x = f32_round(&x);
+    let m = ProximityMesh::with_curves(tris.clone(), &curves, body.clone()).expect("mesh");
+    // Edges: the cloth's plus every curve segment (none is a cloth edge).
+    let plain = ProximityMesh::new(tris.clone(), body.clone()).expect("mesh");
+    assert_eq!(m.edges.len(), plain.edges.len() + curves.len());
+    assert!(curves.iter().all(|c| m
+        .edges
+        .binary_search(&[c[0].min(c[1]), c[0].max(c[1])])
+        .is_ok()));
+    let d = 0.02;
+    let mut s =
+        ProximitySearch::new(&ctx, m.clone(), &x, ProximityOptions::new(d)).expect("search");
+    s.run().expect("run");
+    check_against_brute_force(&s, &m, &x, d, BodyFilter::default(), "rods");
+    let got = s.read_pairs().expect("pairs");
+    let nc = a.positions.len() as u32;
+    let is_rod_edge = |e: u32| m.edges[e as usize][0] >= nc;
+    let rod_rod = got
+        .edge_edge
+        .iter()
+        .filter(|p| is_rod_edge(p.a) && is_rod_edge(p.b))
+        .count();
+    let rod_cloth = got
+        .edge_edge
+        .iter()
+        .filter(|p| is_rod_edge(p.a) != is_rod_edge(p.b))
+        .count();
+    let rod_vertex_tri = got.vertex_triangle.iter().filter(|p| p.a >= nc).count();
+    eprintln!("rods: {rod_rod} rod-rod, {rod_cloth} rod-cloth edge pairs, {rod_vertex_tri} rod vertex-triangle pairs");
+    assert!(
+        rod_rod > 0 && rod_cloth > 0 && rod_vertex_tri > 0,
+        "{rod_rod} {rod_cloth} {rod_vertex_tri}"
+    );
+    // Bad curve input is named.
+    let e =
+        ProximityMesh::with_curves(tris.clone(), &[[0, x.len() as u32]], body.clone()).unwrap_err();
+    assert!(e.contains("curve segment 0"), "{e}");
+    let e = ProximityMesh::with_curves(tris, &[[3, 3]], body).unwrap_err();
+    assert!(e.contains("repeats a vertex"), "{e}");
     assert_no_validation_errors(&ctx);
 }
 

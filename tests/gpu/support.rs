@@ -77,14 +77,19 @@ pub mod oracles {
     }
 }
 
-/// The exact checker's surface of every body of `sim` (boundary triangles over model vertices).
+/// The exact checker's surface of every body of `sim` (boundary triangles and rod centreline
+/// segments over model vertices).
 pub fn body_surface(sim: &supple::simulation::Simulation) -> supple::intersection_check::Surface {
-    let tris: Vec<[u32; 3]> = sim
-        .model()
+    let model = sim.model();
+    let tris: Vec<[u32; 3]> = model
         .bodies
         .iter()
         .flat_map(|b| b.surface.iter().copied())
         .collect();
-    supple::intersection_check::Surface::new(sim.model().positions.len(), &tris)
-        .expect("body surfaces")
+    supple::intersection_check::Surface::with_curves(
+        model.positions.len(),
+        &tris,
+        &model.curve_segments(),
+    )
+    .expect("body surfaces")
 }

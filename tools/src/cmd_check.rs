@@ -1,8 +1,9 @@
 //! `supple check-frames DIR`: verifies that exported OBJ frames are intersection-free, each
-//! frame on its own (exact triangle–triangle tests) and each transition between consecutive
-//! frames with vertices moving along straight lines (certified vertex–triangle and edge–edge
-//! separation), using the independent checker `supple::intersection_check`. Polylines (`l`
-//! lines: rods) are read and must keep their topology, but only triangles are checked.
+//! frame on its own (exact triangle–triangle, segment–triangle and segment–segment tests) and
+//! each transition between consecutive frames with vertices moving along straight lines
+//! (certified vertex–triangle and edge–edge separation), using the independent checker
+//! `supple::intersection_check`. Polylines (`l` lines: rod centrelines) must keep their
+//! topology; their segments are checked as curves (edges, and their vertices against triangles).
 //!
 //! Exit code 0 when clean, 1 when a frame intersects, a transition collides or a pair stays
 //! undecided, 2 on bad input (one line `error: ...` on stderr).
@@ -31,7 +32,7 @@ const MAX_PROBLEMS: usize = 20;
 struct Summary {
     /// Number of frames read.
     frames: usize,
-    /// Frames with at least one pair of intersecting triangles.
+    /// Frames with at least one intersecting pair (triangles or polyline segments).
     intersecting_frames: usize,
     /// Transitions (frame i to i + 1) with at least one collision.
     colliding_transitions: usize,
@@ -46,7 +47,7 @@ struct Summary {
     vertices: usize,
     /// Triangles per frame.
     triangles: usize,
-    /// Polylines (`l` lines, rods) per frame; not part of the intersection checks.
+    /// Polylines (`l` lines, rods) per frame; their segments are checked as curves.
     polylines: usize,
     /// The first problems found, one line each.
     problems: Vec<String>,
@@ -119,7 +120,13 @@ fn check(args: &Args) -> Result<Summary, String> {
     }
     let files = frame_files(&args.dir)?;
     let first = load(&files[0])?;
-    let surface = Surface::new(first.positions.len(), &first.triangles)
+    let segments: Vec<[u32; 2]> = first
+        .polylines
+        .iter()
+        .flat_map(|l| l.windows(2).map(|w| [w[0], w[1]]))
+        .filter(|w| w[0] != w[1])
+        .collect();
+    let surface = Surface::with_curves(first.positions.len(), &first.triangles, &segments)
         .map_err(|e| format!("{}: {e}", files[0].display()))?;
     let mut summary = Summary {
         frames: files.len(),
@@ -177,8 +184,9 @@ fn check(args: &Args) -> Result<Summary, String> {
             problem(
                 &mut summary,
                 format!(
-                    "frame {i}: {} intersecting triangle pairs, e.g. triangles {} and {}",
+                    "frame {i}: {} intersecting pairs, e.g. {} {} and {}",
                     hits.len(),
+                    h.kind.name(),
                     h.first,
                     h.second
                 ),
@@ -249,7 +257,7 @@ pub fn run(args: &Args) -> u8 {
         }
     } else {
         let lines = if summary.polylines > 0 {
-            format!(" ({} polylines, not checked)", summary.polylines)
+            format!(" ({} polylines, checked as curves)", summary.polylines)
         } else {
             String::new()
         };

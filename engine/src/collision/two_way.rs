@@ -466,6 +466,10 @@ impl TwoWay {
                 on_surface[v as usize] = 1;
             }
         }
+        // Curve (rod) vertices are bounded too: their segments are collision edges.
+        for v in mesh.edges.iter().flatten() {
+            on_surface[*v as usize] = 1;
+        }
         let search = ProximitySearch::new(ctx, mesh, x, opts)?;
         let storage = BufferUsage::STORAGE;
         let init = TwState {

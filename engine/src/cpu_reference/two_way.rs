@@ -556,10 +556,13 @@ impl Solver {
         let mut lambda: Vec<f64> = Vec::new();
         let body = vec![0u32; n];
         let mut on_surface = vec![false; n];
-        for t in &self.triangles {
-            for &v in t {
-                on_surface[v as usize] = true;
-            }
+        for v in self
+            .triangles
+            .iter()
+            .flatten()
+            .chain(self.edges.iter().flatten())
+        {
+            on_surface[*v as usize] = true;
         }
         loop {
             if bound < s.d_min {

@@ -110,6 +110,35 @@ impl ProximityMesh {
         })
     }
 
+    /// Topology of `triangles` plus extra `curves` edges (rod centreline segments, `[a, b]` in
+    /// any order) over `body.len()` vertices: the edges are the unique union of the triangles'
+    /// edges and the curve segments; vertex–triangle pairs cover every vertex, so curve vertices
+    /// are tested against triangles. Checks indices and rejects a segment repeating a vertex.
+    pub fn with_curves(
+        triangles: Vec<[u32; 3]>,
+        curves: &[[u32; 2]],
+        body: Vec<u32>,
+    ) -> Result<Self, String> {
+        let mut m = Self::new(triangles, body)?;
+        let n = m.num_vertices;
+        if m.edges.len() + curves.len() >= u32::MAX as usize {
+            return Err("mesh too large for u32 indices".into());
+        }
+        for (i, e) in curves.iter().enumerate() {
+            if e.iter().any(|&v| v as usize >= n) {
+                return Err(format!("curve segment {i} {e:?} indexes past {n} vertices"));
+            }
+            if e[0] == e[1] {
+                return Err(format!("curve segment {i} {e:?} repeats a vertex"));
+            }
+        }
+        m.edges
+            .extend(curves.iter().map(|e| [e[0].min(e[1]), e[0].max(e[1])]));
+        m.edges.sort_unstable();
+        m.edges.dedup();
+        Ok(m)
+    }
+
     /// One body: the triangles of `mesh` (all vertices in body 0).
     pub fn from_trimesh(mesh: &crate::mesh::TriMesh) -> Result<Self, String> {
         Self::new(mesh.triangles.clone(), vec![0; mesh.positions.len()])
