@@ -643,3 +643,39 @@ fn fused_sweep_equals_per_color_dispatches() {
     assert!(fused.3.iter().any(|&l| l > 0.0), "no active contact");
     assert_no_validation_errors(&ctx);
 }
+
+/// Dense contact past the color limit: fine sheets (3.3 mm cells) pressed together with
+/// D_max = 8 mm give vertices hundreds of constraints; the host coloring leaves the constraints
+/// past MAX_COLORS out of the backward step (reported), and every forward step stays safe
+/// because it bounds each vertex by the distances of all pairs.
+#[test]
+fn contact_past_the_color_limit_is_reported_and_stays_safe() {
+    let ctx = context(false);
+    let s = sheets(30, 0.002, 0.01);
+    let n = s.x.len();
+    let mut inv_w = vec![1.0f32; n];
+    inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
+    let st = TwoWaySettings {
+        d_min: 0.004,
+        d_max: 0.008,
+        delta: 0.001,
+        max_steps: 24,
+        contact_coloring: ContactColoring::Host,
+        ..settings()
+    };
+    let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+    tw.set_target(&s.y).expect("target");
+    let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
+    let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();
+    let rep = tw
+        .solve_observed(|state, x| {
+            assert_step_safe(&surface, &prev, x, &format!("step {}", state.steps));
+            prev.copy_from_slice(&x[..n]);
+        })
+        .expect("solve");
+    eprintln!("{rep:?}");
+    assert_eq!(rep.contact_colors, MAX_COLORS, "{rep:?}");
+    assert!(rep.uncolored_contacts > 0, "{rep:?}");
+    assert!(rep.min_distance > 0.0 && rep.steps > 1, "{rep:?}");
+    assert_no_validation_errors(&ctx);
+}

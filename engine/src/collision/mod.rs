@@ -32,6 +32,9 @@ pub struct CollisionFrameStats {
     pub contact_pairs: u32,
     /// Largest contact color count of a search.
     pub contact_colors: u32,
+    /// Most contact constraints of a search left out of the backward step (past the color
+    /// limit; the forward step still bounds them).
+    pub uncolored_contacts: u32,
     /// Edge-length constraint colors.
     pub edge_colors: u32,
     /// Largest final clock max_i r_i of a solve.
@@ -55,6 +58,7 @@ impl CollisionFrameStats {
         self.searches += r.searches;
         self.contact_pairs = self.contact_pairs.max(r.contact_pairs);
         self.contact_colors = self.contact_colors.max(r.contact_colors);
+        self.uncolored_contacts = self.uncolored_contacts.max(r.uncolored_contacts);
         self.edge_colors = r.edge_colors;
         self.max_r = self.max_r.max(r.max_r);
         if r.min_distance.is_finite() {

@@ -312,6 +312,9 @@ pub struct TwoWayReport {
     pub contact_pairs: u32,
     /// Colors of the last contact coloring.
     pub contact_colors: u32,
+    /// Most contact constraints of a search left out of the backward step because they would
+    /// need more than [`MAX_COLORS`] colors (host coloring; safety is unaffected).
+    pub uncolored_contacts: u32,
     /// Colors of the edge-length constraints.
     pub edge_colors: u32,
     /// Dispatches recorded per step.
@@ -336,6 +339,7 @@ impl std::ops::AddAssign for TwoWayReport {
         self.min_distance = self.min_distance.min(o.min_distance);
         self.contact_pairs = self.contact_pairs.max(o.contact_pairs);
         self.contact_colors = self.contact_colors.max(o.contact_colors);
+        self.uncolored_contacts = self.uncolored_contacts.max(o.uncolored_contacts);
         self.edge_colors = o.edge_colors;
         self.dispatches_per_step = o.dispatches_per_step;
         self.ms_proximity += o.ms_proximity;
@@ -406,36 +410,64 @@ fn err(e: impl std::fmt::Display) -> String {
 }
 
 /// Greedy host coloring of the first `pairs` contact constraints of `ws` (read back), written
-/// into the coloring's `offsets`/`grouped` buffers that the sweeps read; returns the colors.
-fn host_color(ws: &PairWorkspace, pairs: usize, n: usize) -> Result<u32, String> {
+/// into the coloring's `offsets`/`grouped` buffers that the sweeps read; returns the colors
+/// used and the constraints left uncolored. Constraints that would need a color past
+/// [`MAX_COLORS`] (very dense contact) sit out this search's backward steps: the backward step
+/// only guides the target, the forward step still bounds every vertex by the distances of all
+/// pairs, so safety is unaffected (convergence may take more steps).
+fn host_color(ws: &PairWorkspace, pairs: usize, n: usize) -> Result<(u32, u32), String> {
     let mut cons = ws.cons.read().map_err(err)?;
     cons.truncate(pairs);
-    let c = greedy_coloring(&cons, n, GreedyOrder::Index)
-        .map_err(|e| format!("coloring {pairs} contact constraints: {e}"))?;
-    if c.num_colors > MAX_COLORS {
-        return Err(format!(
-            "coloring {pairs} contact constraints: {} colors needed, at most {MAX_COLORS} \
-             supported (reduce collision.d_max)",
-            c.num_colors
-        ));
+    // Greedy in index order (the canonical pair order, so deterministic) with a used-color mask
+    // per vertex: O(pairs) time and O(vertices) memory, where a conflict graph of dense contact
+    // would hold hundreds of neighbours per constraint. Same colors as `greedy_coloring` with
+    // `GreedyOrder::Index` below the limit.
+    const WORDS: usize = MAX_COLORS as usize / 64;
+    let mut used = vec![0u64; WORDS * n];
+    let mut colors = vec![MAX_COLORS; pairs];
+    let mut num_colors = 0;
+    for (i, c) in cons.iter().enumerate() {
+        if let Some(&v) = c.iter().find(|&&v| v as usize >= n) {
+            return Err(format!("contact constraint {i} indexes vertex {v} of {n}"));
+        }
+        let mut taken = [0u64; WORDS];
+        for &v in c {
+            for (w, t) in taken.iter_mut().enumerate() {
+                *t |= used[WORDS * v as usize + w];
+            }
+        }
+        let Some(w) = taken.iter().position(|&t| t != u64::MAX) else {
+            continue;
+        };
+        let bit = (!taken[w]).trailing_zeros() as usize;
+        let col = 64 * w + bit;
+        for &v in c {
+            used[WORDS * v as usize + w] |= 1 << bit;
+        }
+        colors[i] = col as u32;
+        num_colors = num_colors.max(col as u32 + 1);
     }
+    let c = crate::coloring::Coloring { colors, num_colors };
+    let uncolored = c.colors.iter().filter(|&&col| col >= MAX_COLORS).count();
     // Counting sort by color: offsets (MAX_COLORS + 1 entries) and grouped indices.
     let mut offsets = vec![0u32; MAX_COLORS as usize + 1];
-    for &col in &c.colors {
+    for &col in c.colors.iter().filter(|&&col| col < MAX_COLORS) {
         offsets[col as usize + 1] += 1;
     }
     for k in 0..MAX_COLORS as usize {
         offsets[k + 1] += offsets[k];
     }
     let mut cursor = offsets.clone();
-    let mut grouped = vec![0u32; pairs];
+    let mut grouped = vec![0u32; pairs - uncolored];
     for (i, &col) in c.colors.iter().enumerate() {
-        grouped[cursor[col as usize] as usize] = i as u32;
-        cursor[col as usize] += 1;
+        if col < MAX_COLORS {
+            grouped[cursor[col as usize] as usize] = i as u32;
+            cursor[col as usize] += 1;
+        }
     }
     ws.coloring.offsets().write(&offsets).map_err(err)?;
     ws.coloring.grouped().write_at(0, &grouped).map_err(err)?;
-    Ok(c.num_colors)
+    Ok((c.num_colors, uncolored as u32))
 }
 
 impl TwoWay {
@@ -1018,7 +1050,9 @@ impl TwoWay {
         let meta = self.meta.read().map_err(err)?;
         let pairs = meta[1] as usize;
         let num_colors = if self.host_coloring {
-            host_color(ws, pairs, self.n)?
+            let (colors, uncolored) = host_color(ws, pairs, self.n)?;
+            report.uncolored_contacts = report.uncolored_contacts.max(uncolored);
+            colors
         } else {
             let seed = 0x9e37_79b9u32.wrapping_mul(self.searches + 1);
             ws.coloring
