@@ -188,7 +188,7 @@ rotation_deg = [0.0, 0.0, 20.0]
 material = { model = "cloth", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 200.0, thickness = 0.001, bending_stiffness = 1e-5 }
 "#
     );
-    let (steps, pairs) = run_checked("sheet_on_blade", toml, 12);
+    let (steps, pairs) = run_checked("sheet_on_blade", toml, 6);
     assert!(pairs > 0, "the sheet never reached the blade");
-    assert!(steps > 12);
+    assert!(steps > 6);
 }
