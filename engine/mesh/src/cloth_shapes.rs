@@ -126,7 +126,7 @@ pub fn swept_tube(curve: &[V3], radius: f64, around: usize) -> TriMesh {
     };
     let mut u = unit(cross(cross(t0, pick), t0));
     let mut rings = Vec::with_capacity(n);
-    for j in 0..n {
+    for (j, &c) in curve.iter().enumerate() {
         let t = tangent(j);
         // Parallel transport: project the previous u onto the new normal plane.
         u = unit(sub(u, {
@@ -134,7 +134,6 @@ pub fn swept_tube(curve: &[V3], radius: f64, around: usize) -> TriMesh {
             [d * t[0], d * t[1], d * t[2]]
         }));
         let w = cross(t, u);
-        let c = curve[j];
         rings.push(
             (0..around)
                 .map(|i| {
