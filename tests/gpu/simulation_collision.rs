@@ -167,7 +167,8 @@ motion = [
 }
 
 /// Two-way IPM paper Fig. 22 at small size: a cloth sheet (8 x 8 cells) dropped onto a static
-/// thin tet blade (every vertex fixed) at the paper's dt = 1/20 s; it drapes over the edge.
+/// thin tet blade (every vertex fixed) at the paper's dt = 1/20 s; 4 frames: it lands on the edge
+/// (from the second frame) and starts to drape (kept short: dense contact at this step is slow).
 #[test]
 fn sheet_dropped_on_a_blade_at_a_twentieth_of_a_second_never_intersects() {
     let toml = &format!(
@@ -188,7 +189,7 @@ rotation_deg = [0.0, 0.0, 20.0]
 material = { model = "cloth", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 200.0, thickness = 0.001, bending_stiffness = 1e-5 }
 "#
     );
-    let (steps, pairs) = run_checked("sheet_on_blade", toml, 6);
+    let (steps, pairs) = run_checked("sheet_on_blade", toml, 4);
     assert!(pairs > 0, "the sheet never reached the blade");
-    assert!(steps > 6);
+    assert!(steps > 4);
 }
