@@ -534,7 +534,8 @@ pub enum MeshSource {
     Generator {
         /// Which generator.
         generator: Generator,
-        /// Overall size (m): box/beam extents, or `[radius, _, _]` for spheres.
+        /// Overall size (m): box/beam extents, `[radius, _, _]` for spheres; see [`Generator`]
+        /// for the others.
         size: [f64; 3],
         /// Cells per axis (boxes and beams) or resolution (sphere: `[n, _, _]`).
         #[serde(default = "default_cells")]
@@ -568,6 +569,26 @@ pub enum Generator {
     /// `cells = [cells across the thickness, _, _]`, coiled about the body's z axis as a helix
     /// rising 1.5 thicknesses per turn (no self-intersection at rest).
     Coil,
+    /// Open cloth cylinder along x centred on the body origin: `size = [radius, length, _]`,
+    /// `cells = [around (≥ 3), along, _]`.
+    Tube,
+    /// Open cloth truncated cone about z centred on the body origin: `size = [top radius,
+    /// bottom radius, height]` (bottom at z = −height/2), `cells = [around (≥ 3), along, _]`.
+    Funnel,
+    /// Open cloth tube along an overhand knot (a trefoil opened at one lobe, with straight tails):
+    /// `size = [knot scale, tube radius (< scale/2), tail length]`, `cells = [around (≥ 3),
+    /// segments along the centre line (≥ 8), _]`; the knot spans about 6 scales.
+    KnotTube,
+}
+
+impl Generator {
+    /// Whether the generator makes a cloth surface (used with the `"cloth"` material).
+    pub fn is_cloth(self) -> bool {
+        matches!(
+            self,
+            Generator::Cloth | Generator::Tube | Generator::Funnel | Generator::KnotTube
+        )
+    }
 }
 
 /// Constitutive model and parameters.
@@ -1159,11 +1180,11 @@ impl Scene {
                 );
             }
             if let MeshSource::Generator { generator, .. } = &b.mesh {
-                if (*generator == Generator::Cloth) != (m.model == MaterialModel::Cloth) {
+                if generator.is_cloth() != (m.model == MaterialModel::Cloth) {
                     return bad(
                         f("material.model"),
-                        "cloth bodies use the \"cloth\" generator (or a surface mesh file) and \
-                         the \"cloth\" material together"
+                        "cloth bodies use a cloth generator (\"cloth\", \"tube\", \"funnel\", \
+                         \"knot-tube\") or a surface mesh file, and the \"cloth\" material together"
                             .into(),
                     );
                 }
@@ -1176,11 +1197,15 @@ impl Scene {
             {
                 let needs = match generator {
                     Generator::Sphere | Generator::Rod | Generator::Coil => 1,
-                    Generator::Cloth => 2,
+                    Generator::Cloth | Generator::Tube => 2,
+                    Generator::Funnel | Generator::KnotTube => 2,
                     _ => 3,
                 };
                 let size_needs = match generator {
-                    Generator::Coil | Generator::SquishyBall => 3,
+                    Generator::Coil
+                    | Generator::SquishyBall
+                    | Generator::Funnel
+                    | Generator::KnotTube => 3,
                     _ => needs,
                 };
                 if !size[..size_needs].iter().all(|x| x.is_finite() && *x > 0.0) {
@@ -1200,10 +1225,41 @@ impl Scene {
                         ),
                     );
                 }
+                if *generator == Generator::KnotTube && size[1] >= 0.5 * size[0] {
+                    return bad(
+                        f("mesh.size"),
+                        format!(
+                            "a knot tube's radius ({} m) must be below half its knot scale ({} m)",
+                            size[1], size[0]
+                        ),
+                    );
+                }
                 if cells[..needs].iter().any(|&c| c == 0 || c > 1000) {
                     return bad(
                         f("mesh.cells"),
                         format!("cells must be in 1..=1000, got {cells:?}"),
+                    );
+                }
+                let tubular = matches!(
+                    generator,
+                    Generator::Tube | Generator::Funnel | Generator::KnotTube
+                );
+                if tubular && cells[0] < 3 {
+                    return bad(
+                        f("mesh.cells"),
+                        format!(
+                            "a {generator:?} needs at least 3 cells around, got {}",
+                            cells[0]
+                        ),
+                    );
+                }
+                if *generator == Generator::KnotTube && cells[1] < 8 {
+                    return bad(
+                        f("mesh.cells"),
+                        format!(
+                            "a knot tube needs at least 8 segments along, got {}",
+                            cells[1]
+                        ),
                     );
                 }
             }
@@ -1674,6 +1730,103 @@ friction = 0.3
         let e = Scene::parse(&coil("[1.0, 0.04, 0.03]"), "coil.toml", &[]).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("body[0].mesh.size"), "{e}");
         assert!(e.message.contains("radius"), "{e}");
+    }
+
+    #[test]
+    fn tube_funnel_and_knot_tube_generators_are_validated() {
+        let body = |generator: &str, size: &str, cells: &str, model: &str| {
+            format!(
+                "[[body]]\nname = \"t\"\nmesh = {{ generator = \"{generator}\", size = {size}, cells = {cells} }}\n\
+                 material = {{ model = \"{model}\", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 200.0, thickness = 0.001 }}\n"
+            )
+        };
+        for (g, size, cells) in [
+            ("tube", "[0.1, 0.6, 0.0]", "[16, 10, 1]"),
+            ("funnel", "[0.3, 0.05, 0.2]", "[24, 6, 1]"),
+            ("knot-tube", "[0.05, 0.02, 0.1]", "[8, 120, 1]"),
+        ] {
+            let s = Scene::parse(&body(g, size, cells, "cloth"), "t.toml", &[]).unwrap();
+            let MeshSource::Generator { generator, .. } = s.bodies[0].mesh else {
+                panic!("generator")
+            };
+            assert!(generator.is_cloth(), "{g}");
+            let e = Scene::parse(&body(g, size, cells, "stable-neo-hookean"), "t.toml", &[])
+                .unwrap_err();
+            assert_eq!(
+                e.field.as_deref(),
+                Some("body[0].material.model"),
+                "{g}: {e}"
+            );
+        }
+        for (g, size, cells, field, says) in [
+            (
+                "tube",
+                "[0.0, 0.6, 0.0]",
+                "[16, 10, 1]",
+                "body[0].mesh.size",
+                "positive",
+            ),
+            (
+                "tube",
+                "[0.1, 0.6, 0.0]",
+                "[2, 10, 1]",
+                "body[0].mesh.cells",
+                "around",
+            ),
+            (
+                "tube",
+                "[0.1, 0.6, 0.0]",
+                "[16, 0, 1]",
+                "body[0].mesh.cells",
+                "1..=1000",
+            ),
+            (
+                "funnel",
+                "[0.3, 0.0, 0.2]",
+                "[24, 6, 1]",
+                "body[0].mesh.size",
+                "positive",
+            ),
+            (
+                "funnel",
+                "[0.3, 0.05, -0.2]",
+                "[24, 6, 1]",
+                "body[0].mesh.size",
+                "positive",
+            ),
+            (
+                "funnel",
+                "[0.3, 0.05, 0.2]",
+                "[24, 0, 1]",
+                "body[0].mesh.cells",
+                "1..=1000",
+            ),
+            (
+                "knot-tube",
+                "[0.05, 0.03, 0.1]",
+                "[8, 120, 1]",
+                "body[0].mesh.size",
+                "half",
+            ),
+            (
+                "knot-tube",
+                "[0.05, 0.02, 0.0]",
+                "[8, 120, 1]",
+                "body[0].mesh.size",
+                "positive",
+            ),
+            (
+                "knot-tube",
+                "[0.05, 0.02, 0.1]",
+                "[8, 4, 1]",
+                "body[0].mesh.cells",
+                "segments",
+            ),
+        ] {
+            let e = Scene::parse(&body(g, size, cells, "cloth"), "t.toml", &[]).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{g} {size} {cells}: {e}");
+            assert!(e.message.contains(says), "{g} {size} {cells}: {e}");
+        }
     }
 
     #[test]

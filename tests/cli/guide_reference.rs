@@ -77,6 +77,21 @@ mesh = { generator = "box6", size = [0.1, 0.1, 0.1], cells = [1, 1, 1] }
 material = { model = "corotated", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
 
 [[body]]
+name = "pipe"
+mesh = { generator = "tube", size = [0.1, 0.5, 0.0], cells = [8, 4, 1] }
+material = { model = "cloth", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 200.0, thickness = 0.001 }
+
+[[body]]
+name = "cone"
+mesh = { generator = "funnel", size = [0.3, 0.1, 0.2], cells = [8, 4, 1] }
+material = { model = "cloth", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 200.0, thickness = 0.001 }
+
+[[body]]
+name = "knot"
+mesh = { generator = "knot-tube", size = [0.04, 0.01, 0.1], cells = [6, 60, 1] }
+material = { model = "cloth", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 200.0, thickness = 0.001 }
+
+[[body]]
 name = "strand"
 mesh = { generator = "rod", size = [0.5, 0.0, 0.0], cells = [10, 1, 1] }
 material = { model = "rod", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0, bending_stiffness = 1e-4, radius = 0.002 }
@@ -162,7 +177,7 @@ fn every_scene_field_and_value_is_in_the_guide() {
     );
     // Enum values (not names, paths or file names) are documented as quoted strings.
     let names = [
-        "solid", "sheet", "ball", "block", "strand", "rod.obj", "out",
+        "solid", "sheet", "ball", "block", "strand", "pipe", "cone", "knot", "rod.obj", "out",
     ];
     let values: Vec<String> = strings
         .into_iter()

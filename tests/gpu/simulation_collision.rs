@@ -3,7 +3,8 @@
 //! (between bodies), rods (centreline curves) dropped onto a cloth and onto each other. Every
 //! frame is checked with the
 //! independent exact checker: no intersecting frame, no collision on the straight-line motion
-//! between consecutive frames, and the collision telemetry is reported.
+//! between consecutive frames, and the collision telemetry is reported. Also the two-way IPM
+//! paper's tube (Fig. 23) and blade (Fig. 22, dt = 1/20 s) scenes at small size.
 
 use supple::intersection_check::{frame_intersections, trajectory_check};
 use supple::scene::Scene;
@@ -193,4 +194,69 @@ material = { model = "rod", youngs_modulus = 5e7, poisson_ratio = 0.3, density =
     let (steps, pairs) = run_checked("rod_on_rod", toml, 24);
     assert!(pairs > 0, "the rods never came within the search distance");
     assert!(steps > 24);
+}
+
+/// Two-way IPM paper Fig. 23 at small size: an open cloth tube (8 x 8 cells, no bending) whose
+/// end rings turn in opposite directions (pi rad/s each) while moving toward each other, so the
+/// middle wrings into a neck whose walls meet (first contacts from frame ~9). Only the first 11
+/// frames: a few frames later the neck's contact graph needs more than the coloring's 256 colors
+/// (see docs/measurements.md, "Two-way IPM paper scenes").
+#[test]
+fn twisted_tube_never_intersects_itself() {
+    let header = HEADER
+        .replace(
+            "frame_rate = 60.0",
+            "frame_rate = 60.0\ngravity = [0.0, 0.0, 0.0]",
+        )
+        .replace("d_min = 0.004", "d_min = 0.002")
+        .replace("d_max = 0.008", "d_max = 0.004")
+        .replace("delta = 0.002", "delta = 0.001");
+    let toml = &format!(
+        "{header}{}",
+        r#"
+[[body]]
+name = "tube"
+mesh = { generator = "tube", size = [0.05, 0.25, 0.0], cells = [8, 8, 1] }
+translation = [0.0, 0.0, 0.5]
+material = { model = "cloth", youngs_modulus = 1e7, poisson_ratio = 0.3, density = 200.0, thickness = 0.001, bending_stiffness = 0.0 }
+motion = [
+    { vertices = { region = { min = [-0.13, -1.0, 0.0], max = [-0.12, 1.0, 1.0] } }, axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 0.5], angular_velocity = 3.141592653589793, velocity = [0.05, 0.0, 0.0] },
+    { vertices = { region = { min = [0.12, -1.0, 0.0], max = [0.13, 1.0, 1.0] } }, axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 0.5], angular_velocity = -3.141592653589793, velocity = [-0.05, 0.0, 0.0] },
+]
+"#
+    );
+    let (steps, pairs) = run_checked("twisted_tube", toml, 11);
+    assert!(
+        pairs > 0,
+        "the twisted tube's walls never came into contact"
+    );
+    assert!(steps > 11);
+}
+
+/// Two-way IPM paper Fig. 22 at small size: a cloth sheet (8 x 8 cells) dropped onto a static
+/// thin tet blade (every vertex fixed) at the paper's dt = 1/20 s; 4 frames: it lands on the edge
+/// (from the second frame) and starts to drape (kept short: dense contact at this step is slow).
+#[test]
+fn sheet_dropped_on_a_blade_at_a_twentieth_of_a_second_never_intersects() {
+    let toml = &format!(
+        "{}{}",
+        HEADER.replace("frame_rate = 60.0", "frame_rate = 20.0"),
+        r#"
+[[body]]
+name = "blade"
+mesh = { generator = "box", size = [0.3, 0.006, 0.06], cells = [12, 1, 2] }
+translation = [0.0, 0.0, 0.3]
+material = { model = "stable-neo-hookean", youngs_modulus = 1e7, poisson_ratio = 0.3, density = 1000.0 }
+fixed = [{ region = { min = [-1.0, -1.0, -1.0], max = [1.0, 1.0, 1.0] } }]
+[[body]]
+name = "sheet"
+mesh = { generator = "cloth", size = [0.2, 0.2, 0.0], cells = [8, 8, 1] }
+translation = [0.01, 0.02, 0.36]
+rotation_deg = [0.0, 0.0, 20.0]
+material = { model = "cloth", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 200.0, thickness = 0.001, bending_stiffness = 1e-5 }
+"#
+    );
+    let (steps, pairs) = run_checked("sheet_on_blade", toml, 4);
+    assert!(pairs > 0, "the sheet never reached the blade");
+    assert!(steps > 4);
 }

@@ -3,6 +3,7 @@
 
 #![deny(missing_docs)]
 
+pub mod cloth_shapes;
 pub mod error;
 pub mod export;
 pub mod import;
