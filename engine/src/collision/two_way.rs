@@ -780,46 +780,46 @@ impl TwoWay {
                 .read_write(&self.dmin)
                 .push(&self.params(0, 0)),
             );
+            // Bindings 0..=6 shared by the contact kernels: state, x, y, constraints, meta and
+            // the coloring's offsets and grouped indices.
+            let contact_kernel = |d: Dispatch| {
+                d.workgroup_size(WG)
+                    .read(&self.state)
+                    .read(x)
+                    .read_write(&self.y)
+                    .read(&cons)
+                    .read(&self.meta)
+                    .read(coloring.offsets())
+                    .read(coloring.grouped())
+            };
+            let color_kernel = |name: String, id, c: u32| {
+                let a = 3 * c as usize;
+                contact_kernel(Dispatch::indirect(
+                    name,
+                    id,
+                    self.color_args.slice(a..a + 3),
+                ))
+            };
             if let Some(y0) = &self.y0 {
                 // Log-barrier baseline: the step's target is y^[k+1] minus the barrier gradient.
                 g.copy(format!("two_way.barrier_target[{step}]"), y0, &self.y);
                 for c in 0..color_cap {
-                    let a = 3 * c as usize;
+                    let name = format!("two_way.barrier_sweep[{step}.{c}]");
                     g.dispatch(
-                        Dispatch::indirect(
-                            format!("two_way.barrier_sweep[{step}.{c}]"),
-                            ids::COLLISION_TWO_WAY_BARRIER,
-                            self.color_args.slice(a..a + 3),
-                        )
-                        .workgroup_size(WG)
-                        .read(&self.state)
-                        .read(x)
-                        .read_write(&self.y)
-                        .read(&cons)
-                        .read(&self.meta)
-                        .read(coloring.offsets())
-                        .read(coloring.grouped())
-                        .read(&self.inv_w)
-                        .push(&self.params(c, 0)),
+                        color_kernel(name, ids::COLLISION_TWO_WAY_BARRIER, c)
+                            .read(&self.inv_w)
+                            .push(&self.params(c, 0)),
                     );
                 }
             }
             if self.fused {
                 for sweep in 0..self.settings.sweeps {
                     g.dispatch(
-                        Dispatch::new(
+                        contact_kernel(Dispatch::new(
                             format!("two_way.fused_sweep[{step}.{sweep}]"),
                             ids::COLLISION_TWO_WAY_FUSED_SWEEP,
                             [1, 1, 1],
-                        )
-                        .workgroup_size(WG)
-                        .read(&self.state)
-                        .read(x)
-                        .read_write(&self.y)
-                        .read(&cons)
-                        .read(&self.meta)
-                        .read(coloring.offsets())
-                        .read(coloring.grouped())
+                        ))
                         .read_write(&lambda)
                         .read(&self.inv_w)
                         .read(&self.edges)
@@ -837,24 +837,12 @@ impl TwoWay {
             };
             for sweep in 0..sweeps {
                 for c in 0..color_cap {
-                    let a = 3 * c as usize;
+                    let name = format!("two_way.contact_sweep[{step}.{sweep}.{c}]");
                     g.dispatch(
-                        Dispatch::indirect(
-                            format!("two_way.contact_sweep[{step}.{sweep}.{c}]"),
-                            ids::COLLISION_TWO_WAY_CONTACT_SWEEP,
-                            self.color_args.slice(a..a + 3),
-                        )
-                        .workgroup_size(WG)
-                        .read(&self.state)
-                        .read(x)
-                        .read_write(&self.y)
-                        .read(&cons)
-                        .read(&self.meta)
-                        .read(coloring.offsets())
-                        .read(coloring.grouped())
-                        .read_write(&lambda)
-                        .read(&self.inv_w)
-                        .push(&self.params(c, 0)),
+                        color_kernel(name, ids::COLLISION_TWO_WAY_CONTACT_SWEEP, c)
+                            .read_write(&lambda)
+                            .read(&self.inv_w)
+                            .push(&self.params(c, 0)),
                     );
                 }
                 for (k, &(offset, count)) in self.edge_ranges.iter().enumerate() {

@@ -666,6 +666,23 @@ mod tests {
     /// Every constraint form equals d / δ − 1 at its linearisation point and its Jacobian
     /// matches central differences.
     #[test]
+    fn barrier_derivative_matches_finite_differences() {
+        let (k, range) = (3.0, 1e-3);
+        for d in [1e-6, 1e-5, 2e-4, 5e-4, 9.9e-4] {
+            let h = d * 1e-5;
+            let fd = (barrier(d + h, k, range) - barrier(d - h, k, range)) / (2.0 * h);
+            let db = barrier_derivative(d, k, range);
+            assert!(db < 0.0, "repulsive at {d}");
+            assert!((fd - db).abs() <= 1e-5 * db.abs(), "{d}: fd {fd} vs {db}");
+        }
+        // No force at or past the range, nor at zero distance.
+        for d in [range, 2.0 * range, 0.0] {
+            assert_eq!(barrier_derivative(d, k, range), 0.0);
+            assert_eq!(barrier(d, k, range), 0.0);
+        }
+    }
+
+    #[test]
     fn constraints_equal_scaled_distance_and_match_finite_differences() {
         let delta = 1e-3;
         let cases: Vec<(u32, [Vec3; 4])> = vec![
