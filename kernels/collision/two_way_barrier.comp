@@ -2,10 +2,12 @@
 // Log-barrier baseline of the two-way IPM paper (§3.4, Eq. 7–8) in place of the backward step:
 // one color of the barrier gradient at x^(l). The step's target starts as the dynamics target
 // y^[k+1] (copied by the graph) and every pair closer than the range d̂ subtracts its share of
-// the preconditioned gradient, t_i -= ½ w_i ∂B/∂x_i with ∂d/∂x_i = w_pair,i n (Closest weights,
-// n the unit closest-point difference); the forward step then moves x toward t with the same
-// bounded step sizes. Constraints of one color share no vertex: race-free, deterministic.
+// the preconditioned gradient (two_way_sweep.glsl::tw_barrier_update); the forward step then
+// moves x toward it with the same bounded step sizes. Constraints of one color share no vertex:
+// race-free, deterministic. The fused sweep (two_way_fused_sweep.comp, BARRIER = 1) does every
+// color in one dispatch.
 // Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs::barrier_sweep.
+#define TW_BARRIER_SWEEP
 #include "common.glsl"
 #include "two_way.glsl"
 layout(std430, binding = 0) readonly buffer State { TwState s; };
@@ -17,21 +19,11 @@ layout(std430, binding = 5) readonly buffer Offsets { uint offsets[]; };
 layout(std430, binding = 6) readonly buffer Grouped { uint grouped[]; };
 layout(std430, binding = 7) readonly buffer InvW { float inv_w[]; };
 layout(push_constant) uniform Push { TwParams p; };
+#include "two_way_sweep.glsl"
 void main() {
     if ((s.flags & TW_STOP) != 0u) return;
     uint k = tw_index();
     uint first = offsets[p.offset];
     if (k >= offsets[p.offset + 1u] - first) return;
-    uint i = grouped[first + k];
-    uvec4 v = cons[i];
-    vec3 q[4] = vec3[4](x[v.x].xyz, x[v.y].xyz, x[v.z].xyz, x[v.w].xyz);
-    Closest cl = tw_closest(i < meta[0] ? TYPE_VT : TYPE_EE, q);
-    float d = sqrt(cl.sq_dist);
-    float db = tw_barrier_derivative(d, p.barrier_k, p.barrier_range);
-    if (db == 0.0) return;
-    vec3 g = (-0.5 * db / d) * cl.diff;
-    y[v.x].xyz += (inv_w[v.x] * cl.w.x) * g;
-    y[v.y].xyz += (inv_w[v.y] * cl.w.y) * g;
-    y[v.z].xyz += (inv_w[v.z] * cl.w.z) * g;
-    y[v.w].xyz += (inv_w[v.w] * cl.w.w) * g;
+    tw_barrier_update(grouped[first + k]);
 }

@@ -5,12 +5,16 @@
 // color order as two_way_contact_sweep + two_way_edge_sweep (bit-identical results). For CPU
 // Vulkan devices (lavapipe), where hundreds of dependent dispatches per step cost far more than
 // the arithmetic; on GPUs one workgroup would idle the device (the per-color kernels are used).
+// BARRIER = 1: the log-barrier baseline's gradient pass instead (every contact color, no edge
+// constraints; the graph copies the dynamics target into y first).
 // Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs (contact_sweep,
-// edge_sweep).
+// edge_sweep, barrier_sweep).
 #define TW_CONTACT_SWEEP
 #define TW_EDGE_SWEEP
+#define TW_BARRIER_SWEEP
 #include "common.glsl"
 #include "two_way.glsl"
+layout(constant_id = 1) const uint BARRIER = 0;
 layout(std430, binding = 0) readonly buffer State { TwState s; };
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 2) buffer Y { vec4 y[]; };
@@ -34,11 +38,17 @@ void main() {
     uint total = offsets[p.offset];
     for (uint c = 0u; c < p.offset && offsets[c] < total; ++c) {
         uint first = offsets[c], count = offsets[c + 1u] - first;
-        for (uint k = lid; k < count; k += WG) tw_contact_update(grouped[first + k]);
+        for (uint k = lid; k < count; k += WG) {
+            if (BARRIER != 0u) {
+                tw_barrier_update(grouped[first + k]);
+            } else {
+                tw_contact_update(grouped[first + k]);
+            }
+        }
         memoryBarrierBuffer();
         barrier();
     }
-    for (uint c = 0u; c < p.count; ++c) {
+    for (uint c = 0u; BARRIER == 0u && c < p.count; ++c) {
         for (uint e = edge_offsets[c] + lid; e < edge_offsets[c + 1u]; e += WG) tw_edge_update(e);
         memoryBarrierBuffer();
         barrier();

@@ -1,8 +1,9 @@
 // Two-way IPM backward step: the projected Gauss–Seidel update of one contact constraint and of
-// one edge-length constraint (Eq. 17), shared by the per-color sweep kernels and the fused
-// single-workgroup sweep. Include after the buffer declarations: with TW_CONTACT_SWEEP the
-// kernel declares x, y, cons, meta, lambda, inv_w; with TW_EDGE_SWEEP x, y, edges, rest,
-// lambda_e, inv_w; both declare `p` (TwParams).
+// one edge-length constraint (Eq. 17), and the log-barrier baseline's gradient of one pair,
+// shared by the per-color kernels and the fused single-workgroup sweep. Include after the
+// buffer declarations: with TW_CONTACT_SWEEP the kernel declares x, y, cons, meta, lambda,
+// inv_w; with TW_EDGE_SWEEP x, y, edges, rest, lambda_e, inv_w; with TW_BARRIER_SWEEP x, y,
+// cons, meta, inv_w; all declare `p` (TwParams).
 // Reference: engine/src/cpu_reference/two_way.rs (contact_sweep, edge_sweep).
 #ifndef SUPPLE_TWO_WAY_SWEEP_GLSL
 #define SUPPLE_TWO_WAY_SWEEP_GLSL
@@ -24,6 +25,25 @@ void tw_contact_update(uint i) {
     y[v.y].xyz = t[1];
     y[v.z].xyz = t[2];
     y[v.w].xyz = t[3];
+}
+#endif
+
+#ifdef TW_BARRIER_SWEEP
+// Log-barrier baseline (§3.4, Eq. 7–8): pair i closer than the range d̂ at x moves the step
+// target of its vertices by -½ w_v ∂B/∂x_v, ∂d/∂x_v = w_pair,v n (Closest weights, n the unit
+// closest-point difference).
+void tw_barrier_update(uint i) {
+    uvec4 v = cons[i];
+    vec3 q[4] = vec3[4](x[v.x].xyz, x[v.y].xyz, x[v.z].xyz, x[v.w].xyz);
+    Closest cl = tw_closest(i < meta[0] ? TYPE_VT : TYPE_EE, q);
+    float d = sqrt(cl.sq_dist);
+    float db = tw_barrier_derivative(d, p.barrier_k, p.barrier_range);
+    if (db == 0.0) return;
+    vec3 g = (-0.5 * db / d) * cl.diff;
+    y[v.x].xyz += (inv_w[v.x] * cl.w.x) * g;
+    y[v.y].xyz += (inv_w[v.y] * cl.w.y) * g;
+    y[v.z].xyz += (inv_w[v.z] * cl.w.z) * g;
+    y[v.w].xyz += (inv_w[v.w] * cl.w.w) * g;
 }
 #endif
 

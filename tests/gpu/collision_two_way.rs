@@ -461,6 +461,13 @@ fn barrier_settings() -> TwoWaySettings {
 #[test]
 fn every_barrier_step_matches_the_reference_step() {
     let ctx = context(true);
+    for dispatch in [SweepDispatch::PerColor, SweepDispatch::Fused] {
+        barrier_steps_match_the_reference(&ctx, dispatch);
+    }
+    assert_no_validation_errors(&ctx);
+}
+
+fn barrier_steps_match_the_reference(ctx: &supple::vk::Context, dispatch: SweepDispatch) {
     let s = sheets(8, 0.003, 0.01);
     let n = s.x.len();
     let mut inv_w = vec![1.0f32; n];
@@ -468,10 +475,11 @@ fn every_barrier_step_matches_the_reference_step() {
     let mut st = barrier_settings();
     st.max_steps = 1;
     st.contact_coloring = ContactColoring::Host;
+    st.sweep_dispatch = dispatch;
     let Backward::LogBarrier { strength, range } = st.backward else {
         unreachable!()
     };
-    let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+    let mut tw = TwoWay::new(ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
     let (_, _, edge_ranges) = tw.read_edge_constraints().unwrap();
     assert!(
         edge_ranges.is_empty(),
@@ -487,8 +495,13 @@ fn every_barrier_step_matches_the_reference_step() {
         let state0 = tw.read_state().unwrap();
         let rep = tw.solve().expect("solve");
         assert_eq!(rep.steps, 1);
-        // Distances, the target copy, ≥ one barrier dispatch per color, forward, update.
-        assert!(rep.dispatches_per_step >= 4 + rep.contact_colors, "{rep:?}");
+        // Distances, the target copy, one fused pass or ≥ one dispatch per color, forward,
+        // update.
+        if dispatch == SweepDispatch::Fused {
+            assert_eq!(rep.dispatches_per_step, 5, "{rep:?}");
+        } else {
+            assert!(rep.dispatches_per_step >= 4 + rep.contact_colors, "{rep:?}");
+        }
         let searched = rep.searches > 0;
         let (cons, n_vt) = tw.read_constraints().unwrap();
         let (offsets, grouped) = tw.read_contact_colors().unwrap();
@@ -548,9 +561,8 @@ fn every_barrier_step_matches_the_reference_step() {
     }
     assert!(
         barrier_steps > 0,
-        "no step brought a pair within the barrier range"
+        "{dispatch:?}: no step brought a pair within the barrier range"
     );
-    assert_no_validation_errors(&ctx);
 }
 
 /// The log-barrier baseline keeps every forward step intersection-free too (same step bound),

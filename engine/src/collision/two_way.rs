@@ -630,12 +630,11 @@ impl TwoWay {
             lambda_e,
             edge_ranges,
             edge_offsets,
-            fused: !barrier
-                && match settings.sweep_dispatch {
-                    SweepDispatch::Fused => true,
-                    SweepDispatch::PerColor => false,
-                    SweepDispatch::Auto => cpu,
-                },
+            fused: match settings.sweep_dispatch {
+                SweepDispatch::Fused => true,
+                SweepDispatch::PerColor => false,
+                SweepDispatch::Auto => cpu,
+            },
             reset,
             args: None,
             ws: None,
@@ -800,9 +799,12 @@ impl TwoWay {
                     self.color_args.slice(a..a + 3),
                 ))
             };
+            let barrier = self.y0.is_some();
             if let Some(y0) = &self.y0 {
                 // Log-barrier baseline: the step's target is y^[k+1] minus the barrier gradient.
                 g.copy(format!("two_way.barrier_target[{step}]"), y0, &self.y);
+            }
+            if barrier && !self.fused {
                 for c in 0..color_cap {
                     let name = format!("two_way.barrier_sweep[{step}.{c}]");
                     g.dispatch(
@@ -813,13 +815,16 @@ impl TwoWay {
                 }
             }
             if self.fused {
-                for sweep in 0..self.settings.sweeps {
+                // The baseline's gradient pass is one pass, not a sweep to repeat.
+                let passes = if barrier { 1 } else { self.settings.sweeps };
+                for sweep in 0..passes {
                     g.dispatch(
                         contact_kernel(Dispatch::new(
                             format!("two_way.fused_sweep[{step}.{sweep}]"),
                             ids::COLLISION_TWO_WAY_FUSED_SWEEP,
                             [1, 1, 1],
                         ))
+                        .spec(&[barrier as u32])
                         .read_write(&lambda)
                         .read(&self.inv_w)
                         .read(&self.edges)
@@ -912,7 +917,12 @@ impl TwoWay {
     pub fn dispatches_per_step(&self) -> u32 {
         let colors = self.ws.as_ref().map_or(0, |w| w.color_cap);
         if self.fused {
-            return 3 + self.settings.sweeps;
+            // Distances, (target copy,) the fused pass(es), forward, update.
+            return if self.y0.is_some() {
+                5
+            } else {
+                3 + self.settings.sweeps
+            };
         }
         if self.y0.is_some() {
             // Distances, target copy, one barrier dispatch per color, forward, update.
