@@ -55,6 +55,15 @@ fn sheets(cells: usize, gap: f64, push: f64) -> Sheets {
     }
 }
 
+impl Sheets {
+    /// Inverse weights with the bottom sheet pinned (0) and the top one free (1).
+    fn pinned_bottom(&self) -> Vec<f32> {
+        let mut w = vec![1.0f32; self.x.len()];
+        w[..self.bottom].iter_mut().for_each(|w| *w = 0.0);
+        w
+    }
+}
+
 fn v3(p: &[f32; 4]) -> Vec3 {
     Vec3::new(p[0] as f64, p[1] as f64, p[2] as f64)
 }
@@ -73,8 +82,7 @@ fn every_gpu_step_matches_the_reference_step() {
     let ctx = context(true);
     let s = sheets(8, 0.003, 0.01);
     let n = s.x.len();
-    let mut inv_w = vec![1.0f32; n];
-    inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
+    let inv_w = s.pinned_bottom();
     let mut st = settings();
     st.max_steps = 1;
     // The GPU coloring here; the log-barrier step test below runs the host coloring.
@@ -225,8 +233,7 @@ fn sheets_pushed_through_each_other_stay_apart_at_every_step() {
     for bound in [StepBound::HalfDistance, StepBound::Ogc { relaxation: 0.4 }] {
         let s = sheets(8, 0.003, 0.01);
         let n = s.x.len();
-        let mut inv_w = vec![1.0f32; n];
-        inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
+        let inv_w = s.pinned_bottom();
         let mut st = settings();
         st.bound = bound;
         let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
@@ -354,9 +361,7 @@ fn solves_are_deterministic() {
     let ctx = context(false);
     let run = |coloring| {
         let s = sheets(8, 0.003, 0.01);
-        let n = s.x.len();
-        let mut inv_w = vec![1.0f32; n];
-        inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
+        let inv_w = s.pinned_bottom();
         let st = TwoWaySettings {
             contact_coloring: coloring,
             ..settings()
@@ -470,8 +475,7 @@ fn every_barrier_step_matches_the_reference_step() {
 fn barrier_steps_match_the_reference(ctx: &supple::vk::Context, dispatch: SweepDispatch) {
     let s = sheets(8, 0.003, 0.01);
     let n = s.x.len();
-    let mut inv_w = vec![1.0f32; n];
-    inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
+    let inv_w = s.pinned_bottom();
     let mut st = barrier_settings();
     st.max_steps = 1;
     st.contact_coloring = ContactColoring::Host;
@@ -584,8 +588,7 @@ fn log_barrier_solves_stay_apart_at_every_step() {
         };
         let s = sheets(cells, gap, push);
         let n = s.x.len();
-        let mut inv_w = vec![1.0f32; n];
-        inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
+        let inv_w = s.pinned_bottom();
         let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
         let mut steps = [0u32; 2];
         for (m, st) in [settings(), barrier_settings()].into_iter().enumerate() {
@@ -620,9 +623,7 @@ fn log_barrier_solves_stay_apart_at_every_step() {
 fn fused_sweep_equals_per_color_dispatches() {
     let ctx = context(false);
     let s = sheets(8, 0.003, 0.01);
-    let n = s.x.len();
-    let mut inv_w = vec![1.0f32; n];
-    inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
+    let inv_w = s.pinned_bottom();
     let run = |dispatch| {
         let st = TwoWaySettings {
             sweep_dispatch: dispatch,
@@ -665,8 +666,7 @@ fn contact_past_the_color_limit_is_reported_and_stays_safe() {
     let ctx = context(false);
     let s = sheets(30, 0.002, 0.01);
     let n = s.x.len();
-    let mut inv_w = vec![1.0f32; n];
-    inv_w[..s.bottom].iter_mut().for_each(|w| *w = 0.0);
+    let inv_w = s.pinned_bottom();
     let st = TwoWaySettings {
         d_min: 0.004,
         d_max: 0.008,
