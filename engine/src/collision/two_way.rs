@@ -397,6 +397,7 @@ pub struct TwoWay {
     last_colors: u32,
     /// Color contact constraints on the host ([`ContactColoring`]).
     host_coloring: bool,
+    host_scratch: HostColoringScratch,
     /// Friction by velocity filtering (`collision/friction.rs`; off while μ = 0).
     friction: super::friction::Friction,
 }
@@ -409,65 +410,88 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
+/// Host buffers of [`host_color`], kept across searches (cleared and refilled, reallocated only
+/// when the pair count grows past their capacity).
+#[derive(Default)]
+struct HostColoringScratch {
+    cons: Vec<[u32; 4]>,
+    used: Vec<u64>,
+    colors: Vec<u32>,
+    offsets: Vec<u32>,
+    cursor: Vec<u32>,
+    grouped: Vec<u32>,
+}
+
 /// Greedy host coloring of the first `pairs` contact constraints of `ws` (read back), written
 /// into the coloring's `offsets`/`grouped` buffers that the sweeps read; returns the colors
 /// used and the constraints left uncolored. Constraints that would need a color past
 /// [`MAX_COLORS`] (very dense contact) sit out this search's backward steps: the backward step
 /// only guides the target, the forward step still bounds every vertex by the distances of all
 /// pairs, so safety is unaffected (convergence may take more steps).
-fn host_color(ws: &PairWorkspace, pairs: usize, n: usize) -> Result<(u32, u32), String> {
-    let mut cons = ws.cons.read().map_err(err)?;
-    cons.truncate(pairs);
-    // Greedy in index order (the canonical pair order, so deterministic) with a used-color mask
-    // per vertex: O(pairs) time and O(vertices) memory, where a conflict graph of dense contact
-    // would hold hundreds of neighbours per constraint. Same colors as `greedy_coloring` with
-    // `GreedyOrder::Index` below the limit.
+///
+/// Greedy in index order (the canonical pair order, so deterministic) with a used-color mask
+/// per vertex: O(pairs) time and O(vertices) memory, where a conflict graph of dense contact
+/// would hold hundreds of neighbours per constraint. Same colors as `greedy_coloring` with
+/// `GreedyOrder::Index` below the limit.
+fn host_color(
+    ws: &PairWorkspace,
+    pairs: usize,
+    n: usize,
+    h: &mut HostColoringScratch,
+) -> Result<(u32, u32), String> {
     const WORDS: usize = MAX_COLORS as usize / 64;
-    let mut used = vec![0u64; WORDS * n];
-    let mut colors = vec![MAX_COLORS; pairs];
+    h.cons.clear();
+    h.cons.resize(pairs, [0; 4]);
+    ws.cons.read_into(&mut h.cons).map_err(err)?;
+    h.used.clear();
+    h.used.resize(WORDS * n, 0);
+    h.colors.clear();
+    h.colors.resize(pairs, MAX_COLORS);
     let mut num_colors = 0;
-    for (i, c) in cons.iter().enumerate() {
+    let mut uncolored = 0;
+    for (i, c) in h.cons.iter().enumerate() {
         if let Some(&v) = c.iter().find(|&&v| v as usize >= n) {
             return Err(format!("contact constraint {i} indexes vertex {v} of {n}"));
         }
         let mut taken = [0u64; WORDS];
         for &v in c {
             for (w, t) in taken.iter_mut().enumerate() {
-                *t |= used[WORDS * v as usize + w];
+                *t |= h.used[WORDS * v as usize + w];
             }
         }
         let Some(w) = taken.iter().position(|&t| t != u64::MAX) else {
+            uncolored += 1;
             continue;
         };
         let bit = (!taken[w]).trailing_zeros() as usize;
-        let col = 64 * w + bit;
         for &v in c {
-            used[WORDS * v as usize + w] |= 1 << bit;
+            h.used[WORDS * v as usize + w] |= 1 << bit;
         }
-        colors[i] = col as u32;
-        num_colors = num_colors.max(col as u32 + 1);
+        let col = (64 * w + bit) as u32;
+        h.colors[i] = col;
+        num_colors = num_colors.max(col + 1);
     }
-    let c = crate::coloring::Coloring { colors, num_colors };
-    let uncolored = c.colors.iter().filter(|&&col| col >= MAX_COLORS).count();
     // Counting sort by color: offsets (MAX_COLORS + 1 entries) and grouped indices.
-    let mut offsets = vec![0u32; MAX_COLORS as usize + 1];
-    for &col in c.colors.iter().filter(|&&col| col < MAX_COLORS) {
-        offsets[col as usize + 1] += 1;
+    h.offsets.clear();
+    h.offsets.resize(MAX_COLORS as usize + 1, 0);
+    for &col in h.colors.iter().filter(|&&col| col < MAX_COLORS) {
+        h.offsets[col as usize + 1] += 1;
     }
     for k in 0..MAX_COLORS as usize {
-        offsets[k + 1] += offsets[k];
+        h.offsets[k + 1] += h.offsets[k];
     }
-    let mut cursor = offsets.clone();
-    let mut grouped = vec![0u32; pairs - uncolored];
-    for (i, &col) in c.colors.iter().enumerate() {
+    h.cursor.clone_from(&h.offsets);
+    h.grouped.clear();
+    h.grouped.resize(pairs - uncolored, 0);
+    for (i, &col) in h.colors.iter().enumerate() {
         if col < MAX_COLORS {
-            grouped[cursor[col as usize] as usize] = i as u32;
-            cursor[col as usize] += 1;
+            h.grouped[h.cursor[col as usize] as usize] = i as u32;
+            h.cursor[col as usize] += 1;
         }
     }
-    ws.coloring.offsets().write(&offsets).map_err(err)?;
-    ws.coloring.grouped().write_at(0, &grouped).map_err(err)?;
-    Ok((c.num_colors, uncolored as u32))
+    ws.coloring.offsets().write(&h.offsets).map_err(err)?;
+    ws.coloring.grouped().write_at(0, &h.grouped).map_err(err)?;
+    Ok((num_colors, uncolored as u32))
 }
 
 impl TwoWay {
@@ -645,6 +669,7 @@ impl TwoWay {
                 ContactColoring::Gpu => false,
                 ContactColoring::Auto => cpu,
             },
+            host_scratch: HostColoringScratch::default(),
             friction: Default::default(),
         };
         s.workspace(16)?;
@@ -1048,7 +1073,7 @@ impl TwoWay {
         let meta = self.meta.read().map_err(err)?;
         let pairs = meta[1] as usize;
         let num_colors = if self.host_coloring {
-            let (colors, uncolored) = host_color(ws, pairs, self.n)?;
+            let (colors, uncolored) = host_color(ws, pairs, self.n, &mut self.host_scratch)?;
             report.uncolored_contacts = report.uncolored_contacts.max(uncolored);
             colors
         } else {
