@@ -145,7 +145,7 @@ pub(crate) fn pack_colliders(colliders: &[Collider]) -> Vec<[f32; 4]> {
     for c in colliders {
         let (kind, scalar, a, b) = match c.shape {
             Shape::Plane { normal, offset } => (0.0, offset, normal, [0.0; 3]),
-            Shape::Sphere { center, radius } => (1.0, radius, center, [0.0; 3]),
+            Shape::Sphere { center, radius } => (1.0, radius, center, c.angular_velocity),
             Shape::Box { min, max } => (2.0, 0.0, min, max),
         };
         out.extend([

@@ -686,6 +686,19 @@ pub struct Force {
     pub traction: Option<[f64; 3]>,
 }
 
+/// A collider's spin is finite and only spheres spin.
+pub(crate) fn check_spin(c: &Collider) -> Result<(), String> {
+    if !c.angular_velocity.iter().all(|w| w.is_finite()) {
+        return Err("must be finite (rad/s)".into());
+    }
+    if !matches!(c.shape, ColliderShape::Sphere { .. })
+        && c.angular_velocity.iter().any(|&w| w != 0.0)
+    {
+        return Err("only sphere colliders spin".into());
+    }
+    Ok(())
+}
+
 /// An analytic collider.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -698,6 +711,10 @@ pub struct Collider {
     /// Constant velocity of a scripted collider (m/s).
     #[serde(default)]
     pub velocity: [f64; 3],
+    /// Spin of a sphere collider about its centre (rad/s, axis × rate): its surface drags what
+    /// rests on it through friction. Spheres only.
+    #[serde(default)]
+    pub angular_velocity: [f64; 3],
 }
 
 /// Collider geometry.
@@ -1321,6 +1338,9 @@ impl Scene {
                     format!("must be a non-negative coefficient, got {}", c.friction),
                 );
             }
+            if let Err(m) = check_spin(c) {
+                return bad(f("angular_velocity"), m);
+            }
             match &c.shape {
                 ColliderShape::Plane { normal, .. }
                     if normal.iter().all(|x| *x == 0.0) || !finite3(normal) =>
@@ -1446,6 +1466,11 @@ friction = 0.3
             (", thickness = 0.001", "", "body[1].material.thickness"),
             ("substeps = 2", "substeps = 0", "simulation.substeps"),
             ("friction = 0.3", "friction = -1.0", "collider[0].friction"),
+            (
+                "friction = 0.3",
+                "friction = 0.3\nangular_velocity = [0.0, 0.0, 1.0]",
+                "collider[0].angular_velocity",
+            ),
             (
                 "cells = [10, 10, 10]",
                 "cells = [10, 0, 10]",

@@ -228,6 +228,7 @@ pub fn scene_colliders(scene: &Scene) -> Vec<Collider> {
             },
             friction: c.friction,
             velocity: c.velocity,
+            angular_velocity: c.angular_velocity,
         })
         .collect()
 }

@@ -1,7 +1,8 @@
 // Analytic colliders (plane, sphere, box) moving at constant velocity, penalty contact and
 // lagged, IPC-smoothed Coulomb friction per vertex. Reference: engine/src/cpu_reference/contact.rs.
 // Collider c in `colliders[4c ..]`: (kind, μ, offset | radius, 0), (normal | centre | min, 0),
-// (max, 0), (velocity, 0); kind 0 plane n·x ≥ offset, 1 sphere, 2 box (solid, axis-aligned).
+// (max | sphere spin ω, 0), (velocity, 0); kind 0 plane n·x ≥ offset, 1 sphere, 2 box (solid,
+// axis-aligned). A spinning sphere's surface moves at v + ω × (x − centre) (friction only).
 // The including shader declares `colliders` (vec4[]).
 const uint COLLIDER_PLANE = 0u;
 const uint COLLIDER_SPHERE = 1u;
@@ -54,7 +55,11 @@ void friction_lag(vec3 x, float t, float h, float kc, uint count, out vec4 lag_n
         if (d < deepest) {
             deepest = d;
             lag_n = vec4(n, colliders[4u * c].y * kc * (-d));
-            lag_shift = vec4(colliders[4u * c + 3u].xyz * h, 0.0);
+            vec3 v = colliders[4u * c + 3u].xyz;
+            if (uint(colliders[4u * c].x) == COLLIDER_SPHERE) {
+                v += cross(colliders[4u * c + 2u].xyz, x - (colliders[4u * c + 1u].xyz + v * t));
+            }
+            lag_shift = vec4(v * h, 0.0);
         }
     }
 }

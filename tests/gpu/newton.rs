@@ -217,6 +217,7 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
             },
             friction: 0.0,
             velocity: [0.0; 3],
+            angular_velocity: [0.0; 3],
         }],
         ..base_settings()
     };
@@ -391,7 +392,7 @@ force = [{ vertices = { region = { min = [-0.2, -0.03, 0.024], max = [0.2, 0.03,
     assert_no_validation_errors(&ctx);
 }
 
-/// A block sunk into a frictional ground, a cloth sheet on a moving frictional sphere, a pinned
+/// A block sunk into a frictional ground, a cloth sheet on a moving, spinning frictional sphere, a pinned
 /// rod through a frictional box, with gravity, initial velocities and a load.
 const MIXED: &str = r#"
 [simulation]
@@ -422,6 +423,7 @@ friction = 0.5
 shape = { sphere = { center = [1.0, 0.0, 0.2], radius = 0.3 } }
 friction = 0.3
 velocity = [0.2, 0.0, 0.0]
+angular_velocity = [0.0, 1.0, 3.0]
 [[collider]]
 shape = { box = { min = [-0.1, 0.9, 0.25], max = [0.1, 1.1, 0.32] } }
 friction = 0.4

@@ -48,9 +48,25 @@ pub struct Collider {
     pub friction: f64,
     /// Velocity (m/s).
     pub velocity: [f64; 3],
+    /// Spin of a sphere about its centre (rad/s; zero for other shapes): its surface drags
+    /// resting vertices through friction (the two-way IPM paper's rotating sphere, Fig. 18).
+    pub angular_velocity: [f64; 3],
 }
 
 impl Collider {
+    /// Velocity (m/s) of the collider's material at point `x` (time `t`): the translation plus,
+    /// for a spinning sphere, ω × (x − centre).
+    pub fn surface_velocity(&self, x: &Vector3<f64>, t: f64) -> Vector3<f64> {
+        let v = Vector3::from(self.velocity);
+        match self.shape {
+            Shape::Sphere { center, .. } => {
+                let c = Vector3::from(center) + v * t;
+                v + Vector3::from(self.angular_velocity).cross(&(x - c))
+            }
+            _ => v,
+        }
+    }
+
     /// Signed gap (m, negative inside) and outward unit normal of point `x` at time `t` (s).
     pub fn gap(&self, x: &Vector3<f64>, t: f64) -> (f64, Vector3<f64>) {
         let shift = Vector3::from(self.velocity) * t;
@@ -120,7 +136,7 @@ pub fn friction_lag(
                 FrictionLag {
                     normal: n,
                     mu_lambda: c.friction * kc * (-d),
-                    shift: Vector3::from(c.velocity) * h,
+                    shift: c.surface_velocity(x, t) * h,
                 },
             ));
         }
@@ -193,6 +209,7 @@ mod tests {
                 },
                 friction: 0.4,
                 velocity: [0.0; 3],
+                angular_velocity: [0.0; 3],
             },
             Collider {
                 shape: Shape::Sphere {
@@ -201,6 +218,7 @@ mod tests {
                 },
                 friction: 0.2,
                 velocity: [0.1, 0.0, 0.0],
+                angular_velocity: [0.0, 0.0, 2.0],
             },
             Collider {
                 shape: Shape::Box {
@@ -209,6 +227,7 @@ mod tests {
                 },
                 friction: 0.5,
                 velocity: [0.0, 0.0, -0.2],
+                angular_velocity: [0.0; 3],
             },
         ]
     }
@@ -274,6 +293,30 @@ mod tests {
             let e = h.symmetric_eigen().eigenvalues;
             assert!(e.min() >= -1e-9);
         }
+    }
+
+    #[test]
+    fn a_spinning_sphere_drags_its_surface() {
+        let c = colliders()[1];
+        let t = 0.5;
+        let centre = Vector3::new(0.05, 0.0, 0.5);
+        // Top of the sphere: ω = 2 ẑ gives no extra velocity on the axis, ω × r elsewhere.
+        let top = centre + Vector3::new(0.0, 0.0, 0.3);
+        assert!((c.surface_velocity(&top, t) - Vector3::new(0.1, 0.0, 0.0)).norm() < 1e-12);
+        let side = centre + Vector3::new(0.3, 0.0, 0.0);
+        let v = c.surface_velocity(&side, t);
+        assert!((v - Vector3::new(0.1, 0.6, 0.0)).norm() < 1e-12, "{v}");
+        // The friction lag carries that surface displacement over the step.
+        let inside = centre + Vector3::new(0.29, 0.0, 0.0);
+        let lag = friction_lag(&[c], &inside, t, 0.01, 1e3).expect("in contact");
+        let want = Vector3::new(0.1, 2.0 * 0.29, 0.0) * 0.01;
+        assert!((lag.shift - want).norm() < 1e-12, "{}", lag.shift);
+        // Only the sphere spins: the other shapes ignore it.
+        let plane = Collider {
+            angular_velocity: [1.0, 2.0, 3.0],
+            ..colliders()[0]
+        };
+        assert_eq!(plane.surface_velocity(&side, t), Vector3::zeros());
     }
 
     #[test]

@@ -114,6 +114,7 @@ impl SimulationBuilder {
             shape: ColliderShape::Plane { normal, offset },
             friction: 0.0,
             velocity: [0.0; 3],
+            angular_velocity: [0.0; 3],
         })
     }
 

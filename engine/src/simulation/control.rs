@@ -172,6 +172,7 @@ fn shifted(c: &Collider, t: f64) -> Collider {
         shape,
         friction: c.friction,
         velocity: c.velocity,
+        angular_velocity: c.angular_velocity,
     }
 }
 
@@ -185,6 +186,9 @@ fn check_collider(c: &Collider) -> Result<(), SimError> {
     }
     if !finite3(&c.velocity) {
         return Err(invalid("collider.velocity", "must be finite (m/s)"));
+    }
+    if let Err(m) = crate::scene::check_spin(c) {
+        return Err(invalid("collider.angular_velocity", &m));
     }
     match c.shape {
         ColliderShape::Plane { normal, offset } => {
