@@ -92,7 +92,12 @@ struct CollisionHandler {
     solver: crate::collision::TwoWay,
     load: CompiledGraph,
     store: CompiledGraph,
+    observer: Option<StepObserver>,
 }
+
+/// Called with the two-way solver's safe positions after every batch of its steps
+/// ([`Simulation::observe_collision_steps`]).
+pub type StepObserver = Box<dyn FnMut(&[[f32; 4]])>;
 
 impl CollisionHandler {
     fn new(
@@ -153,6 +158,7 @@ impl CollisionHandler {
             solver,
             load,
             store,
+            observer: None,
         })
     }
 
@@ -160,7 +166,11 @@ impl CollisionHandler {
     /// the result back.
     fn handle(&mut self) -> Result<crate::collision::TwoWayReport, VkError> {
         self.load.run()?;
-        let r = self.solver.solve().map_err(|m| VkError::Graph {
+        let r = match self.observer.as_mut() {
+            Some(f) => self.solver.solve_observed(|_, x| f(x)),
+            None => self.solver.solve(),
+        }
+        .map_err(|m| VkError::Graph {
             graph: "two_way".into(),
             message: m,
         })?;
@@ -703,6 +713,26 @@ impl Simulation {
         Ok(m.iter()
             .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
             .collect())
+    }
+
+    /// Installs (or removes) an observer of the two-way collision handling: it sees the safe
+    /// positions (model vertex order, m) after every batch of steps, i.e. after every forward
+    /// step with `collision.steps_per_batch = 1` — the piecewise-linear trajectory the method
+    /// guarantees, for verification (consecutive frames may be joined by a path that goes around
+    /// an obstacle, which their straight line does not). Fails without two-way collision.
+    pub fn observe_collision_steps(
+        &mut self,
+        observer: Option<StepObserver>,
+    ) -> Result<(), SimError> {
+        let c = self
+            .collision
+            .as_mut()
+            .ok_or_else(|| SimError::InvalidArgument {
+                argument: "observer".into(),
+                message: "the scene has no two-way collision handling".into(),
+            })?;
+        c.observer = observer;
+        Ok(())
     }
 
     /// Reads the positions of every model vertex (m).
