@@ -6,13 +6,12 @@
 use rand::Rng;
 use supple::collision::{TwoWay, TwoWayReport, TwoWaySettings};
 use supple::cpu_reference::two_way as reference;
-use supple::intersection_check::{frame_intersections, trajectory_check};
 use supple::math::Vec3;
 use supple::mesh::procedural::cloth_grid;
 use supple::proximity::ProximityMesh;
 use supple::scene::Scene;
 use supple::simulation::Simulation;
-use supple_gpu_tests::{assert_no_validation_errors, body_surface, context};
+use supple_gpu_tests::{assert_no_validation_errors, body_surface, context, step_checked};
 
 fn v3(p: &[f32; 4]) -> Vec3 {
     Vec3::new(p[0] as f64, p[1] as f64, p[2] as f64)
@@ -171,22 +170,8 @@ material = {{ model = "cloth", youngs_modulus = 1e6, poisson_ratio = 0.3, densit
         let x0 = mean_x(&prev);
         let mut pairs = 0;
         for f in 0..12 {
-            let st = sim
-                .step_frame()
-                .unwrap_or_else(|e| panic!("{name} frame {f}: {e}"));
-            let x = sim.positions().expect("positions");
-            assert!(
-                frame_intersections(&surface, &x).is_empty(),
-                "{name} frame {f}: intersecting"
-            );
-            let traj = trajectory_check(&surface, &prev, &x, 1e-9);
-            assert!(
-                traj.is_clean(),
-                "{name} frame {f}: {} collisions on the frame-to-frame motion",
-                traj.collisions.len() + traj.uncertain.len()
-            );
+            let st = step_checked(&mut sim, &surface, &mut prev, &name, f);
             pairs = pairs.max(st.collision.contact_pairs);
-            prev = x;
         }
         assert!(pairs > 0, "{name}: the cloths never came into contact");
         assert_no_validation_errors(&ctx);

@@ -93,3 +93,32 @@ pub fn body_surface(sim: &supple::simulation::Simulation) -> supple::intersectio
     )
     .expect("body surfaces")
 }
+
+/// Steps one frame of `sim` and checks it with the exact checker: the new frame is
+/// intersection-free and the straight motion from `prev` is collision-free. Replaces `prev` by
+/// the new positions and returns the frame's statistics; panics naming `label` and the frame.
+pub fn step_checked(
+    sim: &mut supple::simulation::Simulation,
+    surface: &supple::intersection_check::Surface,
+    prev: &mut Vec<[f64; 3]>,
+    label: &str,
+    frame: u32,
+) -> supple::simulation::FrameStats {
+    use supple::intersection_check::{frame_intersections, trajectory_check};
+    let st = sim
+        .step_frame()
+        .unwrap_or_else(|e| panic!("{label} frame {frame}: {e}"));
+    let x = sim.positions().expect("positions");
+    assert!(
+        frame_intersections(surface, &x).is_empty(),
+        "{label} frame {frame}: intersecting"
+    );
+    let traj = trajectory_check(surface, prev, &x, 1e-9);
+    assert!(
+        traj.is_clean(),
+        "{label} frame {frame}: {} collisions on the frame-to-frame motion",
+        traj.collisions.len() + traj.uncertain.len()
+    );
+    *prev = x;
+    st
+}

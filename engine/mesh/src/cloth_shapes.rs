@@ -17,20 +17,11 @@ type V3 = [f64; 3];
 /// `(ring[i + 1] − ring[i]) × (next ring − ring)` points to.
 fn ring_strip(rings: Vec<Vec<V3>>, around: usize) -> TriMesh {
     let along = rings.len() - 1;
-    let v = |i: usize, j: usize| (j * around + i % around) as u32;
-    let mut triangles = Vec::with_capacity(2 * around * along);
-    for j in 0..along {
-        for i in 0..around {
-            let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i + 1, j + 1), v(i, j + 1));
-            if (i + j) % 2 == 0 || around % 2 == 1 {
-                triangles.push([a, b, c]);
-                triangles.push([a, c, d]);
-            } else {
-                triangles.push([a, b, d]);
-                triangles.push([b, c, d]);
-            }
-        }
-    }
+    // An odd ring cannot alternate consistently around the seam: one diagonal direction then.
+    let triangles =
+        crate::procedural::quad_grid_triangles(around, along, around % 2 == 0, |i, j| {
+            (j * around + i % around) as u32
+        });
     TriMesh {
         positions: rings.into_iter().flatten().collect(),
         triangles,

@@ -359,12 +359,27 @@ pub fn cloth_grid(cells: [usize; 2], size: [f64; 2], origin: [f64; 3]) -> TriMes
             ]);
         }
     }
-    let v = |i: usize, j: usize| (j * (nx + 1) + i) as u32;
+    let triangles = quad_grid_triangles(nx, ny, true, |i, j| (j * (nx + 1) + i) as u32);
+    TriMesh {
+        positions,
+        triangles,
+    }
+}
+
+/// Two triangles per quad `(i, j)` of an `nx × ny` grid of vertex indices `v(i, j)`
+/// (`i ≤ nx`, `j ≤ ny`), counter-clockwise in (i, j); with `checkerboard` the diagonals alternate
+/// (no preferred shear direction), otherwise every quad is split along `(i, j)–(i+1, j+1)`.
+pub(crate) fn quad_grid_triangles(
+    nx: usize,
+    ny: usize,
+    checkerboard: bool,
+    v: impl Fn(usize, usize) -> u32,
+) -> Vec<[u32; 3]> {
     let mut triangles = Vec::with_capacity(2 * nx * ny);
     for j in 0..ny {
         for i in 0..nx {
             let (a, b, c, d) = (v(i, j), v(i + 1, j), v(i + 1, j + 1), v(i, j + 1));
-            if (i + j) % 2 == 0 {
+            if !checkerboard || (i + j) % 2 == 0 {
                 triangles.push([a, b, c]);
                 triangles.push([a, c, d]);
             } else {
@@ -373,10 +388,7 @@ pub fn cloth_grid(cells: [usize; 2], size: [f64; 2], origin: [f64; 3]) -> TriMes
             }
         }
     }
-    TriMesh {
-        positions,
-        triangles,
-    }
+    triangles
 }
 
 /// A straight rod from `start` to `end` with `segments` segments (at least one).
