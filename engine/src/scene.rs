@@ -579,6 +579,15 @@ pub enum Generator {
     /// `size = [knot scale, tube radius (< scale/2), tail length]`, `cells = [around (≥ 3),
     /// segments along the centre line (≥ 8), _]`; the knot spans about 6 scales.
     KnotTube,
+    /// Two open cloth tubes tied in a loose reef knot (interlocked bights, straight arms along
+    /// ±x): `size = [knot scale, tube radius (< 0.4 scale), arm length beyond the knot]`,
+    /// `cells = [around (≥ 3), segments along each tube (≥ 8), _]`; the first tube's vertices
+    /// first, each tube's first and last rings ending its arms.
+    ReefKnot,
+    /// Two open cloth tubes tied in a bow-knot-like knot: the reef knot's arms widened into ears
+    /// whose two ends face each other across a gap at the ear's tip; `size` and `cells` as for
+    /// `"reef-knot"`, `size[2]` the length of the ears' straight part.
+    BowKnot,
 }
 
 impl Generator {
@@ -586,7 +595,12 @@ impl Generator {
     pub fn is_cloth(self) -> bool {
         matches!(
             self,
-            Generator::Cloth | Generator::Tube | Generator::Funnel | Generator::KnotTube
+            Generator::Cloth
+                | Generator::Tube
+                | Generator::Funnel
+                | Generator::KnotTube
+                | Generator::ReefKnot
+                | Generator::BowKnot
         )
     }
 }
@@ -1201,7 +1215,7 @@ impl Scene {
                     return bad(
                         f("material.model"),
                         "cloth bodies use a cloth generator (\"cloth\", \"tube\", \"funnel\", \
-                         \"knot-tube\") or a surface mesh file, and the \"cloth\" material together"
+                         \"knot-tube\", \"reef-knot\", \"bow-knot\") or a surface mesh file, and the \"cloth\" material together"
                             .into(),
                     );
                 }
@@ -1215,14 +1229,19 @@ impl Scene {
                 let needs = match generator {
                     Generator::Sphere | Generator::Rod | Generator::Coil => 1,
                     Generator::Cloth | Generator::Tube => 2,
-                    Generator::Funnel | Generator::KnotTube => 2,
+                    Generator::Funnel
+                    | Generator::KnotTube
+                    | Generator::ReefKnot
+                    | Generator::BowKnot => 2,
                     _ => 3,
                 };
                 let size_needs = match generator {
                     Generator::Coil
                     | Generator::SquishyBall
                     | Generator::Funnel
-                    | Generator::KnotTube => 3,
+                    | Generator::KnotTube
+                    | Generator::ReefKnot
+                    | Generator::BowKnot => 3,
                     _ => needs,
                 };
                 if !size[..size_needs].iter().all(|x| x.is_finite() && *x > 0.0) {
@@ -1251,6 +1270,17 @@ impl Scene {
                         ),
                     );
                 }
+                let two_tubes = matches!(generator, Generator::ReefKnot | Generator::BowKnot);
+                if two_tubes && size[1] >= 0.4 * size[0] {
+                    return bad(
+                        f("mesh.size"),
+                        format!(
+                            "a {generator:?}'s tube radius ({} m) must be below 0.4 times its knot \
+                             scale ({} m)",
+                            size[1], size[0]
+                        ),
+                    );
+                }
                 if cells[..needs].iter().any(|&c| c == 0 || c > 1000) {
                     return bad(
                         f("mesh.cells"),
@@ -1259,7 +1289,11 @@ impl Scene {
                 }
                 let tubular = matches!(
                     generator,
-                    Generator::Tube | Generator::Funnel | Generator::KnotTube
+                    Generator::Tube
+                        | Generator::Funnel
+                        | Generator::KnotTube
+                        | Generator::ReefKnot
+                        | Generator::BowKnot
                 );
                 if tubular && cells[0] < 3 {
                     return bad(
@@ -1270,11 +1304,11 @@ impl Scene {
                         ),
                     );
                 }
-                if *generator == Generator::KnotTube && cells[1] < 8 {
+                if (*generator == Generator::KnotTube || two_tubes) && cells[1] < 8 {
                     return bad(
                         f("mesh.cells"),
                         format!(
-                            "a knot tube needs at least 8 segments along, got {}",
+                            "a {generator:?} needs at least 8 segments along, got {}",
                             cells[1]
                         ),
                     );

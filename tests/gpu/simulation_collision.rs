@@ -307,3 +307,48 @@ material = { model = "cloth", youngs_modulus = 1e6, poisson_ratio = 0.3, density
     assert!(pairs > 0, "the sheet never reached the blade");
     assert!(steps > 4);
 }
+
+/// Two-way IPM paper Fig. 1 at small size: two cloth tubes tied in a reef knot and in a
+/// bow-knot-like knot (ears), their ends pulled apart at 0.5 m/s each so the interlocked bights
+/// close on each other; every forward step is checked.
+#[test]
+fn reef_and_bow_knots_pulled_tight_never_intersect() {
+    let header = HEADER
+        .replace(
+            "frame_rate = 60.0",
+            "frame_rate = 60.0\ngravity = [0.0, 0.0, 0.0]",
+        )
+        .replace("d_min = 0.004", "d_min = 0.002")
+        .replace("d_max = 0.008", "d_max = 0.004")
+        .replace("delta = 0.002", "delta = 0.001");
+    // Rope A's end rings are its first and last (6 vertices each), rope B's follow.
+    let ring = |first: usize| {
+        (first..first + 6)
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (generator, segments) in [("reef-knot", 40), ("bow-knot", 56)] {
+        let per_tube = (segments + 1) * 6;
+        let toml = format!(
+            r#"{header}
+[[body]]
+name = "knot"
+mesh = {{ generator = "{generator}", size = [0.03, 0.01, 0.03], cells = [6, {segments}, 1] }}
+translation = [0.0, 0.0, 0.5]
+material = {{ model = "cloth", youngs_modulus = 1e7, poisson_ratio = 0.3, density = 300.0, thickness = 0.001, bending_stiffness = 0.0 }}
+motion = [
+    {{ vertices = {{ indices = [{a0}, {a1}] }}, velocity = [-0.5, 0.0, 0.0] }},
+    {{ vertices = {{ indices = [{b0}, {b1}] }}, velocity = [0.5, 0.0, 0.0] }},
+]
+"#,
+            a0 = ring(0),
+            a1 = ring(per_tube - 6),
+            b0 = ring(per_tube),
+            b1 = ring(2 * per_tube - 6),
+        );
+        let (steps, pairs) = run_checked_with(generator, &toml, 8, Motion::EveryStep);
+        assert!(pairs > 0, "{generator}: the tubes never came into contact");
+        assert!(steps > 8, "{generator}");
+    }
+}
