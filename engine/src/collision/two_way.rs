@@ -313,7 +313,7 @@ pub struct TwoWayReport {
     /// Colors of the last contact coloring.
     pub contact_colors: u32,
     /// Most contact constraints of a search left out of the backward step because they would
-    /// need more than [`MAX_COLORS`] colors (host coloring; safety is unaffected).
+    /// need more than [`MAX_COLORS`] colors (host or GPU coloring; safety is unaffected).
     pub uncolored_contacts: u32,
     /// Colors of the edge-length constraints.
     pub edge_colors: u32,
@@ -1078,11 +1078,13 @@ impl TwoWay {
             colors
         } else {
             let seed = 0x9e37_79b9u32.wrapping_mul(self.searches + 1);
-            ws.coloring
+            let stats = ws
+                .coloring
                 .plan(&self.ctx, &ws.cons, pairs, self.n, seed)
-                .and_then(|plan| plan.run())
-                .map_err(|e| format!("coloring {pairs} contact constraints: {e}"))?
-                .num_colors
+                .and_then(|plan| plan.run_partial())
+                .map_err(|e| format!("coloring {pairs} contact constraints: {e}"))?;
+            report.uncolored_contacts = report.uncolored_contacts.max(stats.overflowed);
+            stats.num_colors
         };
         if let Some(a) = &self.args {
             a.run().map_err(err)?;

@@ -33,6 +33,10 @@ pub struct GpuColoringStats {
     pub rounds_recorded: u32,
     /// Graph runs (host round trips).
     pub runs: u32,
+    /// Constraints left uncolored because all [`MAX_COLORS`] colors were taken at one of their
+    /// vertices (only [`ColoringPlan::run_partial`] returns such a coloring; they are in no
+    /// color group).
+    pub overflowed: u32,
 }
 
 /// Workspace of the GPU coloring for up to a fixed number of constraints and vertices.
@@ -326,12 +330,24 @@ impl ColoringPlan<'_> {
     /// (reading back only the status scalars), then the grouping by color. Fails with
     /// [`ColoringError::TooManyColors`] when more than [`MAX_COLORS`] colors would be needed.
     pub fn run(&self) -> Result<GpuColoringStats, ColoringError> {
+        self.run_inner(false)
+    }
+
+    /// Like [`ColoringPlan::run`], but constraints that would need a color past [`MAX_COLORS`]
+    /// stay uncolored (counted in [`GpuColoringStats::overflowed`], left out of the color
+    /// groups) instead of failing: for solvers that may leave constraints out of a sweep.
+    pub fn run_partial(&self) -> Result<GpuColoringStats, ColoringError> {
+        self.run_inner(true)
+    }
+
+    fn run_inner(&self, allow_overflow: bool) -> Result<GpuColoringStats, ColoringError> {
         self.init.run()?;
         let (Some(rounds), Some(group)) = (&self.rounds, &self.group) else {
             return Ok(GpuColoringStats {
                 num_colors: 0,
                 rounds_recorded: 0,
                 runs: 0,
+                overflowed: 0,
             });
         };
         let per_run = self.coloring.rounds_per_run;
@@ -344,7 +360,7 @@ impl ColoringPlan<'_> {
             let status = self.coloring.status.read()?;
             let (uncolored, overflowed, num_colors) = (status[0], status[1], status[2]);
             if uncolored == 0 {
-                if overflowed > 0 {
+                if overflowed > 0 && !allow_overflow {
                     return Err(ColoringError::TooManyColors {
                         limit: MAX_COLORS,
                         overflowed,
@@ -355,6 +371,7 @@ impl ColoringPlan<'_> {
                     num_colors,
                     rounds_recorded: runs * per_run,
                     runs,
+                    overflowed,
                 });
             }
             if runs >= max_runs {
