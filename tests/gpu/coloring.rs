@@ -159,6 +159,40 @@ fn degenerate_inputs() {
         }
         other => panic!("expected TooManyColors, got {other:?}"),
     }
+    // The partial run leaves the overflowing constraints uncolored and out of every group.
+    let over3 = star(MAX_COLORS + 3);
+    let buf = ctx
+        .upload_buffer("star", &over3, BufferUsage::STORAGE)
+        .expect("upload");
+    let stats = coloring
+        .plan(&ctx, &buf, over3.len(), 10, 9)
+        .and_then(|plan| plan.run_partial())
+        .expect("partial coloring");
+    assert_eq!((stats.num_colors, stats.overflowed), (MAX_COLORS, 3));
+    let colors = coloring.colors().read().expect("colors");
+    let offsets = coloring.offsets().read().expect("offsets");
+    let grouped = coloring.grouped().read().expect("grouped");
+    let colored: Vec<usize> = (0..over3.len())
+        .filter(|&i| colors[i] < MAX_COLORS)
+        .collect();
+    assert_eq!(colored.len(), over3.len() - 3);
+    let mut seen = vec![false; MAX_COLORS as usize];
+    for &i in &colored {
+        assert!(
+            !std::mem::replace(&mut seen[colors[i] as usize], true),
+            "color twice at vertex 0"
+        );
+    }
+    assert_eq!(offsets[MAX_COLORS as usize] as usize, colored.len());
+    let mut in_groups: Vec<usize> = grouped[..colored.len()]
+        .iter()
+        .map(|&i| i as usize)
+        .collect();
+    in_groups.sort_unstable();
+    assert_eq!(
+        in_groups, colored,
+        "the groups hold exactly the colored constraints"
+    );
     let greedy = greedy_coloring(&over, 10, GreedyOrder::SmallestLast).expect("greedy");
     assert_eq!(greedy.num_colors, MAX_COLORS + 1);
     check_coloring(&over, &greedy.colors, u32::MAX).expect("greedy valid");
