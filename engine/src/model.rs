@@ -608,9 +608,28 @@ mod tests {
         SimModel::from_scene(&Scene::parse(&text, "t.toml", &[]).unwrap()).unwrap()
     }
 
+    /// An open cloth mesh at rest: intersection-free, no two non-adjacent primitives within
+    /// `min_gap` m, manifold, with `boundary_edges` open boundary edges.
+    fn assert_open_cloth_at_rest(m: &SimModel, g: &str, min_gap: f64, boundary_edges: usize) {
+        use crate::intersection_check::{frame_intersections, min_distance};
+        let s = checked_surface(m);
+        assert!(frame_intersections(&s, &m.positions).is_empty(), "{g}");
+        let d = min_distance(&s, &m.positions);
+        assert!(d > min_gap, "{g}: closest non-adjacent primitives {d} m");
+        let mesh = supple_mesh::TriMesh {
+            positions: m.positions.clone(),
+            triangles: m.triangles.clone(),
+        };
+        assert_eq!(mesh.nonmanifold_edges(), 0, "{g}");
+        assert_eq!(
+            mesh.boundary_edges().len(),
+            boundary_edges,
+            "{g}: open end rings"
+        );
+    }
+
     #[test]
     fn cloth_tube_funnel_and_knot_meshes_rest_without_intersection() {
-        use crate::intersection_check::{frame_intersections, min_distance};
         for (g, size, cells, around, nv, nt, min_gap) in [
             (
                 "tube",
@@ -647,26 +666,12 @@ mod tests {
                 m.bodies[0].surface, m.triangles,
                 "{g}: a cloth's surface is itself"
             );
-            let s = checked_surface(&m);
-            assert!(frame_intersections(&s, &m.positions).is_empty(), "{g}");
-            let d = min_distance(&s, &m.positions);
-            assert!(d > min_gap, "{g}: closest non-adjacent primitives {d} m");
-            let mesh = supple_mesh::TriMesh {
-                positions: m.positions.clone(),
-                triangles: m.triangles.clone(),
-            };
-            assert_eq!(mesh.nonmanifold_edges(), 0, "{g}");
-            assert_eq!(
-                mesh.boundary_edges().len(),
-                2 * around,
-                "{g}: two open end rings"
-            );
+            assert_open_cloth_at_rest(&m, g, min_gap, 2 * around);
         }
     }
 
     #[test]
     fn reef_and_bow_knot_meshes_are_two_tubes_at_rest_without_intersection() {
-        use crate::intersection_check::{frame_intersections, min_distance};
         for g in ["reef-knot", "bow-knot"] {
             // Scale 30 mm, radius 10 mm: centre lines ~27 mm apart, ~7 mm between the tubes; the
             // closest primitives are neighbours on one tube (as for the knot tube).
@@ -676,10 +681,7 @@ mod tests {
                 (2 * 97 * 8, 2 * 2 * 8 * 96),
                 "{g}"
             );
-            let s = checked_surface(&m);
-            assert!(frame_intersections(&s, &m.positions).is_empty(), "{g}");
-            let d = min_distance(&s, &m.positions);
-            assert!(d > 0.003, "{g}: closest non-adjacent primitives {d} m");
+            assert_open_cloth_at_rest(&m, g, 0.003, 4 * 8);
             let (a, b) = m.positions.split_at(97 * 8);
             let between = a
                 .iter()
@@ -692,16 +694,6 @@ mod tests {
             assert!(
                 between > 0.005,
                 "{g}: the tubes' vertices {between} m apart"
-            );
-            let mesh = supple_mesh::TriMesh {
-                positions: m.positions.clone(),
-                triangles: m.triangles.clone(),
-            };
-            assert_eq!(mesh.nonmanifold_edges(), 0, "{g}");
-            assert_eq!(
-                mesh.boundary_edges().len(),
-                4 * 8,
-                "{g}: four open end rings"
             );
             // Rope A's end rings (its first and last) on −x, rope B's on +x.
             let ring_x = |first: usize| {

@@ -1803,6 +1803,8 @@ friction = 0.3
             ("tube", "[0.1, 0.6, 0.0]", "[16, 10, 1]"),
             ("funnel", "[0.3, 0.05, 0.2]", "[24, 6, 1]"),
             ("knot-tube", "[0.05, 0.02, 0.1]", "[8, 120, 1]"),
+            ("reef-knot", "[0.03, 0.01, 0.1]", "[8, 80, 1]"),
+            ("bow-knot", "[0.03, 0.01, 0.1]", "[8, 112, 1]"),
         ] {
             let s = Scene::parse(&body(g, size, cells, "cloth"), "t.toml", &[]).unwrap();
             let MeshSource::Generator { generator, .. } = s.bodies[0].mesh else {
@@ -1878,6 +1880,34 @@ friction = 0.3
                 "knot-tube",
                 "[0.05, 0.02, 0.1]",
                 "[8, 4, 1]",
+                "body[0].mesh.cells",
+                "segments",
+            ),
+            (
+                "reef-knot",
+                "[0.03, 0.012, 0.1]",
+                "[8, 80, 1]",
+                "body[0].mesh.size",
+                "0.4 times",
+            ),
+            (
+                "bow-knot",
+                "[0.03, 0.01, -0.1]",
+                "[8, 80, 1]",
+                "body[0].mesh.size",
+                "positive",
+            ),
+            (
+                "bow-knot",
+                "[0.03, 0.01, 0.1]",
+                "[2, 80, 1]",
+                "body[0].mesh.cells",
+                "around",
+            ),
+            (
+                "reef-knot",
+                "[0.03, 0.01, 0.1]",
+                "[8, 7, 1]",
                 "body[0].mesh.cells",
                 "segments",
             ),

@@ -26,6 +26,19 @@ d_max = 0.008
 delta = 0.002
 "#;
 
+/// [`HEADER`] without gravity and with the paper's D_min = 2 mm, D_max = 4 mm, δ = 1 mm (the
+/// tube and knot scenes).
+fn paper_header() -> String {
+    HEADER
+        .replace(
+            "frame_rate = 60.0",
+            "frame_rate = 60.0\ngravity = [0.0, 0.0, 0.0]",
+        )
+        .replace("d_min = 0.004", "d_min = 0.002")
+        .replace("d_max = 0.008", "d_max = 0.004")
+        .replace("delta = 0.002", "delta = 0.001")
+}
+
 /// What the exact checker verifies besides every frame being intersection-free.
 #[derive(Clone, Copy, PartialEq)]
 enum Motion {
@@ -247,14 +260,7 @@ material = { model = "rod", youngs_modulus = 5e7, poisson_ratio = 0.3, density =
 /// (see docs/measurements.md, "Two-way IPM paper scenes").
 #[test]
 fn twisted_tube_never_intersects_itself() {
-    let header = HEADER
-        .replace(
-            "frame_rate = 60.0",
-            "frame_rate = 60.0\ngravity = [0.0, 0.0, 0.0]",
-        )
-        .replace("d_min = 0.004", "d_min = 0.002")
-        .replace("d_max = 0.008", "d_max = 0.004")
-        .replace("delta = 0.002", "delta = 0.001");
+    let header = paper_header();
     let toml = &format!(
         "{header}{}",
         r#"
@@ -313,14 +319,7 @@ material = { model = "cloth", youngs_modulus = 1e6, poisson_ratio = 0.3, density
 /// close on each other; every forward step is checked.
 #[test]
 fn reef_and_bow_knots_pulled_tight_never_intersect() {
-    let header = HEADER
-        .replace(
-            "frame_rate = 60.0",
-            "frame_rate = 60.0\ngravity = [0.0, 0.0, 0.0]",
-        )
-        .replace("d_min = 0.004", "d_min = 0.002")
-        .replace("d_max = 0.008", "d_max = 0.004")
-        .replace("delta = 0.002", "delta = 0.001");
+    let header = paper_header();
     // Rope A's end rings are its first and last (6 vertices each), rope B's follow.
     let ring = |first: usize| {
         (first..first + 6)
