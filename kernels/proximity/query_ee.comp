@@ -1,17 +1,26 @@
 #version 460
-// Edge–edge candidates, one invocation per sorted cell entry: entry a of an edge bucket scans
-// the later entries b of the bucket (an edge has at most one entry per bucket) until their
-// in-cell x order passes a's upper x (sweep in x within the cell). A pair is taken only in the
-// bucket of the cell holding the minimum corner of the intersection of the two (D/2)-inflated
-// boxes (that cell lies in both boxes, so both edges have entries in that bucket: each pair is
-// found exactly once). Boxes come from the gathered entry boxes (contiguous loads). Pairs
-// sharing a vertex, rejected by the body filter or by bounding spheres grown by D are skipped.
-// Candidates (min edge, max edge) are appended with an atomic counter; count[0] is the true
-// count even past cee_cap. narrow_ee.comp keeps those with exact dist < D.
+// Edge–edge candidates, one invocation per sorted cell entry: entry a of an edge bucket pairs
+// with the later entries b of its bucket (an edge has at most one entry per bucket). A pair is
+// taken only in the bucket of the cell holding the minimum corner of the intersection of the
+// two (D/2)-inflated boxes (that cell lies in both boxes, so both edges have entries in that
+// bucket: each pair is found exactly once). Pairs sharing a vertex, rejected by the body filter
+// or by bounding spheres grown by D are skipped.
+//
+// Subgroup tiles (llvmpipe runs 8 lanes as one SIMD row; per-lane loads and stores there are
+// scalar loops over the lanes, register shuffles are cheap): the subgroup scans the union of
+// its lanes' ranges (i, end of bucket) in tiles of TILE entries. Lane k < TILE loads entry
+// base + k (box, vertices, body, bounding sphere); the tile's entries are then shuffled to all
+// lanes one at a time (unrolled, constant lane), so every lane tests its own entry against them
+// with register data only, collecting hits as bits. Each lane appends its hits of a tile with
+// one atomic (min edge, max edge); count[0] is the true count even past cee_cap. Needs
+// subgroups of at least TILE lanes. narrow.comp keeps the candidates with exact dist < D.
 // Host: engine/src/proximity/spatial_hash.rs.
 // Reference: engine/src/cpu_reference/proximity.rs::query_edge_edge.
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "spatial_hash.glsl"
+// Entries per tile (at most 32, at most the subgroup size).
+layout(constant_id = 1) const uint TILE = 8;
 layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 1) readonly buffer Body { uint body[]; };
 layout(std430, binding = 2) readonly buffer Edges { uvec2 edges[]; };
@@ -20,57 +29,111 @@ layout(std430, binding = 4) readonly buffer Boxes { vec4 boxes[]; };
 layout(std430, binding = 5) readonly buffer Ranges { uvec2 ranges[]; };
 layout(std430, binding = 6) buffer Count { uint count[]; };
 layout(std430, binding = 7) writeonly buffer Cands { uvec2 cands[]; };
+
+// One entry's data for the pair tests.
+struct Rec {
+    vec3 lo;   // inflated box
+    vec3 hi;
+    uint id;   // edge index
+    uvec2 v;   // vertices
+    uint body; // body of v.x
+    vec4 sph;  // bounding sphere (centre, radius)
+};
+
+// Entry j (a valid edge entry when `ok`; zeros otherwise, never read out of bounds).
+Rec load_rec(uint j, bool ok) {
+    Rec r;
+    if (ok) {
+        vec4 l = boxes[2u * j];
+        r.lo = l.xyz;
+        r.hi = boxes[2u * j + 1u].xyz;
+        r.id = floatBitsToUint(l.w);
+        r.v = edges[r.id];
+        r.body = body[r.v.x];
+        vec3 a = x[r.v.x].xyz, b = x[r.v.y].xyz;
+        r.sph = vec4(0.5 * (a + b), 0.5 * length(b - a));
+    } else {
+        r.lo = vec3(0.0);
+        r.hi = vec3(0.0);
+        r.id = 0u;
+        r.v = uvec2(0xffffffffu);
+        r.body = 0u;
+        r.sph = vec4(0.0);
+    }
+    return r;
+}
+
+bool is_edge_entry(uint j) {
+    if (j >= p.entry_cap) return false;
+    uint key = keys[j];
+    return key < (2u << (p.table_bits + QB)) && (key >> (p.table_bits + QB)) == 1u;
+}
+
 void main() {
     uint i = flat_index();
-    if (i >= p.entry_cap) return;
-    uint key = keys[i];
-    if (key >= (2u << (p.table_bits + QB)) || (key >> (p.table_bits + QB)) != 1u) return;
-    uint bucket = (key >> QB) & ((1u << p.table_bits) - 1u);
-    uvec2 r = ranges[key >> QB];
-    vec4 alo = boxes[2u * i];
-    uint ea = floatBitsToUint(alo.w);
-    vec3 lo_a = alo.xyz;
-    vec3 hi_a = boxes[2u * i + 1u].xyz;
-    uvec2 ia = edges[ea];
-    vec3 a0 = x[ia.x].xyz, a1 = x[ia.y].xyz;
-    vec3 mid_a = 0.5 * (a0 + a1);
-    float r_a = 0.5 * length(a1 - a0);
-    uint ba = body[ia.x];
-    // This entry's cell column: the one of a's range congruent to the bucket's x modulo 2^k.
-    uint km = (1u << axis_bits()) - 1u;
-    int cx0 = cell_of(lo_a).x;
-    int cx = cx0 + int((bucket - uint(cx0)) & km);
-    // Later entries are sorted by the x order of their lower x in their own cell: once it
-    // exceeds the order of a's upper x in a's cell, the rest of a's cell is separated in x
-    // (and entries of other cells never pair with a in this bucket).
-    uint qa = x_order(hi_a.x, cx);
-    bool done = false;
+    // No early return: the whole subgroup takes part in the tile loop.
+    bool valid = is_edge_entry(i);
+    uint bucket = 0u, jend = 0u;
+    if (valid) {
+        uint key = keys[i];
+        bucket = (key >> QB) & ((1u << p.table_bits) - 1u);
+        jend = ranges[key >> QB].y;
+    }
+    Rec a = load_rec(i, valid);
+    uint jbeg = i + 1u;
+    if (!valid || jbeg >= jend) {
+        valid = false;
+        jbeg = 0xffffffffu;
+        jend = 0u;
+    }
+    // Tiles of T entries (at most 32: one hit bit per tile entry); lanes past T load nothing.
+    const uint T = TILE;
+    uint lane = gl_SubgroupInvocationID;
+    uint first = subgroupMin(jbeg);
+    uint last = subgroupMax(jend);
+    if (first >= last) return; // uniform
+    first -= first % T;
     // Two nested loops: llvmpipe bounds each loop at 65535 iterations per invocation.
-    for (uint base = i + 1u; base < r.y && !done; base += 32768u) {
-        uint stop = min(r.y, base + 32768u);
-        for (uint j = base; j < stop; ++j) {
-            vec4 bhi = boxes[2u * j + 1u];
-            if (floatBitsToUint(bhi.w) > qa) {
-                done = true;
-                break;
+    for (uint outer = first; outer < last; outer += 32768u * T) {
+        uint stop = min(last, outer + 32768u * T);
+        for (uint base = outer; base < stop; base += T) {
+            uint j = base + lane;
+            Rec b = load_rec(j, lane < T && is_edge_entry(j));
+            // Register-only pair tests against the tile's entries, one broadcast entry per
+            // round; hits are collected as bits (no memory access or atomic in this loop).
+            uint hits = 0u;
+            [[unroll]] for (uint r = 0u; r < T; ++r) {
+                uint jb = base + r;
+                vec3 blo = subgroupShuffle(b.lo, r);
+                vec3 bhi = subgroupShuffle(b.hi, r);
+                uvec2 vb = subgroupShuffle(b.v, r);
+                uint bb = subgroupShuffle(b.body, r);
+                vec4 sb = subgroupShuffle(b.sph, r);
+                vec3 m = max(a.lo, blo);
+                bool take = jb >= jbeg && jb < jend;
+                take = take && !any(greaterThan(m, min(a.hi, bhi)));
+                take = take && cell_bucket(cell_of(m)) == bucket;
+                take = take && vb.x != a.v.x && vb.x != a.v.y && vb.y != a.v.x && vb.y != a.v.y;
+                take = take && pair_allowed(a.body, bb);
+                // Bounding spheres: dist >= |mid_a - mid_b| - r_a - r_b.
+                vec3 dm = sb.xyz - a.sph.xyz;
+                float rs = (a.sph.w + sb.w + p.d) * SPHERE_MARGIN;
+                take = take && !(dot(dm, dm) > rs * rs);
+                hits |= take ? (1u << r) : 0u;
             }
-            vec4 blo = boxes[2u * j];
-            if (any(greaterThan(blo.xyz, hi_a))) continue; // separated
-            uint eb = floatBitsToUint(blo.w);
-            vec3 hi_b = bhi.xyz;
-            vec3 m = max(lo_a, blo.xyz);
-            if (any(greaterThan(m, min(hi_a, hi_b)))) continue;
-            if (cell_bucket(cell_of(m)) != bucket) continue;
-            uvec2 ib = edges[eb];
-            if (ib.x == ia.x || ib.x == ia.y || ib.y == ia.x || ib.y == ia.y) continue;
-            if (!pair_allowed(ba, body[ib.x])) continue;
-            vec3 b0 = x[ib.x].xyz, b1 = x[ib.y].xyz;
-            // Bounding spheres: dist >= |mid_a - mid_b| - r_a - r_b.
-            vec3 dm = 0.5 * (b0 + b1) - mid_a;
-            float rs = (r_a + 0.5 * length(b1 - b0) + p.d) * SPHERE_MARGIN;
-            if (dot(dm, dm) > rs * rs) continue;
-            uint k = atomicAdd(count[0], 1u);
-            if (k < p.cee_cap) cands[k] = uvec2(min(ea, eb), max(ea, eb));
+            // Append this lane's hits (loops, not branches: they are skipped at once when no
+            // lane of the subgroup has a hit).
+            uint nh = bitCount(hits);
+            for (uint once = nh; once != 0u; once = 0u) {
+                uint off = atomicAdd(count[0], nh);
+                while (hits != 0u) {
+                    uint r = uint(findLSB(hits));
+                    hits &= hits - 1u;
+                    uint eb = floatBitsToUint(boxes[2u * (base + r)].w);
+                    if (off < p.cee_cap) cands[off] = uvec2(min(a.id, eb), max(a.id, eb));
+                    ++off;
+                }
+            }
         }
     }
 }

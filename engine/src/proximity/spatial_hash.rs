@@ -8,9 +8,10 @@
 //! 3. [`RadixSort`] of the entries by key, then `bucket_ranges` marks each bucket's run and
 //!    `gather_boxes` stores each entry's box next to it (contiguous scans in the queries).
 //! 4. `query_vt`: each vertex scans the triangle entries of its own cell's bucket;
-//!    `query_ee`: each edge entry scans the later edge entries of its bucket, testing a pair
+//!    `query_ee`: each edge entry tests the later edge entries of its bucket, taking a pair
 //!    only in the bucket of the cell holding the minimum corner of the two boxes' intersection
-//!    (each pair once). Pairs sharing
+//!    (each pair once); a subgroup loads the entries in tiles of [`EE_TILE`] and shuffles them
+//!    to its lanes (register-only tests, one atomic per lane and tile). Pairs sharing
 //!    a vertex, rejected by the body filter or by bounding spheres grown by D (a conservative
 //!    cull) are skipped; candidates are appended with atomic counters.
 //! 5. `narrow` (indirect dispatch over the candidate counts, `candidate_args`): the exact f32
@@ -36,6 +37,9 @@ const WG: u32 = 64;
 const PAD_MARGIN: f64 = 1e-4;
 /// Bits of the in-cell x order in the low bits of every sort key (`spatial_hash.glsl::QB`).
 pub const ORDER_BITS: u32 = 4;
+/// Entries per subgroup tile of the edge–edge query (`query_ee.comp`, needs subgroups at least
+/// this wide).
+const EE_TILE: u32 = 8;
 /// Maximum number of grow-and-redo rounds of one [`ProximitySearch::run`].
 const MAX_REDO: u32 = 8;
 
@@ -395,6 +399,12 @@ impl ProximitySearch {
                 mesh.num_vertices
             ));
         }
+        if ctx.caps().subgroup_size < EE_TILE {
+            return Err(format!(
+                "the proximity search needs subgroups of at least {EE_TILE} lanes, the device has {}",
+                ctx.caps().subgroup_size
+            ));
+        }
         let d = options.distance;
         if !(d.is_finite() && d > 0.0) {
             return Err(format!(
@@ -660,6 +670,7 @@ impl ProximitySearch {
                     groups_2d(entry_cap),
                 )
                 .workgroup_size(WG)
+                .spec(&[EE_TILE])
                 .read(&self.x)
                 .read(&self.body)
                 .read(&self.edges)
