@@ -3,7 +3,7 @@
 // within D of v has its D-inflated box, hence an entry, in that cell; a triangle has at most
 // one entry per bucket). The scan stops once the entries' in-cell x order passes the vertex's.
 // A triangle is skipped when v is outside its inflated box (gathered entry boxes), when it contains v, when the body filter
-// rejects it or when v is outside its bounding sphere grown by D. Candidates (v, t) are
+// rejects it or when v is outside its bounding sphere (spatial_hash.glsl::box_sphere) grown by D. Candidates (v, t) are
 // appended with an atomic counter; count[0] is the true count even past cvt_cap (overflow is
 // detected on the host). narrow_vt.comp keeps those with exact dist < D.
 // Host: engine/src/proximity/spatial_hash.rs.
@@ -44,12 +44,10 @@ void main() {
             uvec4 f = tris[t];
             if (f.x == v || f.y == v || f.z == v) continue;
             if (!pair_allowed(bv, body[f.x])) continue;
-            vec3 a = x[f.x].xyz, b = x[f.y].xyz, c = x[f.z].xyz;
-            // Bounding sphere about the centroid: dist >= |q - c| - r.
-            vec3 cen = (a + b + c) * (1.0 / 3.0);
-            float rr = sqrt(max(max(dot(a - cen, a - cen), dot(b - cen, b - cen)), dot(c - cen, c - cen)));
-            float rs = (rr + p.d) * SPHERE_MARGIN;
-            vec3 dq = q - cen;
+            // Bounding sphere of the triangle's box: dist >= |q - c| - r.
+            vec4 sph = box_sphere(blo.xyz, bhi.xyz, p.pad_t);
+            float rs = (sph.w + p.d) * SPHERE_MARGIN;
+            vec3 dq = q - sph.xyz;
             if (dot(dq, dq) > rs * rs) continue;
             uint k = atomicAdd(count[0], 1u);
             if (k < p.cvt_cap) cands[k] = uvec2(v, t);

@@ -6,12 +6,14 @@
 //! 2. `fill_cells`: one entry (key = hashed cell, triangles and edges in separate key ranges;
 //!    value = primitive) per overlapped cell; the true entry total is recorded.
 //! 3. [`RadixSort`] of the entries by key, then `bucket_ranges` marks each bucket's run and
-//!    `gather_boxes` stores each entry's box next to it (contiguous scans in the queries).
+//!    `gather_boxes` stores each entry's box next to it (contiguous scans in the queries) and,
+//!    for edge entries, a packed record (cell-local quantized box, vertices).
 //! 4. `query_vt`: each vertex scans the triangle entries of its own cell's bucket;
 //!    `query_ee`: each edge entry tests the later edge entries of its bucket, taking a pair
 //!    only in the bucket of the cell holding the minimum corner of the two boxes' intersection
-//!    (each pair once); a subgroup loads the entries in tiles of [`EE_TILE`] and shuffles them
-//!    to its lanes (register-only tests, one atomic per lane and tile). Pairs sharing
+//!    (each pair once); a subgroup loads the packed records in tiles of [`EE_TILE`] and shuffles
+//!    them to its lanes (register-only quantized tests; the hits of a window of tiles then get
+//!    the exact f32 tests and are appended with atomics). Pairs sharing
 //!    a vertex, rejected by the body filter or by bounding spheres grown by D (a conservative
 //!    cull) are skipped; candidates are appended with atomic counters.
 //! 5. `narrow` (indirect dispatch over the candidate counts, `candidate_args`): the exact f32
@@ -319,6 +321,7 @@ struct Workspace {
     vals: GpuBuffer<u32>,
     ranges: GpuBuffer<[u32; 2]>,
     boxes: GpuBuffer<[f32; 4]>,
+    recs: GpuBuffer<[u32; 4]>,
     pairs_vt: GpuBuffer<[u32; 4]>,
     pairs_ee: GpuBuffer<[u32; 4]>,
     cand_vt: GpuBuffer<[u32; 2]>,
@@ -569,6 +572,7 @@ impl ProximitySearch {
         let vals = ctx.create_buffer("proximity.vals", entry_cap, usage)?;
         let ranges = ctx.create_buffer("proximity.ranges", 2usize << table_bits, usage)?;
         let boxes = ctx.create_buffer("proximity.entry_boxes", 2 * entry_cap, usage)?;
+        let recs = ctx.create_buffer("proximity.edge_records", entry_cap, usage)?;
         let pairs_vt = ctx.create_buffer("proximity.pairs_vt", vt_cap.max(1), usage)?;
         let pairs_ee = ctx.create_buffer("proximity.pairs_ee", ee_cap.max(1), usage)?;
         let cand_vt = ctx.create_buffer("proximity.cand_vt", cvt_cap, usage)?;
@@ -642,6 +646,7 @@ impl ProximitySearch {
             .read(&keys)
             .read(&vals)
             .write(&boxes)
+            .write(&recs)
             .push(&params),
         );
         if self.mesh.num_vertices > 0 && !self.mesh.triangles.is_empty() {
@@ -671,11 +676,10 @@ impl ProximitySearch {
                 )
                 .workgroup_size(WG)
                 .spec(&[EE_TILE])
-                .read(&self.x)
                 .read(&self.body)
-                .read(&self.edges)
                 .read(&keys)
                 .read(&boxes)
+                .read(&recs)
                 .read(&ranges)
                 .read_write(&self.ccount_ee)
                 .write(&cand_ee)
@@ -753,6 +757,7 @@ impl ProximitySearch {
             vals,
             ranges,
             boxes,
+            recs,
             pairs_vt,
             pairs_ee,
             cand_vt,
@@ -957,6 +962,12 @@ impl ProximitySearch {
         &self.ws.boxes
     }
 
+    /// Packed edge-entry records of the last run in key order: `[lo, hi, v0, v1]` (cell-local
+    /// quantized box corners, see [`reference::edge_records`]); only edge entries are written.
+    pub fn entry_records(&self) -> &GpuBuffer<[u32; 4]> {
+        &self.ws.recs
+    }
+
     /// Reads back the pairs of the last [`ProximitySearch::run`].
     pub fn read_pairs(&self) -> Result<ProximityPairs, String> {
         let e = |e: crate::VkError| e.to_string();
@@ -988,6 +999,7 @@ impl Workspace {
             vals: ctx.create_buffer("proximity.vals", 1, usage)?,
             ranges: ctx.create_buffer("proximity.ranges", 1, usage)?,
             boxes: ctx.create_buffer("proximity.entry_boxes", 1, usage)?,
+            recs: ctx.create_buffer("proximity.edge_records", 1, usage)?,
             pairs_vt: ctx.create_buffer("proximity.pairs_vt", 1, usage)?,
             pairs_ee: ctx.create_buffer("proximity.pairs_ee", 1, usage)?,
             cand_vt: ctx.create_buffer("proximity.cand_vt", 1, usage)?,
