@@ -5,7 +5,9 @@
 // also get a packed record recs[i] = (lo, hi, v0, v1) for query_ee.comp: the box's corners
 // quantized relative to the entry's own cell (spatial_hash.glsl::pack_local; the cell is the
 // one of the box's range whose coordinates match the bucket modulo 2^k) and the edge vertices.
-// Host: engine/src/proximity/spatial_hash.rs. Reference: cpu_reference/proximity.rs::gather_boxes.
+// It also writes the bucket runs into the cleared ranges (start and end of each (type, bucket)
+// run of the sorted keys). Host: engine/src/proximity/spatial_hash.rs.
+// Reference: cpu_reference/proximity.rs::gather_boxes, edge_records and bucket_ranges.
 #include "common.glsl"
 #include "spatial_hash.glsl"
 layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
@@ -15,11 +17,20 @@ layout(std430, binding = 3) readonly buffer Keys { uint keys[]; };
 layout(std430, binding = 4) readonly buffer Vals { uint vals[]; };
 layout(std430, binding = 5) writeonly buffer Boxes { vec4 boxes[]; };
 layout(std430, binding = 6) writeonly buffer Recs { uvec4 recs[]; };
+layout(std430, binding = 7) buffer Ranges { uvec2 ranges[]; };
 void main() {
     uint i = flat_index();
     if (i >= p.entry_cap) return;
     uint k = keys[i];
     if (k >= (2u << (p.table_bits + QB))) return;
+    // Bucket runs (fused former bucket_ranges pass): entry i marks where its (type, bucket) =
+    // key >> QB starts (ranges[.].x = i) and ends (ranges[.].y = i + 1); ranges is cleared to
+    // 0 (empty) before.
+    uint kb_i = k >> QB;
+    bool first = i == 0u || (keys[i - 1u] >> QB) != kb_i;
+    bool last = i + 1u >= p.entry_cap || (keys[i + 1u] >> QB) != kb_i;
+    if (first) ranges[kb_i].x = i;
+    if (last) ranges[kb_i].y = i + 1u;
     uint id = vals[i];
     vec3 lo, hi;
     if ((k >> (p.table_bits + QB)) == 0u) {

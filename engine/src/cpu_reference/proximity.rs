@@ -277,7 +277,7 @@ pub fn fill_cells(
     (keys, vals, total)
 }
 
-/// Reference of `bucket_ranges.comp` on sorted keys: `[start, end)` per (type, bucket) =
+/// Reference of the bucket runs `gather_boxes.comp` writes, on sorted keys: `[start, end)` per (type, bucket) =
 /// `key >> ORDER_BITS` (0 if empty).
 pub fn bucket_ranges(sorted_keys: &[u32], p: &HashParams) -> Vec<[u32; 2]> {
     let mut r = vec![[0u32; 2]; 2usize << p.table_bits];

@@ -5,10 +5,11 @@
 //!    counts the grid cells (size h) it overlaps; an exclusive [`Scan`] gives entry offsets.
 //! 2. `fill_cells`: one entry (key = hashed cell, triangles and edges in separate key ranges;
 //!    value = primitive) per overlapped cell; the true entry total is recorded.
-//! 3. [`RadixSort`] of the entries by key, then `bucket_ranges` marks each bucket's run and
-//!    `gather_boxes` stores each entry's box next to it (contiguous scans in the queries) and,
-//!    for edge entries, a packed record (cell-local quantized box, vertices).
-//! 4. `query_vt`: each vertex scans the triangle entries of its own cell's bucket;
+//! 3. [`RadixSort`] of the entries by key, then `gather_boxes` marks each bucket's run, stores
+//!    each entry's box next to it (contiguous scans in the queries) and, for edge entries, a
+//!    packed record (cell-local quantized box, vertices).
+//! 4. `query_vt`: each vertex tests the triangle entries of its own cell's bucket (vertices in
+//!    cell order, subgroup tiles of [`EE_TILE`] entries shuffled to the lanes);
 //!    `query_ee`: each edge entry tests the later edge entries of its bucket, taking a pair
 //!    only in the bucket of the cell holding the minimum corner of the two boxes' intersection
 //!    (each pair once); a subgroup loads the packed records in tiles of [`EE_TILE`] and shuffles
@@ -39,8 +40,8 @@ const WG: u32 = 64;
 const PAD_MARGIN: f64 = 1e-4;
 /// Bits of the in-cell x order in the low bits of every sort key (`spatial_hash.glsl::QB`).
 pub const ORDER_BITS: u32 = 4;
-/// Entries per subgroup tile of the edge–edge query (`query_ee.comp`, needs subgroups at least
-/// this wide).
+/// Entries per subgroup tile of the queries (`query_vt.comp`, `query_ee.comp`; needs subgroups
+/// at least this wide).
 const EE_TILE: u32 = 8;
 /// Maximum number of grow-and-redo rounds of one [`ProximitySearch::run`].
 const MAX_REDO: u32 = 8;
@@ -339,6 +340,7 @@ pub struct ProximitySearch {
     axis_bits: Option<u32>,
     x: GpuBuffer<[f32; 4]>,
     body: GpuBuffer<u32>,
+    order: GpuBuffer<u32>,
     tris: GpuBuffer<[u32; 4]>,
     edges: GpuBuffer<[u32; 2]>,
     counts: GpuBuffer<u32>,
@@ -467,6 +469,20 @@ impl ProximitySearch {
             .map(|t| [t[0], t[1], t[2], 0])
             .collect();
         let np = (nt + ne).max(1);
+        // Vertices sorted by cell at these positions: the lanes of a subgroup of query_vt then
+        // mostly share a bucket (any order is correct).
+        let inv_h = base.inv_h;
+        let mut order: Vec<u32> = (0..nv as u32).collect();
+        order.sort_by_key(|&v| {
+            let c = reference::cell_of(
+                [gx[v as usize][0], gx[v as usize][1], gx[v as usize][2]],
+                inv_h,
+            );
+            (c[2], c[1], c[0], v)
+        });
+        let order = ctx
+            .upload_buffer("proximity.vertex_order", &pad1(order), usage)
+            .map_err(e)?;
         let x_buf = ctx
             .upload_buffer("proximity.x", &pad1(gx), usage)
             .map_err(e)?;
@@ -522,6 +538,7 @@ impl ProximitySearch {
             axis_bits: options.axis_bits.map(|k| k.clamp(4, 7)),
             x: x_buf,
             body,
+            order,
             tris,
             edges,
             counts,
@@ -624,17 +641,6 @@ impl ProximitySearch {
         sort.record(&mut g, &keys, &vals, entry_cap, params.key_bits());
         g.dispatch(
             Dispatch::new(
-                "proximity.bucket_ranges",
-                ids::PROXIMITY_BUCKET_RANGES,
-                groups_2d(entry_cap),
-            )
-            .workgroup_size(WG)
-            .read(&keys)
-            .read_write(&ranges)
-            .push(&params),
-        );
-        g.dispatch(
-            Dispatch::new(
                 "proximity.gather_boxes",
                 ids::PROXIMITY_GATHER_BOXES,
                 groups_2d(entry_cap),
@@ -647,6 +653,7 @@ impl ProximitySearch {
             .read(&vals)
             .write(&boxes)
             .write(&recs)
+            .read_write(&ranges)
             .push(&params),
         );
         if self.mesh.num_vertices > 0 && !self.mesh.triangles.is_empty() {
@@ -657,11 +664,13 @@ impl ProximitySearch {
                     groups_2d(self.mesh.num_vertices),
                 )
                 .workgroup_size(WG)
+                .spec(&[EE_TILE])
                 .read(&self.x)
                 .read(&self.body)
                 .read(&self.tris)
                 .read(&boxes)
                 .read(&ranges)
+                .read(&self.order)
                 .read_write(&self.ccount_vt)
                 .write(&cand_vt)
                 .push(&params),
