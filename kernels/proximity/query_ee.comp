@@ -1,76 +1,131 @@
 #version 460
-// Edge–edge candidates, one invocation per sorted cell entry: entry a of an edge bucket scans
-// the later entries b of the bucket (an edge has at most one entry per bucket) until their
-// in-cell x order passes a's upper x (sweep in x within the cell). A pair is taken only in the
-// bucket of the cell holding the minimum corner of the intersection of the two (D/2)-inflated
-// boxes (that cell lies in both boxes, so both edges have entries in that bucket: each pair is
-// found exactly once). Boxes come from the gathered entry boxes (contiguous loads). Pairs
-// sharing a vertex, rejected by the body filter or by bounding spheres grown by D are skipped.
-// Candidates (min edge, max edge) are appended with an atomic counter; count[0] is the true
-// count even past cee_cap. narrow_ee.comp keeps those with exact dist < D.
+// Edge–edge candidates, one invocation per sorted cell entry: entry a of an edge bucket pairs
+// with the later entries b of its bucket (an edge has at most one entry per bucket). A pair is
+// taken only in the bucket of the cell holding the minimum corner of the intersection of the
+// two (D/2)-inflated boxes (that cell lies in both boxes, so both edges have entries in that
+// bucket: each pair is found exactly once). Pairs sharing a vertex, rejected by the body filter
+// or by bounding spheres (spatial_hash.glsl::box_sphere) grown by D are skipped.
+//
+// Subgroup tiles (llvmpipe runs 8 lanes as one SIMD row; per-lane loads and stores there are
+// scalar loops over the lanes, register shuffles are cheap): the subgroup scans the union of
+// its lanes' ranges (i, end of bucket) in tiles of TILE entries. Lane k < TILE loads the packed
+// record of entry base + k (gather_boxes.comp: cell-local quantized box, vertices) and its
+// body; the tile's records are then shuffled to all lanes one at a time (unrolled, constant
+// lane), so every lane tests its own entry against them with register data only: the
+// quantized boxes overlap and their minimum corner lies in the entry's cell (both with one unit
+// of slack: a superset of the exact tests), no shared vertex, body filter. Each lane collects
+// its hits of a window of up to 32 entries (whole tiles) as bits; the hits then get the exact
+// f32 tests (box overlap, minimum-corner cell, bounding spheres) on the gathered entry boxes
+// and the kept ones are appended with an atomic counter (min edge, max edge); count[0] is the
+// true count even past cee_cap. Needs subgroups of at least TILE lanes. narrow.comp keeps those with dist < D.
 // Host: engine/src/proximity/spatial_hash.rs.
 // Reference: engine/src/cpu_reference/proximity.rs::query_edge_edge.
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 #include "spatial_hash.glsl"
-layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
-layout(std430, binding = 1) readonly buffer Body { uint body[]; };
-layout(std430, binding = 2) readonly buffer Edges { uvec2 edges[]; };
-layout(std430, binding = 3) readonly buffer Keys { uint keys[]; };
-layout(std430, binding = 4) readonly buffer Boxes { vec4 boxes[]; };
-layout(std430, binding = 5) readonly buffer Ranges { uvec2 ranges[]; };
-layout(std430, binding = 6) buffer Count { uint count[]; };
-layout(std430, binding = 7) writeonly buffer Cands { uvec2 cands[]; };
+// Entries per tile (at most 32, at most the subgroup size).
+layout(constant_id = 1) const uint TILE = 8;
+layout(std430, binding = 0) readonly buffer Body { uint body[]; };
+layout(std430, binding = 1) readonly buffer Keys { uint keys[]; };
+layout(std430, binding = 2) readonly buffer Boxes { vec4 boxes[]; };
+layout(std430, binding = 3) readonly buffer Recs { uvec4 recs[]; };
+layout(std430, binding = 4) readonly buffer Ranges { uvec2 ranges[]; };
+layout(std430, binding = 5) buffer Count { uint count[]; };
+layout(std430, binding = 6) writeonly buffer Cands { uvec2 cands[]; };
+
+// Whether packed quantized boxes (lo_a, hi_a) and (lo_b, hi_b) may overlap with their minimum
+// corner in the entries' cell (one unit of slack each way; superset of the f32 tests).
+bool quantized_test(uint lo_a, uint hi_a, uint lo_b, uint hi_b) {
+    ivec3 la = unpack_local(lo_a), ha = unpack_local(hi_a);
+    ivec3 lb = unpack_local(lo_b), hb = unpack_local(hi_b);
+    ivec3 m = max(la, lb);
+    return all(lessThanEqual(m, min(ha, hb) + 1)) && all(greaterThanEqual(m, ivec3(-1)))
+        && all(lessThanEqual(m, ivec3(int(LOCAL_UNITS))));
+}
+
 void main() {
     uint i = flat_index();
-    if (i >= p.entry_cap) return;
-    uint key = keys[i];
-    if (key >= (2u << (p.table_bits + QB)) || (key >> (p.table_bits + QB)) != 1u) return;
-    uint bucket = (key >> QB) & ((1u << p.table_bits) - 1u);
-    uvec2 r = ranges[key >> QB];
-    vec4 alo = boxes[2u * i];
-    uint ea = floatBitsToUint(alo.w);
-    vec3 lo_a = alo.xyz;
-    vec3 hi_a = boxes[2u * i + 1u].xyz;
-    uvec2 ia = edges[ea];
-    vec3 a0 = x[ia.x].xyz, a1 = x[ia.y].xyz;
-    vec3 mid_a = 0.5 * (a0 + a1);
-    float r_a = 0.5 * length(a1 - a0);
-    uint ba = body[ia.x];
-    // This entry's cell column: the one of a's range congruent to the bucket's x modulo 2^k.
-    uint km = (1u << axis_bits()) - 1u;
-    int cx0 = cell_of(lo_a).x;
-    int cx = cx0 + int((bucket - uint(cx0)) & km);
-    // Later entries are sorted by the x order of their lower x in their own cell: once it
-    // exceeds the order of a's upper x in a's cell, the rest of a's cell is separated in x
-    // (and entries of other cells never pair with a in this bucket).
-    uint qa = x_order(hi_a.x, cx);
-    bool done = false;
+    // No early return: the whole subgroup takes part in the tile loop.
+    bool valid = i < p.entry_cap;
+    uint key = valid ? keys[i] : 0xffffffffu;
+    valid = valid && key < (2u << (p.table_bits + QB)) && (key >> (p.table_bits + QB)) == 1u;
+    uint bucket = 0u, jend = 0u;
+    uvec4 ra = uvec4(0u, 0u, 0xffffffffu, 0xffffffffu);
+    vec3 lo_a = vec3(0.0), hi_a = vec3(0.0);
+    uint ea = 0u, ba = 0u;
+    if (valid) {
+        bucket = (key >> QB) & ((1u << p.table_bits) - 1u);
+        jend = ranges[key >> QB].y;
+        ra = recs[i];
+        ba = body[ra.z];
+        vec4 l = boxes[2u * i];
+        lo_a = l.xyz;
+        ea = floatBitsToUint(l.w);
+        hi_a = boxes[2u * i + 1u].xyz;
+    }
+    vec4 sa = box_sphere(lo_a, hi_a, p.pad_e);
+    uint jbeg = i + 1u;
+    if (!valid || jbeg >= jend) {
+        jbeg = 0xffffffffu;
+        jend = 0u;
+    }
+    const uint T = TILE;
+    uint lane = gl_SubgroupInvocationID;
+    uint first = subgroupMin(jbeg);
+    uint last = subgroupMax(jend);
+    if (first >= last) return; // uniform
+    first -= first % T;
+    uint nv1 = max(p.nv, 1u) - 1u;
     // Two nested loops: llvmpipe bounds each loop at 65535 iterations per invocation.
-    for (uint base = i + 1u; base < r.y && !done; base += 32768u) {
-        uint stop = min(r.y, base + 32768u);
-        for (uint j = base; j < stop; ++j) {
-            vec4 bhi = boxes[2u * j + 1u];
-            if (floatBitsToUint(bhi.w) > qa) {
-                done = true;
-                break;
+    for (uint outer = first; outer < last; outer += 32768u * T) {
+        uint stop = min(last, outer + 32768u * T);
+        // Hits of a window of up to 32 entries starting at win, as bits.
+        uint win = outer, hw = 0u;
+        for (uint base = outer; base < stop; base += T) {
+            // Entries past the edge entries hold stale records: only in-range ones are taken,
+            // and the body index is clamped so the load stays in bounds.
+            uint j = min(base + min(lane, T - 1u), p.entry_cap - 1u);
+            uvec4 rb = recs[j];
+            uint bb = body[min(rb.z, nv1)];
+            // Register-only tests against the tile's records, one shuffled record per round;
+            // hits are collected as bits (no memory access or atomic in this loop).
+            uint hits = 0u;
+            [[unroll]] for (uint r = 0u; r < T; ++r) {
+                uint jb = base + r;
+                uvec4 rr = subgroupShuffle(rb, r);
+                uint br = subgroupShuffle(bb, r);
+                bool take = jb >= jbeg && jb < jend;
+                take = take && quantized_test(ra.x, ra.y, rr.x, rr.y);
+                take = take && rr.z != ra.z && rr.z != ra.w && rr.w != ra.z && rr.w != ra.w;
+                take = take && pair_allowed(ba, br);
+                hits |= take ? (1u << r) : 0u;
             }
-            vec4 blo = boxes[2u * j];
-            if (any(greaterThan(blo.xyz, hi_a))) continue; // separated
-            uint eb = floatBitsToUint(blo.w);
-            vec3 hi_b = bhi.xyz;
-            vec3 m = max(lo_a, blo.xyz);
-            if (any(greaterThan(m, min(hi_a, hi_b)))) continue;
-            if (cell_bucket(cell_of(m)) != bucket) continue;
-            uvec2 ib = edges[eb];
-            if (ib.x == ia.x || ib.x == ia.y || ib.y == ia.x || ib.y == ia.y) continue;
-            if (!pair_allowed(ba, body[ib.x])) continue;
-            vec3 b0 = x[ib.x].xyz, b1 = x[ib.y].xyz;
-            // Bounding spheres: dist >= |mid_a - mid_b| - r_a - r_b.
-            vec3 dm = 0.5 * (b0 + b1) - mid_a;
-            float rs = (r_a + 0.5 * length(b1 - b0) + p.d) * SPHERE_MARGIN;
-            if (dot(dm, dm) > rs * rs) continue;
-            uint k = atomicAdd(count[0], 1u);
-            if (k < p.cee_cap) cands[k] = uvec2(min(ea, eb), max(ea, eb));
+            hw |= hits << (base - win);
+            if (base + 2u * T - win > 32u || base + T >= stop) {
+                // Exact f32 tests of the window's hits and append: a loop, skipped at once when
+                // no lane of the subgroup has a hit (llvmpipe runs both sides of branches).
+                while (hw != 0u) {
+                    uint jb = win + uint(findLSB(hw));
+                    hw &= hw - 1u;
+                    vec4 lb = boxes[2u * jb];
+                    vec3 lo_b = lb.xyz;
+                    vec3 hi_b = boxes[2u * jb + 1u].xyz;
+                    vec3 m = max(lo_a, lo_b);
+                    bool ok = !any(greaterThan(m, min(hi_a, hi_b)));
+                    ok = ok && cell_bucket(cell_of(m)) == bucket;
+                    // Bounding spheres: dist >= |c_a - c_b| - r_a - r_b.
+                    vec4 sb = box_sphere(lo_b, hi_b, p.pad_e);
+                    vec3 dm = sb.xyz - sa.xyz;
+                    float rs = (sa.w + sb.w + p.d) * SPHERE_MARGIN;
+                    ok = ok && !(dot(dm, dm) > rs * rs);
+                    if (ok) {
+                        uint eb = floatBitsToUint(lb.w);
+                        uint off = atomicAdd(count[0], 1u);
+                        if (off < p.cee_cap) cands[off] = uvec2(min(ea, eb), max(ea, eb));
+                    }
+                }
+                win = base + T;
+            }
         }
     }
 }

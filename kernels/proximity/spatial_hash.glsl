@@ -80,6 +80,32 @@ uint range_cells(ivec3 lo, ivec3 hi) {
 // Relative margin of the bounding-sphere culling tests (covers f32 rounding; conservative).
 const float SPHERE_MARGIN = 1.001;
 
+// Units per cell of the cell-local quantized coordinates in the packed edge-entry records
+// (gather_boxes.comp, query_ee.comp): 10 bits per axis, offset 512 (range [-4, 4) cells,
+// clamped). Cell coordinates must stay below 2^23 in magnitude, as for cell_of.
+const uint LOCAL_UNITS = 128u;
+
+// floor(v / h * LOCAL_UNITS) relative to cell c, clamped to [-512, 511] per axis, packed.
+uint pack_local(vec3 v, ivec3 c) {
+    vec3 t = v * p.inv_h;
+    vec3 f = clamp(floor(t * float(LOCAL_UNITS)), vec3(-1073741824.0), vec3(1073741824.0));
+    ivec3 q = ivec3(f) - c * int(LOCAL_UNITS);
+    uvec3 u = uvec3(clamp(q, ivec3(-512), ivec3(511)) + 512);
+    return u.x | (u.y << 10u) | (u.z << 20u);
+}
+
+// Inverse of the packing of pack_local (cell-local units).
+ivec3 unpack_local(uint w) {
+    return ivec3(uvec3(w, w >> 10u, w >> 20u) & uvec3(1023u)) - 512;
+}
+
+// Bounding sphere (centre, radius) of a primitive from its box [lo, hi] inflated by pad: the
+// box's circumscribed sphere shrunk by pad (the half-diagonal of the inflated box exceeds the
+// primitive box's by at least pad), so it contains the primitive; no vertex loads.
+vec4 box_sphere(vec3 lo, vec3 hi, float pad) {
+    return vec4(0.5 * (lo + hi), max(0.5 * length(hi - lo) - pad, 0.0));
+}
+
 bool pair_allowed(uint body_a, uint body_b) {
     return (body_a == body_b) ? ((p.flags & 1u) != 0u) : ((p.flags & 2u) != 0u);
 }

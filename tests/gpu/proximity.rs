@@ -236,9 +236,11 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
     let skeys: Vec<u32> = idx.iter().map(|&i| keys[i]).collect();
     let svals: Vec<u32> = idx.iter().map(|&i| vals[i]).collect();
     assert_eq!(s.entry_keys().read().expect("read"), skeys, "sorted keys");
+    // Values of the sentinel entries past the total are never written (unspecified).
+    let n_used = total as usize;
     assert_eq!(
-        s.entry_values().read().expect("read"),
-        svals,
+        &s.entry_values().read().expect("read")[..n_used],
+        &svals[..n_used],
         "sorted values"
     );
     // Pass 3: bucket ranges.
@@ -263,6 +265,17 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
             }
         }
     }
+    // Packed edge-entry records (cell-local quantized boxes and vertices) of query_ee.
+    let recs = reference::edge_records(&gx, &m.edges, &skeys, &svals, &p);
+    let gpu_recs = s.entry_records().read().expect("read");
+    let mut n_recs = 0;
+    for (i, r) in recs.iter().enumerate() {
+        if let Some(r) = r {
+            assert_eq!(gpu_recs[i], *r, "edge record {i}");
+            n_recs += 1;
+        }
+    }
+    assert!(n_recs > 0, "the test should have edge entries");
     // Queries: GPU candidates = reference candidates minus some culled by the (conservative)
     // bounding-sphere test, which never culls a pair closer than D.
     let st = s.status().read().expect("read");

@@ -277,7 +277,7 @@ pub fn fill_cells(
     (keys, vals, total)
 }
 
-/// Reference of `bucket_ranges.comp` on sorted keys: `[start, end)` per (type, bucket) =
+/// Reference of the bucket runs `gather_boxes.comp` writes, on sorted keys: `[start, end)` per (type, bucket) =
 /// `key >> ORDER_BITS` (0 if empty).
 pub fn bucket_ranges(sorted_keys: &[u32], p: &HashParams) -> Vec<[u32; 2]> {
     let mut r = vec![[0u32; 2]; 2usize << p.table_bits];
@@ -327,6 +327,62 @@ pub fn gather_boxes(
                     hi[2],
                     f32::from_bits(k & ((1 << ORDER_BITS) - 1)),
                 ],
+            ])
+        })
+        .collect()
+}
+
+/// Cell-local quantization units per cell of the packed edge records
+/// (`spatial_hash.glsl::LOCAL_UNITS`).
+pub const LOCAL_UNITS: i32 = 128;
+
+/// `spatial_hash.glsl::pack_local`: `floor(v / h * LOCAL_UNITS)` relative to cell `c`, clamped
+/// to `[-512, 511]` per axis, 10 bits per axis.
+pub fn pack_local(v: [f32; 3], c: [i32; 3], inv_h: f32) -> u32 {
+    let mut w = 0;
+    for k in 0..3 {
+        let t = v[k] * inv_h;
+        let f = (t * LOCAL_UNITS as f32)
+            .floor()
+            .clamp(-1_073_741_824.0, 1_073_741_824.0);
+        let q = (f as i32).wrapping_sub(c[k].wrapping_mul(LOCAL_UNITS));
+        w |= ((q.clamp(-512, 511) + 512) as u32) << (10 * k);
+    }
+    w
+}
+
+/// Reference of the edge-entry records of `gather_boxes.comp`: per sorted edge entry
+/// `[packed lo, packed hi, v0, v1]` ([`pack_local`] relative to the entry's own cell: the cell
+/// of the box's range congruent to the bucket modulo `2^k`); `None` for other entries.
+pub fn edge_records(
+    x: &[[f32; 4]],
+    edges: &[[u32; 2]],
+    sorted_keys: &[u32],
+    sorted_vals: &[u32],
+    p: &HashParams,
+) -> Vec<Option<[u32; 4]>> {
+    let k = p.axis_bits();
+    let km = (1u32 << k) - 1;
+    sorted_keys
+        .iter()
+        .zip(sorted_vals)
+        .map(|(&key, &id)| {
+            if key >= p.sentinel() || key >> (p.table_bits + ORDER_BITS) != 1 {
+                return None;
+            }
+            let e = edges[id as usize];
+            let (lo, hi) = box32(&e.map(|v| xyz(x[v as usize])), p.pad_e);
+            let bucket = (key >> ORDER_BITS) & ((1 << p.table_bits) - 1);
+            let bc = [bucket & km, (bucket >> k) & km, (bucket >> (2 * k)) & km];
+            let c0 = cell_of(lo, p.inv_h);
+            let c: [i32; 3] = std::array::from_fn(|a| {
+                c0[a].wrapping_add((bc[a].wrapping_sub(c0[a] as u32) & km) as i32)
+            });
+            Some([
+                pack_local(lo, c, p.inv_h),
+                pack_local(hi, c, p.inv_h),
+                e[0],
+                e[1],
             ])
         })
         .collect()

@@ -5,12 +5,16 @@
 //!    counts the grid cells (size h) it overlaps; an exclusive [`Scan`] gives entry offsets.
 //! 2. `fill_cells`: one entry (key = hashed cell, triangles and edges in separate key ranges;
 //!    value = primitive) per overlapped cell; the true entry total is recorded.
-//! 3. [`RadixSort`] of the entries by key, then `bucket_ranges` marks each bucket's run and
-//!    `gather_boxes` stores each entry's box next to it (contiguous scans in the queries).
-//! 4. `query_vt`: each vertex scans the triangle entries of its own cell's bucket;
-//!    `query_ee`: each edge entry scans the later edge entries of its bucket, testing a pair
+//! 3. [`RadixSort`] of the entries by key, then `gather_boxes` marks each bucket's run, stores
+//!    each entry's box next to it (contiguous scans in the queries) and, for edge entries, a
+//!    packed record (cell-local quantized box, vertices).
+//! 4. `query_vt`: each vertex tests the triangle entries of its own cell's bucket (vertices in
+//!    cell order, subgroup tiles of [`EE_TILE`] entries shuffled to the lanes);
+//!    `query_ee`: each edge entry tests the later edge entries of its bucket, taking a pair
 //!    only in the bucket of the cell holding the minimum corner of the two boxes' intersection
-//!    (each pair once). Pairs sharing
+//!    (each pair once); a subgroup loads the packed records in tiles of [`EE_TILE`] and shuffles
+//!    them to its lanes (register-only quantized tests; the hits of a window of tiles then get
+//!    the exact f32 tests and are appended with atomics). Pairs sharing
 //!    a vertex, rejected by the body filter or by bounding spheres grown by D (a conservative
 //!    cull) are skipped; candidates are appended with atomic counters.
 //! 5. `narrow` (indirect dispatch over the candidate counts, `candidate_args`): the exact f32
@@ -36,6 +40,9 @@ const WG: u32 = 64;
 const PAD_MARGIN: f64 = 1e-4;
 /// Bits of the in-cell x order in the low bits of every sort key (`spatial_hash.glsl::QB`).
 pub const ORDER_BITS: u32 = 4;
+/// Entries per subgroup tile of the queries (`query_vt.comp`, `query_ee.comp`; needs subgroups
+/// at least this wide).
+const EE_TILE: u32 = 8;
 /// Maximum number of grow-and-redo rounds of one [`ProximitySearch::run`].
 const MAX_REDO: u32 = 8;
 
@@ -315,6 +322,7 @@ struct Workspace {
     vals: GpuBuffer<u32>,
     ranges: GpuBuffer<[u32; 2]>,
     boxes: GpuBuffer<[f32; 4]>,
+    recs: GpuBuffer<[u32; 4]>,
     pairs_vt: GpuBuffer<[u32; 4]>,
     pairs_ee: GpuBuffer<[u32; 4]>,
     cand_vt: GpuBuffer<[u32; 2]>,
@@ -332,6 +340,7 @@ pub struct ProximitySearch {
     axis_bits: Option<u32>,
     x: GpuBuffer<[f32; 4]>,
     body: GpuBuffer<u32>,
+    order: GpuBuffer<u32>,
     tris: GpuBuffer<[u32; 4]>,
     edges: GpuBuffer<[u32; 2]>,
     counts: GpuBuffer<u32>,
@@ -395,6 +404,12 @@ impl ProximitySearch {
                 mesh.num_vertices
             ));
         }
+        if ctx.caps().subgroup_size < EE_TILE {
+            return Err(format!(
+                "the proximity search needs subgroups of at least {EE_TILE} lanes, the device has {}",
+                ctx.caps().subgroup_size
+            ));
+        }
         let d = options.distance;
         if !(d.is_finite() && d > 0.0) {
             return Err(format!(
@@ -454,6 +469,20 @@ impl ProximitySearch {
             .map(|t| [t[0], t[1], t[2], 0])
             .collect();
         let np = (nt + ne).max(1);
+        // Vertices sorted by cell at these positions: the lanes of a subgroup of query_vt then
+        // mostly share a bucket (any order is correct).
+        let inv_h = base.inv_h;
+        let mut order: Vec<u32> = (0..nv as u32).collect();
+        order.sort_by_key(|&v| {
+            let c = reference::cell_of(
+                [gx[v as usize][0], gx[v as usize][1], gx[v as usize][2]],
+                inv_h,
+            );
+            (c[2], c[1], c[0], v)
+        });
+        let order = ctx
+            .upload_buffer("proximity.vertex_order", &pad1(order), usage)
+            .map_err(e)?;
         let x_buf = ctx
             .upload_buffer("proximity.x", &pad1(gx), usage)
             .map_err(e)?;
@@ -509,6 +538,7 @@ impl ProximitySearch {
             axis_bits: options.axis_bits.map(|k| k.clamp(4, 7)),
             x: x_buf,
             body,
+            order,
             tris,
             edges,
             counts,
@@ -559,6 +589,7 @@ impl ProximitySearch {
         let vals = ctx.create_buffer("proximity.vals", entry_cap, usage)?;
         let ranges = ctx.create_buffer("proximity.ranges", 2usize << table_bits, usage)?;
         let boxes = ctx.create_buffer("proximity.entry_boxes", 2 * entry_cap, usage)?;
+        let recs = ctx.create_buffer("proximity.edge_records", entry_cap, usage)?;
         let pairs_vt = ctx.create_buffer("proximity.pairs_vt", vt_cap.max(1), usage)?;
         let pairs_ee = ctx.create_buffer("proximity.pairs_ee", ee_cap.max(1), usage)?;
         let cand_vt = ctx.create_buffer("proximity.cand_vt", cvt_cap, usage)?;
@@ -610,17 +641,6 @@ impl ProximitySearch {
         sort.record(&mut g, &keys, &vals, entry_cap, params.key_bits());
         g.dispatch(
             Dispatch::new(
-                "proximity.bucket_ranges",
-                ids::PROXIMITY_BUCKET_RANGES,
-                groups_2d(entry_cap),
-            )
-            .workgroup_size(WG)
-            .read(&keys)
-            .read_write(&ranges)
-            .push(&params),
-        );
-        g.dispatch(
-            Dispatch::new(
                 "proximity.gather_boxes",
                 ids::PROXIMITY_GATHER_BOXES,
                 groups_2d(entry_cap),
@@ -632,6 +652,8 @@ impl ProximitySearch {
             .read(&keys)
             .read(&vals)
             .write(&boxes)
+            .write(&recs)
+            .read_write(&ranges)
             .push(&params),
         );
         if self.mesh.num_vertices > 0 && !self.mesh.triangles.is_empty() {
@@ -642,11 +664,13 @@ impl ProximitySearch {
                     groups_2d(self.mesh.num_vertices),
                 )
                 .workgroup_size(WG)
+                .spec(&[EE_TILE])
                 .read(&self.x)
                 .read(&self.body)
                 .read(&self.tris)
                 .read(&boxes)
                 .read(&ranges)
+                .read(&self.order)
                 .read_write(&self.ccount_vt)
                 .write(&cand_vt)
                 .push(&params),
@@ -660,11 +684,11 @@ impl ProximitySearch {
                     groups_2d(entry_cap),
                 )
                 .workgroup_size(WG)
-                .read(&self.x)
+                .spec(&[EE_TILE])
                 .read(&self.body)
-                .read(&self.edges)
                 .read(&keys)
                 .read(&boxes)
+                .read(&recs)
                 .read(&ranges)
                 .read_write(&self.ccount_ee)
                 .write(&cand_ee)
@@ -742,6 +766,7 @@ impl ProximitySearch {
             vals,
             ranges,
             boxes,
+            recs,
             pairs_vt,
             pairs_ee,
             cand_vt,
@@ -946,6 +971,12 @@ impl ProximitySearch {
         &self.ws.boxes
     }
 
+    /// Packed edge-entry records of the last run in key order: `[lo, hi, v0, v1]` (cell-local
+    /// quantized box corners, see [`reference::edge_records`]); only edge entries are written.
+    pub fn entry_records(&self) -> &GpuBuffer<[u32; 4]> {
+        &self.ws.recs
+    }
+
     /// Reads back the pairs of the last [`ProximitySearch::run`].
     pub fn read_pairs(&self) -> Result<ProximityPairs, String> {
         let e = |e: crate::VkError| e.to_string();
@@ -977,6 +1008,7 @@ impl Workspace {
             vals: ctx.create_buffer("proximity.vals", 1, usage)?,
             ranges: ctx.create_buffer("proximity.ranges", 1, usage)?,
             boxes: ctx.create_buffer("proximity.entry_boxes", 1, usage)?,
+            recs: ctx.create_buffer("proximity.edge_records", 1, usage)?,
             pairs_vt: ctx.create_buffer("proximity.pairs_vt", 1, usage)?,
             pairs_ee: ctx.create_buffer("proximity.pairs_ee", 1, usage)?,
             cand_vt: ctx.create_buffer("proximity.cand_vt", 1, usage)?,
