@@ -183,6 +183,8 @@ pub struct Settings {
     pub max_steps: u32,
     /// ξ (m): minimum separation kept by the forward step (D_i − ξ).
     pub min_separation: f64,
+    /// Floor release θ (m; 0: off): pairs closer than θ are floor pairs ([`release_blocked`]).
+    pub release_distance: f64,
 }
 
 impl Settings {
@@ -198,6 +200,7 @@ impl Settings {
             epsilon: 1e-4,
             max_steps: 512,
             min_separation: 1e-5,
+            release_distance: 0.0,
         }
     }
 }
@@ -247,6 +250,233 @@ pub fn forward(
         } else {
             1.0
         };
+        x[i] += dir * alpha;
+        r[i] *= 1.0 - alpha;
+        max_disp = max_disp.max(alpha * len);
+    }
+    max_disp
+}
+
+/// Per-vertex and per-pair distances of a floor-release step at x^(l) (twin of
+/// `two_way_distances.comp` with floor release on).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FloorDistances {
+    /// D_i before the min with D^(l): the smallest distance over all pairs of vertex i (m).
+    pub dmin: Vec<f64>,
+    /// The smallest distance over the vertex's non-floor pairs (at least θ apart; m).
+    pub dfree: Vec<f64>,
+    /// Per pair: the separating direction ([`separating_direction`]) and the distance.
+    pub closest: Vec<(Vec3, f64)>,
+}
+
+/// [`FloorDistances`] of the pairs `cons` (first `n_vt` vertex–triangle) at `x` with floor
+/// distance θ = `release`.
+pub fn floor_distances(x: &[Vec3], cons: &[[u32; 4]], n_vt: usize, release: f64) -> FloorDistances {
+    let mut f = FloorDistances {
+        dmin: vec![f64::INFINITY; x.len()],
+        dfree: vec![f64::INFINITY; x.len()],
+        closest: Vec::with_capacity(cons.len()),
+    };
+    for (i, c) in cons.iter().enumerate() {
+        let q = c.map(|v| x[v as usize]);
+        let ty = if i < n_vt { TYPE_VT } else { TYPE_EE };
+        let (_, diff, d) = closest_points(ty, &q);
+        let n = separating_direction(ty, closest_kind_f32(ty, &q), &q, &diff);
+        for &v in c {
+            f.dmin[v as usize] = f.dmin[v as usize].min(d);
+            if d >= release {
+                f.dfree[v as usize] = f.dfree[v as usize].min(d);
+            }
+        }
+        f.closest.push((n, d));
+    }
+    f
+}
+
+/// `d` without its component along `e`.
+fn off_edge(d: &Vec3, e: Vec3) -> Vec3 {
+    let ee = e.dot(&e);
+    if ee > 0.0 {
+        d - e * (d.dot(&e) / ee)
+    } else {
+        *d
+    }
+}
+
+/// The unit direction n (or 0) of a pair's separating-plane test (twin of
+/// `two_way.glsl::tw_separating_direction`): the triangle normal (vertex–face), the edges'
+/// cross product (edge–edge interiors), the closest-point difference `diff` made perpendicular
+/// to the edge (vertex–edge), else `diff`; oriented like `diff` (from the second primitive to
+/// the first). Any unit vector gives a sound test ([`release_blocked`]); these are
+/// perpendicular to the closest features up to rounding.
+pub fn separating_direction(ty: u32, kind: u32, x: &[Vec3; 4], diff: &Vec3) -> Vec3 {
+    let n = if ty == TYPE_VT {
+        match PointTriangleKind::from_code(kind) {
+            Some(PointTriangleKind::Face) => (x[2] - x[1]).cross(&(x[3] - x[1])),
+            Some(PointTriangleKind::Edge01) => off_edge(diff, x[2] - x[1]),
+            Some(PointTriangleKind::Edge12) => off_edge(diff, x[3] - x[2]),
+            Some(PointTriangleKind::Edge20) => off_edge(diff, x[1] - x[3]),
+            _ => *diff,
+        }
+    } else {
+        match EdgeEdgeKind::from_code(kind) {
+            Some(EdgeEdgeKind::AB) => (x[1] - x[0]).cross(&(x[3] - x[2])),
+            Some(EdgeEdgeKind::AB0 | EdgeEdgeKind::AB1) => off_edge(diff, x[1] - x[0]),
+            Some(EdgeEdgeKind::A0B | EdgeEdgeKind::A1B) => off_edge(diff, x[3] - x[2]),
+            _ => *diff,
+        }
+    };
+    let n = if n.dot(diff) < 0.0 { -n } else { n };
+    let l = n.norm();
+    if l > 0.0 {
+        n / l
+    } else {
+        Vec3::zeros()
+    }
+}
+
+/// The step fraction α of Eq. 20 for allowance `d` (distance bound minus the step floor) and
+/// motion length `len` (`two_way.glsl::tw_alpha`).
+pub fn step_alpha(d: f64, len: f64, fraction: f64) -> f64 {
+    if d.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        0.0
+    } else if len > fraction * d {
+        fraction * d / len
+    } else {
+        1.0
+    }
+}
+
+/// The released step's end point of vertex `i`: α' from D_i' = min(D^(l), dfree_i) − ξ_s.
+fn released_end(
+    x: &[Vec3],
+    y: &[Vec3],
+    dfree: f64,
+    bound: f64,
+    fraction: f64,
+    step_sep: f64,
+    i: usize,
+) -> Vec3 {
+    let dir = y[i] - x[i];
+    x[i] + dir * step_alpha(bound.min(dfree) - step_sep, dir.norm(), fraction)
+}
+
+/// The floor-release test (twin of `two_way_release.comp`): which vertices must take the
+/// distance-bounded step. Returns `blocked[i]`.
+///
+/// Floor pairs are the pairs closer than θ = `release` at x^(l); their vertices are *floor
+/// bound* (dmin_i < θ). A floor-bound vertex that is not blocked takes the *released* step
+/// toward y_i with D_i' = min(D^(l), dfree_i) − ξ_s instead of D_i = min(D^(l), dmin_i) − ξ_s
+/// (ξ_s = 2ξ the floor of the distance-bounded step, ξ the guaranteed minimum separation);
+/// every other vertex takes the distance-bounded step. Each floor pair is tested with n = its
+/// [`separating_direction`] at x^(l) (from the second primitive to the first) scaled to
+/// |n| ≤ 1 (any such n is sound; a good one passes more pairs): with
+/// e_j = x_j + α_j' (y_j − x_j) the released end point of its vertex j,
+/// lo = min over the first primitive's vertices of min(n·x_j, n·e_j), hi = max over the
+/// second's of max(n·x_j, n·e_j); the pair passes when lo − hi > ξ + 16 ε ext + 4 ε mag (ε the
+/// f32 epsilon, ext the largest |point − x_0| over the pair's 8 points, mag their largest
+/// coordinate: the f32 rounding of the heights and end points), else its four vertices are
+/// blocked.
+///
+/// Guarantee (every x^(l+1) and every straight-line motion x^(l) → x^(l+1) keeps every pair
+/// more than ξ apart, given x^(l) does, with γ_f < ½):
+/// - a vertex moves by α_j (y_j − x_j) with 0 ≤ α_j ≤ α_j' (blocked or released; D_i ≤ D_i');
+/// - a floor pair that passed: at any t ∈ [0, 1] each of its vertices lies on the segment
+///   [x_j, e_j], so its n-height is within [min, max] of n·x_j, n·e_j; every point a of the first
+///   primitive (a convex combination of its vertices) has n·a ≥ lo, every point b of the second
+///   n·b ≤ hi, so |a − b| ≥ n·(a − b) ≥ lo − hi > ξ, whichever of its vertices got blocked by
+///   other pairs (this is why no re-test is needed after blocking);
+/// - a floor pair that failed: all four vertices take the distance-bounded step, at most
+///   γ_f (d − ξ_s) each, so the pair stays above ξ_s > ξ if it was, and does not move if d ≤ ξ_s
+///   (α = 0 for all four);
+/// - a non-floor pair (d ≥ θ): both D_i and D_i' are at most d − ξ_s for each of its vertices, so
+///   the two sides close by at most 2 γ_f (d − ξ_s) < d − ξ_s: the paper's argument;
+/// - pairs outside the proximity list: the reuse bound D^(l) bounds D_i' as it bounds D_i, and
+///   D^(l+1) = D^(l) − 2 max_i |Δx_i| counts the released displacements.
+///
+/// (Conservative CCD with minimum separation ξ over the candidate motion was the first
+/// design; it cannot release a pair sitting at the floor, since its advancement declares a hit
+/// once the distance is within 1.01 ξ + tol, and a blocked vertex changes the motion other
+/// floor pairs were checked with; the plane test holds for every blocking pattern at once.)
+#[allow(clippy::too_many_arguments)]
+pub fn release_blocked(
+    x: &[Vec3],
+    y: &[Vec3],
+    cons: &[[u32; 4]],
+    n_vt: usize,
+    f: &FloorDistances,
+    bound: f64,
+    fraction: f64,
+    min_sep: f64,
+    step_sep: f64,
+    release: f64,
+) -> Vec<bool> {
+    let eps = f32::EPSILON as f64;
+    let mut blocked = vec![false; x.len()];
+    for (i, c) in cons.iter().enumerate() {
+        let (diff, d) = f.closest[i];
+        if d >= release {
+            continue;
+        }
+        let first = if i < n_vt { 1 } else { 2 };
+        let ln = diff.norm();
+        let ok = ln > 0.0 && {
+            let nrm = diff * ((1.0 - 4.0 * eps) / ln);
+            let r0 = x[c[0] as usize];
+            let (mut lo, mut hi, mut ext, mut mag) =
+                (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, 0.0f64);
+            for (k, &j) in c.iter().enumerate() {
+                let j = j as usize;
+                let e = released_end(x, y, f.dfree[j], bound, fraction, step_sep, j);
+                let (h0, h1) = (nrm.dot(&(x[j] - r0)), nrm.dot(&(e - r0)));
+                if k < first {
+                    lo = lo.min(h0.min(h1));
+                } else {
+                    hi = hi.max(h0.max(h1));
+                }
+                ext = ext.max((x[j] - r0).norm()).max((e - r0).norm());
+                mag = mag.max(x[j].amax()).max(e.amax());
+            }
+            lo - hi > min_sep + 16.0 * eps * ext + 4.0 * eps * mag
+        };
+        if !ok {
+            for &v in c {
+                blocked[v as usize] = true;
+            }
+        }
+    }
+    blocked
+}
+
+/// The forward step with floor release (twin of `two_way_forward.comp` with release on): like
+/// [`forward`] with step floor `step_sep`, except that floor-bound vertices (dmin_i < θ =
+/// `release`) not `blocked` use D_i' = min(D^(l), dfree_i) − ξ_s. Returns the largest
+/// displacement (m).
+#[allow(clippy::too_many_arguments)]
+pub fn forward_released(
+    x: &mut [Vec3],
+    y: &[Vec3],
+    f: &FloorDistances,
+    blocked: &[bool],
+    bound: f64,
+    fraction: f64,
+    r: &mut [f64],
+    on_surface: &[bool],
+    step_sep: f64,
+    release: f64,
+) -> f64 {
+    let mut max_disp: f64 = 0.0;
+    for i in 0..x.len() {
+        let d = if !on_surface[i] {
+            f64::INFINITY
+        } else if f.dmin[i] < release && !blocked[i] {
+            bound.min(f.dfree[i])
+        } else {
+            bound.min(f.dmin[i])
+        };
+        let dir = y[i] - x[i];
+        let len = dir.norm();
+        let alpha = step_alpha(d - step_sep, len, fraction);
         x[i] += dir * alpha;
         r[i] *= 1.0 - alpha;
         max_disp = max_disp.max(alpha * len);
@@ -601,7 +831,12 @@ impl Solver {
                 bound = s.d_max;
                 searches += 1;
             }
-            let dmin = vertex_distances(x, &cons, n_vt);
+            let release = s.release_distance;
+            let floor = (release > 0.0).then(|| floor_distances(x, &cons, n_vt, release));
+            let dmin = match &floor {
+                Some(f) => f.dmin.clone(),
+                None => vertex_distances(x, &cons, n_vt),
+            };
             for g in &groups {
                 contact_sweep(x, y, &cons, n_vt, g, &mut lambda, &self.inv_w, s.delta);
             }
@@ -621,16 +856,45 @@ impl Solver {
                     }
                 }
             }
-            let disp = forward(
-                x,
-                y,
-                &dmin,
-                bound,
-                s.step_fraction,
-                &mut r,
-                &on_surface,
-                s.min_separation,
-            );
+            let disp = match &floor {
+                Some(f) => {
+                    let step_sep = 2.0 * s.min_separation;
+                    let blocked = release_blocked(
+                        x,
+                        y,
+                        &cons,
+                        n_vt,
+                        f,
+                        bound,
+                        s.step_fraction,
+                        s.min_separation,
+                        step_sep,
+                        release,
+                    );
+                    forward_released(
+                        x,
+                        y,
+                        f,
+                        &blocked,
+                        bound,
+                        s.step_fraction,
+                        &mut r,
+                        &on_surface,
+                        step_sep,
+                        release,
+                    )
+                }
+                None => forward(
+                    x,
+                    y,
+                    &dmin,
+                    bound,
+                    s.step_fraction,
+                    &mut r,
+                    &on_surface,
+                    s.min_separation,
+                ),
+            };
             observe(x);
             steps += 1;
             bound -= 2.0 * disp;
