@@ -1720,6 +1720,44 @@ friction = 0.3
     }
 
     #[test]
+    fn floor_release_fields_are_validated() {
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let two_way = "collision.method=two-way";
+        let s = Scene::parse(CUBE, "cube.toml", &set(&[two_way])).unwrap();
+        assert!(s.collision.floor_release, "floor release on by default");
+        let xi = s.collision.min_separation;
+        assert_eq!(s.collision.two_way().floor_release, Some(10.0 * xi));
+        let s = Scene::parse(
+            CUBE,
+            "cube.toml",
+            &set(&[two_way, "collision.floor_release_distance=0.0005"]),
+        )
+        .unwrap();
+        assert_eq!(s.collision.two_way().floor_release, Some(5e-4));
+        let s = Scene::parse(
+            CUBE,
+            "cube.toml",
+            &set(&[two_way, "collision.floor_release=false"]),
+        )
+        .unwrap();
+        assert_eq!(s.collision.two_way().floor_release, None);
+        for o in [
+            // At most 2 min_separation (the distance-bounded step's floor), above d_max, nan.
+            "collision.floor_release_distance=0.00002",
+            "collision.floor_release_distance=0.0",
+            "collision.floor_release_distance=0.005",
+            "collision.floor_release_distance=nan",
+        ] {
+            let e = Scene::parse(CUBE, "cube.toml", &set(&[two_way, o])).unwrap_err();
+            assert_eq!(
+                e.field.as_deref(),
+                Some("collision.floor_release_distance"),
+                "{o}: {e}"
+            );
+        }
+    }
+
+    #[test]
     fn shortest_path_fields_and_generators_are_validated() {
         let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let s = Scene::parse(

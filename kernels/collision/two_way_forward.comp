@@ -5,8 +5,8 @@
 // f32 rounding, so no pair gets closer than ξ and finite precision cannot make two primitives
 // touch, or 2ξ with floor release; α_i = 0 when D_i <= 0), x_i += α_i (y_i - x_i),
 // r_i *= 1 - α_i. Floor release (p.release_dist = θ > 0, two_way_release.comp): a vertex with a
-// pair closer than θ (dmin[i] < θ) that no failed release test blocked uses the larger
-// D_i' = min(D^(l), dfree[i]) - ξ_s, dfree[i] its smallest distance over pairs at least θ apart.
+// pair closer than θ (dmin[i] < θ) whose component passed the release test (blocked[i] = 0,
+// blocked[n] = 0) moves by its component's fraction alpha_c[i] instead.
 // Resets dmin, dfree and blocked for the next step and raises the step's max displacement and
 // max r_i (float bits, atomicMax). Vertices on no collision surface (tet interiors, rods) move
 // freely (α_i = 1). One vertex per invocation.
@@ -21,7 +21,8 @@ layout(std430, binding = 3) buffer Dmin { uint dmin[]; };
 layout(std430, binding = 4) buffer R { float r[]; };
 layout(std430, binding = 5) readonly buffer OnSurface { uint on_surface[]; };
 layout(std430, binding = 6) buffer Dfree { uint dfree[]; };
-layout(std430, binding = 7) buffer Blocked { uint blocked[]; };
+layout(std430, binding = 7) buffer Blocked { uint blocked[]; };   // n + 1; [n]: unsettled
+layout(std430, binding = 8) readonly buffer AlphaC { uint alpha_c[]; }; // float bits
 layout(push_constant) uniform Push { TwParams p; };
 void main() {
     if ((s.flags & TW_STOP) != 0u) return;
@@ -29,18 +30,16 @@ void main() {
     uint disp = 0u, rr = 0u;
     if (i < p.n) {
         float dm = uintBitsToFloat(dmin[i]);
-        float d = uintBitsToFloat(0x7f800000u);
-        if (on_surface[i] != 0u) {
-            d = min(s.bound, dm);
-            if (dm < p.release_dist && blocked[i] == 0u) d = min(s.bound, uintBitsToFloat(dfree[i]));
-        }
-        dmin[i] = 0x7f800000u;
-        dfree[i] = 0x7f800000u;
-        blocked[i] = 0u;
+        float d = on_surface[i] != 0u ? min(s.bound, dm) : uintBitsToFloat(0x7f800000u);
         vec3 xi = x[i].xyz;
         vec3 dir = y[i].xyz - xi;
         float len = length(dir);
         float alpha = tw_alpha(d - p.step_sep, len, p.gamma);
+        if (on_surface[i] != 0u && dm < p.release_dist && blocked[i] == 0u && blocked[p.n] == 0u)
+            alpha = uintBitsToFloat(alpha_c[i]);
+        dmin[i] = 0x7f800000u;
+        dfree[i] = 0x7f800000u;
+        blocked[i] = 0u;
         precise vec3 xn = xi + alpha * dir;
         x[i].xyz = xn;
         float ri = r[i] * (1.0 - alpha);

@@ -1,8 +1,9 @@
 //! Floor release of the two-way forward step on lavapipe (`two_way_release.comp`): a free
-//! triangle sitting at the minimum separation over a pinned plate (or between two plates) moves
-//! when its target takes it apart or along the plates, and stays where it is, at least ξ away,
-//! when its target pushes it in; every GPU step equals the f64 reference step
-//! (`cpu_reference::two_way::{floor_distances, release_blocked, forward_released}`) and is
+//! triangle sitting at the minimum separation over a pinned plate (or between two plates, or
+//! stacked on a plate that moves with it) moves when its target takes it apart, along the
+//! plates or together with its stack, and stays where it is, at least ξ away, when its target
+//! pushes it in; every GPU step equals the f64 reference step
+//! (`cpu_reference::two_way::{floor_distances, release_fractions, forward_released}`) and is
 //! checked by the exact trajectory checker.
 
 use supple::collision::{TwoWay, TwoWayReport, TwoWaySettings};
@@ -18,11 +19,15 @@ const XI: f64 = 1e-5;
 /// floor (the distance-bounded step allows 0.45 (D_i − ξ) ≈ 0.2 µm).
 const H: f64 = 1.05 * XI;
 
-/// Vertices 0..3: a free 1 cm triangle lying flat at z = H; 3..6: a pinned plate at z = 0;
-/// 6..9 (with `top`): a pinned plate at z = 2H. The free triangle's target is moved by
-/// `offset`; every inverse weight is 0, so the backward step leaves the targets alone and the
-/// forward step alone is tested.
-fn plates(top: bool, offset: [f64; 3]) -> (ProximityMesh, Vec<[f64; 3]>, Vec<[f64; 3]>) {
+/// Vertices 0..3: a free 1 cm triangle lying flat at z = H; 3..6: a plate at z = 0; 6..9
+/// (with `top`): a plate at z = 2H. The free triangle's target is moved by `offset`, and the
+/// bottom plate's too with `stack` (else the plates stay); every inverse weight is 0, so the
+/// backward step leaves the targets alone and the forward step alone is tested.
+fn plates(
+    top: bool,
+    stack: bool,
+    offset: [f64; 3],
+) -> (ProximityMesh, Vec<[f64; 3]>, Vec<[f64; 3]>) {
     let mut x = vec![
         [0.0, 0.0, H],
         [0.01, 0.0, H],
@@ -43,7 +48,7 @@ fn plates(top: bool, offset: [f64; 3]) -> (ProximityMesh, Vec<[f64; 3]>, Vec<[f6
         body.extend([2, 2, 2]);
     }
     let mut y = x.clone();
-    for p in &mut y[..3] {
+    for p in &mut y[..if stack { 6 } else { 3 }] {
         for k in 0..3 {
             p[k] += offset[k];
         }
@@ -83,7 +88,7 @@ fn reference_step(
         Some(theta) => {
             let f = reference::floor_distances(x, cons, n_vt, theta);
             let sep = 2.0 * st.min_separation;
-            let blocked = reference::release_blocked(
+            let released = reference::release_fractions(
                 x,
                 y,
                 cons,
@@ -96,7 +101,7 @@ fn reference_step(
                 theta,
             );
             reference::forward_released(
-                &mut x1, y, &f, &blocked, bound, fraction, &mut r, &on, sep, theta,
+                &mut x1, y, &f, &released, bound, fraction, &mut r, &on, sep, theta,
             );
         }
         None => {
@@ -119,9 +124,9 @@ fn reference_step(
 /// Runs `steps` forward steps; every step is compared with the reference step, checked by the
 /// exact trajectory checker and keeps every pair at least ξ apart. Returns the free vertex 0's
 /// displacement after the first step and after the last.
-fn run(release: bool, top: bool, offset: [f64; 3], steps: u32) -> (f64, f64) {
+fn run(release: bool, top: bool, stack: bool, offset: [f64; 3], steps: u32) -> (f64, f64) {
     let ctx = context(true);
-    let (mesh, x, y) = plates(top, offset);
+    let (mesh, x, y) = plates(top, stack, offset);
     let n = x.len();
     let st = settings(release, steps);
     let mut tw = TwoWay::new(&ctx, mesh.clone(), &x, &vec![0.0; n], st).expect("solver");
@@ -138,7 +143,7 @@ fn run(release: bool, top: bool, offset: [f64; 3], steps: u32) -> (f64, f64) {
     tw.search_if_stale(&mut report).expect("search");
     let (cons, n_vt) = tw.read_constraints().expect("constraints");
     assert!(!cons.is_empty(), "no pairs");
-    let label = format!("release {release}, top plate {top}, offset {offset:?}");
+    let label = format!("release {release}, top plate {top}, stack {stack}, offset {offset:?}");
     let rep = tw
         .solve_observed(|state, xs| {
             let x0: Vec<Vec3> = prev.iter().map(v3).collect();
@@ -187,24 +192,29 @@ fn run(release: bool, top: bool, offset: [f64; 3], steps: u32) -> (f64, f64) {
     (first.unwrap(), (v3(&prev[0]) - start).norm())
 }
 
-/// A pair at the floor whose target takes it apart (up and sideways) or along the plates
-/// (sliding between two plates, both pairs at the floor): frozen by the distance-bounded step
+/// A pair at the floor whose target takes it apart (up and sideways), along the plates
+/// (sliding between two plates, both pairs at the floor) or up together with the plate below
+/// (a stack moving as one; its gap keeps its size): frozen by the distance-bounded step
 /// (≈ 0.2 µm), with floor release it moves its whole released step at once.
 #[test]
-fn floor_pairs_moving_apart_or_sliding_move_only_with_release() {
-    for (top, offset) in [(false, [1e-3, 0.0, 5e-4]), (true, [2e-3, 1e-3, 0.0])] {
-        let (off_first, _) = run(false, top, offset, 1);
-        let (on_first, _) = run(true, top, offset, 1);
+fn floor_pairs_moving_apart_sliding_or_stacked_move_only_with_release() {
+    for (top, stack, offset) in [
+        (false, false, [1e-3, 0.0, 5e-4]),
+        (true, false, [2e-3, 1e-3, 0.0]),
+        (false, true, [1e-3, 0.0, 5e-4]),
+    ] {
+        let (off_first, _) = run(false, top, stack, offset, 1);
+        let (on_first, _) = run(true, top, stack, offset, 1);
         let want = Vec3::from(offset).norm();
         // Released: α' = min(1, 0.45 (D_max − 2ξ) / |Δ|) with D_max = 4 mm.
         let expect = want.min(0.45 * (4e-3 - 2.0 * XI));
         assert!(
             off_first < 1e-6,
-            "top {top}: without release the floor pair should be frozen, moved {off_first}"
+            "top {top}, stack {stack}: without release the floor pair should be frozen, moved {off_first}"
         );
         assert!(
             (on_first - expect).abs() < 1e-6,
-            "top {top}: with release moved {on_first}, expected {expect}"
+            "top {top}, stack {stack}: with release moved {on_first}, expected {expect}"
         );
     }
 }
@@ -215,7 +225,7 @@ fn floor_pairs_moving_apart_or_sliding_move_only_with_release() {
 #[test]
 fn floor_pairs_pushed_together_stay_at_least_xi_apart() {
     for (top, offset) in [(false, [1e-3, 0.0, -1e-3]), (true, [1e-3, 5e-4, 1e-3])] {
-        let (first, last) = run(true, top, offset, 24);
+        let (first, last) = run(true, top, false, offset, 24);
         assert!(
             first < 1e-6 && last < 1e-6,
             "top {top}: pushed-in floor pair moved {first} then {last}"

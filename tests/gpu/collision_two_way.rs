@@ -201,7 +201,7 @@ fn reference_forward(
         Some(theta) => {
             let f = reference::floor_distances(x, cons, n_vt, theta);
             let sep = 2.0 * st.min_separation;
-            let blocked = reference::release_blocked(
+            let released = reference::release_fractions(
                 x,
                 y,
                 cons,
@@ -217,7 +217,7 @@ fn reference_forward(
                 x,
                 y,
                 &f,
-                &blocked,
+                &released,
                 bound,
                 st.step_fraction(),
                 &mut r,

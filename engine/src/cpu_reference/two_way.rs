@@ -183,7 +183,7 @@ pub struct Settings {
     pub max_steps: u32,
     /// ξ (m): minimum separation kept by the forward step (D_i − ξ).
     pub min_separation: f64,
-    /// Floor release θ (m; 0: off): pairs closer than θ are floor pairs ([`release_blocked`]).
+    /// Floor release θ (m; 0: off): pairs closer than θ are floor pairs ([`release_fractions`]).
     pub release_distance: f64,
 }
 
@@ -307,7 +307,7 @@ fn off_edge(d: &Vec3, e: Vec3) -> Vec3 {
 /// `two_way.glsl::tw_separating_direction`): the triangle normal (vertex–face), the edges'
 /// cross product (edge–edge interiors), the closest-point difference `diff` made perpendicular
 /// to the edge (vertex–edge), else `diff`; oriented like `diff` (from the second primitive to
-/// the first). Any unit vector gives a sound test ([`release_blocked`]); these are
+/// the first). Any unit vector gives a sound test ([`release_fractions`]); these are
 /// perpendicular to the closest features up to rounding.
 pub fn separating_direction(ty: u32, kind: u32, x: &[Vec3; 4], diff: &Vec3) -> Vec3 {
     let n = if ty == TYPE_VT {
@@ -347,8 +347,8 @@ pub fn step_alpha(d: f64, len: f64, fraction: f64) -> f64 {
     }
 }
 
-/// The released step's end point of vertex `i`: α' from D_i' = min(D^(l), dfree_i) − ξ_s.
-fn released_end(
+/// The released fraction α_i' of vertex `i`: from D_i' = min(D^(l), dfree_i) − ξ_s.
+fn released_alpha(
     x: &[Vec3],
     y: &[Vec3],
     dfree: f64,
@@ -356,50 +356,52 @@ fn released_end(
     fraction: f64,
     step_sep: f64,
     i: usize,
-) -> Vec3 {
-    let dir = y[i] - x[i];
-    x[i] + dir * step_alpha(bound.min(dfree) - step_sep, dir.norm(), fraction)
+) -> f64 {
+    step_alpha(bound.min(dfree) - step_sep, (y[i] - x[i]).norm(), fraction)
 }
 
-/// The floor-release test (twin of `two_way_release.comp`): which vertices must take the
-/// distance-bounded step. Returns `blocked[i]`.
+/// The floor-release step fractions (twin of `two_way_release.comp`): `Some(α_C)` for the
+/// floor-bound vertices whose component passed the test, `None` for every other vertex (it
+/// takes the distance-bounded step).
 ///
 /// Floor pairs are the pairs closer than θ = `release` at x^(l); their vertices are *floor
-/// bound* (dmin_i < θ). A floor-bound vertex that is not blocked takes the *released* step
-/// toward y_i with D_i' = min(D^(l), dfree_i) − ξ_s instead of D_i = min(D^(l), dmin_i) − ξ_s
-/// (ξ_s = 2ξ the floor of the distance-bounded step, ξ the guaranteed minimum separation);
-/// every other vertex takes the distance-bounded step. Each floor pair is tested with n = its
-/// [`separating_direction`] at x^(l) (from the second primitive to the first) scaled to
-/// |n| ≤ 1 (any such n is sound; a good one passes more pairs): with
-/// e_j = x_j + α_j' (y_j − x_j) the released end point of its vertex j,
-/// lo = min over the first primitive's vertices of min(n·x_j, n·e_j), hi = max over the
-/// second's of max(n·x_j, n·e_j); the pair passes when lo − hi > ξ + 16 ε ext + 4 ε mag (ε the
-/// f32 epsilon, ext the largest |point − x_0| over the pair's 8 points, mag their largest
-/// coordinate: the f32 rounding of the heights and end points), else its four vertices are
-/// blocked.
+/// bound* (dmin_i < θ); the floor pairs connect the floor-bound vertices into components. Every
+/// vertex j has a *released* fraction α_j' = min(1, γ_f D_j' / |y_j − x_j|) from
+/// D_j' = min(D^(l), dfree_j) − ξ_s, dfree_j its smallest distance over non-floor pairs (at
+/// least θ apart), ξ_s = 2ξ the floor of the distance-bounded step (D_j = min(D^(l), dmin_j) −
+/// ξ_s), ξ the guaranteed minimum separation. A component C moves by one fraction
+/// α_C = min_{j ∈ C} α_j' if all its floor pairs pass the separating-plane test on that motion:
+/// with n the pair's [`separating_direction`] at x^(l) scaled to |n| ≤ 1 (any such n is sound;
+/// a good one passes more pairs), h_k(t) = n·(x_k + t α_C (y_k − x_k)) the heights of its
+/// vertices and g(t) = min over the first primitive's vertices of h_k(t) − max over the
+/// second's, the pair passes when min(g(0), g(1)) > ξ + 16 ε ext + 4 ε mag (ε the f32 epsilon,
+/// ext the largest |point − x_0| over the pair's start and end points, mag their largest
+/// coordinate: the f32 rounding of the heights and end points). Otherwise the whole component
+/// takes the distance-bounded step.
 ///
 /// Guarantee (every x^(l+1) and every straight-line motion x^(l) → x^(l+1) keeps every pair
 /// more than ξ apart, given x^(l) does, with γ_f < ½):
-/// - a vertex moves by α_j (y_j − x_j) with 0 ≤ α_j ≤ α_j' (blocked or released; D_i ≤ D_i');
-/// - a floor pair that passed: at any t ∈ [0, 1] each of its vertices lies on the segment
-///   [x_j, e_j], so its n-height is within [min, max] of n·x_j, n·e_j; every point a of the first
-///   primitive (a convex combination of its vertices) has n·a ≥ lo, every point b of the second
-///   n·b ≤ hi, so |a − b| ≥ n·(a − b) ≥ lo − hi > ξ, whichever of its vertices got blocked by
-///   other pairs (this is why no re-test is needed after blocking);
-/// - a floor pair that failed: all four vertices take the distance-bounded step, at most
-///   γ_f (d − ξ_s) each, so the pair stays above ξ_s > ξ if it was, and does not move if d ≤ ξ_s
-///   (α = 0 for all four);
-/// - a non-floor pair (d ≥ θ): both D_i and D_i' are at most d − ξ_s for each of its vertices, so
-///   the two sides close by at most 2 γ_f (d − ξ_s) < d − ξ_s: the paper's argument;
-/// - pairs outside the proximity list: the reuse bound D^(l) bounds D_i' as it bounds D_i, and
-///   D^(l+1) = D^(l) − 2 max_i |Δx_i| counts the released displacements.
+/// - every vertex moves by α_j (y_j − x_j) with 0 ≤ α_j ≤ α_j' (α_C ≤ α_j' in a passed
+///   component; the distance-bounded fraction otherwise, and D_j ≤ D_j' since dmin_j ≤ dfree_j);
+/// - a floor pair lies inside one component. If the component passed, each h_k(t) is linear in
+///   t, so g is concave (a minimum of linear functions minus a maximum of them) and
+///   g(t) ≥ min(g(0), g(1)) on [0, 1]; every point a of the first primitive (a convex
+///   combination of its vertices) has n·a ≥ min_k h_k(t) and every point b of the second
+///   n·b ≤ max_k h_k(t), so |a − b| ≥ n·(a − b) ≥ g(t) > ξ. If it failed, all four vertices take
+///   the distance-bounded step, at most γ_f (d − ξ_s) each: the pair stays above ξ_s > ξ if it
+///   was, and does not move if d ≤ ξ_s (α = 0 for all four);
+/// - a non-floor pair (d ≥ θ): each of its vertices moves at most γ_f (d − ξ_s) (both D_j and
+///   D_j' are at most d − ξ_s), so the two sides close by at most 2 γ_f (d − ξ_s) < d − ξ_s: the
+///   paper's argument;
+/// - pairs outside the proximity list: the reuse bound D^(l) bounds D_j' as it bounds D_j, and
+///   D^(l+1) = D^(l) − 2 max_j |Δx_j| counts the released displacements.
 ///
-/// (Conservative CCD with minimum separation ξ over the candidate motion was the first
-/// design; it cannot release a pair sitting at the floor, since its advancement declares a hit
-/// once the distance is within 1.01 ξ + tol, and a blocked vertex changes the motion other
-/// floor pairs were checked with; the plane test holds for every blocking pattern at once.)
+/// One fraction per component is what lets stacked layers move together (their gaps keep their
+/// size); a per-vertex fraction, or a test robust to any per-vertex fallback, fails exactly
+/// there. Conservative CCD with minimum separation ξ was the first design: its advancement
+/// declares a hit within 1.01 ξ + tol, so it cannot release a pair sitting at the floor.
 #[allow(clippy::too_many_arguments)]
-pub fn release_blocked(
+pub fn release_fractions(
     x: &[Vec3],
     y: &[Vec3],
     cons: &[[u32; 4]],
@@ -410,54 +412,97 @@ pub fn release_blocked(
     min_sep: f64,
     step_sep: f64,
     release: f64,
-) -> Vec<bool> {
+) -> Vec<Option<f64>> {
     let eps = f32::EPSILON as f64;
-    let mut blocked = vec![false; x.len()];
-    for (i, c) in cons.iter().enumerate() {
-        let (diff, d) = f.closest[i];
-        if d >= release {
-            continue;
+    let n = x.len();
+    let floor: Vec<usize> = (0..cons.len())
+        .filter(|&i| f.closest[i].1 < release)
+        .collect();
+    // Components by union–find.
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(p: &mut [usize], mut i: usize) -> usize {
+        while p[i] != i {
+            p[i] = p[p[i]];
+            i = p[i];
         }
+        i
+    }
+    for &i in &floor {
+        let c = cons[i];
+        for k in 1..4 {
+            let (a, b) = (
+                root(&mut parent, c[0] as usize),
+                root(&mut parent, c[k] as usize),
+            );
+            parent[a] = b;
+        }
+    }
+    let mut alpha = vec![f64::INFINITY; n];
+    for &i in &floor {
+        for &v in &cons[i] {
+            let v = v as usize;
+            let r = root(&mut parent, v);
+            alpha[r] = alpha[r].min(released_alpha(
+                x, y, f.dfree[v], bound, fraction, step_sep, v,
+            ));
+        }
+    }
+    let mut failed = vec![false; n];
+    for &i in &floor {
+        let c = cons[i];
+        let r = root(&mut parent, c[0] as usize);
+        let a = alpha[r];
+        let (nrm, _) = f.closest[i];
+        let ln = nrm.norm();
         let first = if i < n_vt { 1 } else { 2 };
-        let ln = diff.norm();
-        let ok = ln > 0.0 && {
-            let nrm = diff * ((1.0 - 4.0 * eps) / ln);
+        let pass = ln > 0.0 && {
+            let nrm = nrm * ((1.0 - 4.0 * eps) / ln);
             let r0 = x[c[0] as usize];
-            let (mut lo, mut hi, mut ext, mut mag) =
-                (f64::INFINITY, f64::NEG_INFINITY, 0.0f64, 0.0f64);
+            let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+            let (mut ext, mut mag) = (0.0f64, 0.0f64);
             for (k, &j) in c.iter().enumerate() {
                 let j = j as usize;
-                let e = released_end(x, y, f.dfree[j], bound, fraction, step_sep, j);
-                let (h0, h1) = (nrm.dot(&(x[j] - r0)), nrm.dot(&(e - r0)));
-                if k < first {
-                    lo = lo.min(h0.min(h1));
-                } else {
-                    hi = hi.max(h0.max(h1));
+                let e = x[j] + (y[j] - x[j]) * a;
+                let h = [nrm.dot(&(x[j] - r0)), nrm.dot(&(e - r0))];
+                for t in 0..2 {
+                    if k < first {
+                        lo[t] = lo[t].min(h[t]);
+                    } else {
+                        hi[t] = hi[t].max(h[t]);
+                    }
                 }
                 ext = ext.max((x[j] - r0).norm()).max((e - r0).norm());
                 mag = mag.max(x[j].amax()).max(e.amax());
             }
-            lo - hi > min_sep + 16.0 * eps * ext + 4.0 * eps * mag
+            (lo[0] - hi[0]).min(lo[1] - hi[1]) > min_sep + 16.0 * eps * ext + 4.0 * eps * mag
         };
-        if !ok {
-            for &v in c {
-                blocked[v as usize] = true;
+        if !pass {
+            failed[r] = true;
+        }
+    }
+    let mut out = vec![None; n];
+    for &i in &floor {
+        for &v in &cons[i] {
+            let v = v as usize;
+            let r = root(&mut parent, v);
+            if !failed[r] {
+                out[v] = Some(alpha[r]);
             }
         }
     }
-    blocked
+    out
 }
 
 /// The forward step with floor release (twin of `two_way_forward.comp` with release on): like
 /// [`forward`] with step floor `step_sep`, except that floor-bound vertices (dmin_i < θ =
-/// `release`) not `blocked` use D_i' = min(D^(l), dfree_i) − ξ_s. Returns the largest
-/// displacement (m).
+/// `release`) with a fraction in `released` ([`release_fractions`]) move by it. Returns the
+/// largest displacement (m).
 #[allow(clippy::too_many_arguments)]
 pub fn forward_released(
     x: &mut [Vec3],
     y: &[Vec3],
     f: &FloorDistances,
-    blocked: &[bool],
+    released: &[Option<f64>],
     bound: f64,
     fraction: f64,
     r: &mut [f64],
@@ -467,16 +512,13 @@ pub fn forward_released(
 ) -> f64 {
     let mut max_disp: f64 = 0.0;
     for i in 0..x.len() {
-        let d = if !on_surface[i] {
-            f64::INFINITY
-        } else if f.dmin[i] < release && !blocked[i] {
-            bound.min(f.dfree[i])
-        } else {
-            bound.min(f.dmin[i])
-        };
         let dir = y[i] - x[i];
         let len = dir.norm();
-        let alpha = step_alpha(d - step_sep, len, fraction);
+        let alpha = match (on_surface[i], released[i]) {
+            (false, _) => 1.0,
+            (true, Some(a)) if f.dmin[i] < release => a,
+            (true, _) => step_alpha(bound.min(f.dmin[i]) - step_sep, len, fraction),
+        };
         x[i] += dir * alpha;
         r[i] *= 1.0 - alpha;
         max_disp = max_disp.max(alpha * len);
@@ -859,7 +901,7 @@ impl Solver {
             let disp = match &floor {
                 Some(f) => {
                     let step_sep = 2.0 * s.min_separation;
-                    let blocked = release_blocked(
+                    let released = release_fractions(
                         x,
                         y,
                         &cons,
@@ -875,7 +917,7 @@ impl Solver {
                         x,
                         y,
                         f,
-                        &blocked,
+                        &released,
                         bound,
                         s.step_fraction,
                         &mut r,
