@@ -14,6 +14,8 @@
 //    over the second's: concave, and every point of the first primitive is >= g(t) above every
 //    point of the second along n, so the pair stays >= min(g(0), g(1)) apart. Pass: min(g(0),
 //    g(1)) > ξ + 16 ε |extent| + 4 ε |coordinates| (f32 rounding of heights and end points).
+//    A pair that fails it (rotating edges, curved contact) gets the conservative CCD with
+//    minimum separation ξ over the same straight-line motion (ccd.glsl): no hit also passes.
 // 3. A failed pair blocks its vertices; blocking spreads over the floor pairs to the whole
 //    component (blocked[j] = 1): the component takes the distance-bounded step.
 // A loop that does not settle within MAX_ROUNDS sets blocked[n] = 1: every floor-bound vertex
@@ -22,6 +24,7 @@
 // Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs::release_fractions.
 #include "common.glsl"
 #include "two_way.glsl"
+#include "ccd.glsl"
 layout(std430, binding = 0) readonly buffer State { TwState s; };
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 2) readonly buffer Y { vec4 y[]; };
@@ -132,6 +135,19 @@ void main() {
                 mag = max(mag, max(dist_amax(xj), dist_amax(e)));
             }
             pass = min(lo0 - hi0, lo1 - hi1) > p.min_sep + 16.0 * EPS32 * ext + 4.0 * EPS32 * mag;
+        }
+        if (!pass) {
+            vec3 q0[4], q1[4];
+            for (uint q = 0u; q < 4u; ++q) {
+                uint j = v[q];
+                q0[q] = x[j].xyz;
+                precise vec3 e = q0[q] + uintBitsToFloat(alpha[j]) * (y[j].xyz - q0[q]);
+                q1[q] = e;
+            }
+            float toi;
+            uint flags;
+            ccd_query(i < meta[0] ? CCD_POINT_TRIANGLE : CCD_EDGE_EDGE, q0, q1, p.min_sep, toi, flags);
+            pass = (flags & CCD_FLAG_HIT) == 0u;
         }
         if (!pass) {
             blocked[v.x] = 1u;

@@ -128,10 +128,11 @@ pub struct TwoWaySettings {
     /// Forward-step bound.
     pub bound: StepBound,
     /// Floor release: `Some(θ)` (m) lets a vertex whose D_i is set by a floor pair (closer than
-    /// θ) take the larger step of its other pairs when every floor pair it is in passes the
-    /// separating-plane test (`two_way_release.comp`; proof at
-    /// [`reference::release_blocked`]); the distance-bounded step then keeps pairs above 2ξ,
-    /// a released step above ξ. `None`: the paper's forward step alone.
+    /// θ) take the larger step of its other pairs, one fraction per connected group of floor
+    /// pairs, when every floor pair of the group passes the separating-plane test
+    /// (`two_way_release.comp`; proof at [`reference::release_fractions`]); the
+    /// distance-bounded step then keeps pairs above 2ξ, a released step above ξ. `None`: the
+    /// paper's forward step alone.
     pub floor_release: Option<f64>,
     /// Backward step (or the log-barrier baseline in its place).
     pub backward: Backward,
@@ -380,8 +381,10 @@ struct PairWorkspace {
     vals: GpuBuffer<u32>,
     sort: RadixSort,
     lambda: GpuBuffer<f32>,
-    /// Floor release: closest-point difference and distance of every pair at x^(l).
+    /// Floor release: separating direction and distance of every pair at x^(l).
     closest: GpuBuffer<[f32; 4]>,
+    /// Floor release: the floor pairs of the current step.
+    floor_list: GpuBuffer<u32>,
     coloring: GpuColoring,
     build: CompiledGraph,
     color_cap: u32,
@@ -402,8 +405,11 @@ pub struct TwoWay {
     dmin: GpuBuffer<u32>,
     /// Floor release: per vertex, the smallest distance over its non-floor pairs (float bits).
     dfree: GpuBuffer<u32>,
-    /// Floor release: per vertex, 1 when a floor pair of it failed the release test.
+    /// Floor release: per vertex, 1 when its component failed the release test; entry n: 1
+    /// when the test did not settle (every floor-bound vertex takes the bounded step).
     blocked: GpuBuffer<u32>,
+    /// Floor release: per floor-bound vertex, its component's step fraction (float bits).
+    alpha_c: GpuBuffer<u32>,
     inv_w: GpuBuffer<f32>,
     on_surface: GpuBuffer<u32>,
     meta: GpuBuffer<u32>,
@@ -579,7 +585,10 @@ impl TwoWay {
             .upload_buffer("two_way.dfree", &vec![INF_BITS; n.max(1)], storage)
             .map_err(err)?;
         let blocked = ctx
-            .upload_buffer("two_way.blocked", &vec![0u32; n.max(1)], storage)
+            .upload_buffer("two_way.blocked", &vec![0u32; n + 1], storage)
+            .map_err(err)?;
+        let alpha_c = ctx
+            .upload_buffer("two_way.alpha_c", &vec![0u32; n.max(1)], storage)
             .map_err(err)?;
         let inv_w = ctx
             .upload_buffer("two_way.inv_w", &pad1(inv_weight.to_vec()), storage)
@@ -679,6 +688,7 @@ impl TwoWay {
             dmin,
             dfree,
             blocked,
+            alpha_c,
             inv_w,
             on_surface,
             meta,
@@ -746,9 +756,17 @@ impl TwoWay {
         let storage = BufferUsage::STORAGE;
         // Drop the old workspace first (its buffers may be large).
         let old = self.ws.take();
-        let (cons, raw, keys, vals, sort, lambda, closest, coloring) = match old {
+        let (cons, raw, keys, vals, sort, lambda, closest, floor_list, coloring) = match old {
             Some(w) if w.capacity == capacity => (
-                w.cons, w.raw, w.keys, w.vals, w.sort, w.lambda, w.closest, w.coloring,
+                w.cons,
+                w.raw,
+                w.keys,
+                w.vals,
+                w.sort,
+                w.lambda,
+                w.closest,
+                w.floor_list,
+                w.coloring,
             ),
             old => {
                 drop(old);
@@ -765,6 +783,8 @@ impl TwoWay {
                     ctx.create_buffer("two_way.lambda", total, storage)
                         .map_err(err)?,
                     ctx.create_buffer("two_way.pair_closest", total.max(1), storage)
+                        .map_err(err)?,
+                    ctx.create_buffer("two_way.floor_list", total.max(1), storage)
                         .map_err(err)?,
                     {
                         let mut c = GpuColoring::new(ctx, total, self.n).map_err(err)?;
@@ -936,10 +956,10 @@ impl TwoWay {
             }
             if self.settings.floor_release.is_some() {
                 g.dispatch(
-                    Dispatch::indirect(
+                    Dispatch::new(
                         format!("two_way.release[{step}]"),
                         ids::COLLISION_TWO_WAY_RELEASE,
-                        self.meta.slice(2..5),
+                        [1, 1, 1],
                     )
                     .workgroup_size(WG)
                     .read(&self.state)
@@ -949,6 +969,8 @@ impl TwoWay {
                     .read(&self.meta)
                     .read(&self.dfree)
                     .read(&closest)
+                    .read_write(&floor_list)
+                    .read_write(&self.alpha_c)
                     .read_write(&self.blocked)
                     .push(&self.params(0, 0)),
                 );
@@ -968,6 +990,7 @@ impl TwoWay {
                 .read(&self.on_surface)
                 .read_write(&self.dfree)
                 .read_write(&self.blocked)
+                .read(&self.alpha_c)
                 .push(&self.params(0, 0)),
             );
             g.dispatch(
@@ -992,6 +1015,7 @@ impl TwoWay {
             sort,
             lambda,
             closest,
+            floor_list,
             coloring,
             build,
             color_cap,

@@ -376,8 +376,10 @@ fn released_alpha(
 /// vertices and g(t) = min over the first primitive's vertices of h_k(t) − max over the
 /// second's, the pair passes when min(g(0), g(1)) > ξ + 16 ε ext + 4 ε mag (ε the f32 epsilon,
 /// ext the largest |point − x_0| over the pair's start and end points, mag their largest
-/// coordinate: the f32 rounding of the heights and end points). Otherwise the whole component
-/// takes the distance-bounded step.
+/// coordinate: the f32 rounding of the heights and end points), or, failing that, when the
+/// conservative CCD ([`super::ccd::ccd`]) with minimum separation ξ finds no hit on the same
+/// straight-line motion (rotating edges, curved contact). Otherwise the whole component takes
+/// the distance-bounded step.
 ///
 /// Guarantee (every x^(l+1) and every straight-line motion x^(l) → x^(l+1) keeps every pair
 /// more than ξ apart, given x^(l) does, with γ_f < ½):
@@ -387,7 +389,9 @@ fn released_alpha(
 ///   t, so g is concave (a minimum of linear functions minus a maximum of them) and
 ///   g(t) ≥ min(g(0), g(1)) on [0, 1]; every point a of the first primitive (a convex
 ///   combination of its vertices) has n·a ≥ min_k h_k(t) and every point b of the second
-///   n·b ≤ max_k h_k(t), so |a − b| ≥ n·(a − b) ≥ g(t) > ξ. If it failed, all four vertices take
+///   n·b ≤ max_k h_k(t), so |a − b| ≥ n·(a − b) ≥ g(t) > ξ (or the CCD, conservative up to its
+///   stated error bounds, found no time at which the pair is within ξ). If it failed, all four
+///   vertices take
 ///   the distance-bounded step, at most γ_f (d − ξ_s) each: the pair stays above ξ_s > ξ if it
 ///   was, and does not move if d ≤ ξ_s (α = 0 for all four);
 /// - a non-floor pair (d ≥ θ): each of its vertices moves at most γ_f (d − ξ_s) (both D_j and
@@ -398,8 +402,9 @@ fn released_alpha(
 ///
 /// One fraction per component is what lets stacked layers move together (their gaps keep their
 /// size); a per-vertex fraction, or a test robust to any per-vertex fallback, fails exactly
-/// there. Conservative CCD with minimum separation ξ was the first design: its advancement
-/// declares a hit within 1.01 ξ + tol, so it cannot release a pair sitting at the floor.
+/// there. The CCD alone cannot release a pair sitting at ξ (its advancement declares a hit
+/// within 1.01 ξ + tol): hence the bounded step's floor 2ξ, and the plane test first (exact and
+/// O(1)).
 #[allow(clippy::too_many_arguments)]
 pub fn release_fractions(
     x: &[Vec3],
@@ -475,6 +480,21 @@ pub fn release_fractions(
                 mag = mag.max(x[j].amax()).max(e.amax());
             }
             (lo[0] - hi[0]).min(lo[1] - hi[1]) > min_sep + 16.0 * eps * ext + 4.0 * eps * mag
+        };
+        // Else the conservative CCD with minimum separation ξ on the same motion (in f32, as on
+        // the GPU): no hit passes too.
+        let pass = pass || {
+            let q0 = c.map(|j| x[j as usize].map(|v| v as f32));
+            let q1 = c.map(|j| {
+                let j = j as usize;
+                (x[j] + (y[j] - x[j]) * a).map(|v| v as f32)
+            });
+            let kind = if i < n_vt {
+                super::ccd::CcdKind::PointTriangle
+            } else {
+                super::ccd::CcdKind::EdgeEdge
+            };
+            !super::ccd::ccd(kind, &q0, &q1, min_sep as f32).hit
         };
         if !pass {
             failed[r] = true;
