@@ -3,7 +3,8 @@
 // dmin[i] (float bits, atomicMin) of each of its vertices (Eq. 18) and the solve's minimum
 // distance. With floor release (p.release_dist = θ > 0): also stores the pair's separating
 // direction and distance (closest[i] = (n, d), two_way.glsl::tw_separating_direction) and, for
-// pairs at least θ apart (non-floor pairs), lowers dfree[i] of its vertices. One pair per invocation (indirect dispatch over the
+// pairs at least θ apart (non-floor pairs) and closer than D^(l), lowers dfree[i] of its
+// vertices (the forward step uses min(D^(l), dfree[i])). One pair per invocation (indirect dispatch over the
 // pair count, meta[2..5]).
 // Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs::vertex_distances
 // and cpu_reference/two_way.rs::floor_distances.
@@ -32,11 +33,12 @@ void main() {
     atomicMin(dmin[v.w], d);
     if (p.release_dist > 0.0) {
         closest[i] = vec4(tw_separating_direction(i < meta[0] ? TYPE_VT : TYPE_EE, cl.kind, q, cl.diff), dist);
-        if (!(dist < p.release_dist)) {
-            atomicMin(dfree[v.x], d);
-            atomicMin(dfree[v.y], d);
-            atomicMin(dfree[v.z], d);
-            atomicMin(dfree[v.w], d);
+        // Only min(D^(l), dfree) is used: farther pairs cannot lower it (and a plain read
+        // first skips most atomics).
+        if (!(dist < p.release_dist) && dist < s.bound) {
+            for (uint q = 0u; q < 4u; ++q) {
+                if (dfree[v[q]] > d) atomicMin(dfree[v[q]], d);
+            }
         }
     }
     uint m = subgroupMin(d);
