@@ -4,6 +4,7 @@
 // barriers). Floor pairs: distance d < θ = p.release_dist at x^(l) (two_way_distances.comp);
 // floor-bound vertices: those of a floor pair; components: the connected components of the
 // floor-bound vertices under the floor pairs.
+// The floor pairs come listed (two_way_distances.comp), so the workgroup never scans all pairs.
 // 1. Every floor-bound vertex j starts at its released fraction α_j' (D_j' = min(D^(l),
 //    dfree[j]) - ξ_s, the forward step's formula); α is lowered to the minimum over the floor
 //    pairs until no pair changes it, so every component C moves by one fraction
@@ -34,11 +35,11 @@ layout(std430, binding = 5) readonly buffer Dfree { uint dfree[]; };
 layout(std430, binding = 6) readonly buffer PairClosest { vec4 closest[]; };
 layout(std430, binding = 7) coherent buffer FloorList { uint floor_list[]; };
 layout(std430, binding = 8) coherent buffer Alpha { uint alpha[]; };     // float bits per vertex
-layout(std430, binding = 9) coherent buffer Blocked { uint blocked[]; }; // n + 1; [n]: unsettled
+// n + 2; [n]: unsettled, [n + 1]: floor pairs listed by two_way_distances (reset here).
+layout(std430, binding = 9) coherent buffer Blocked { uint blocked[]; };
 layout(push_constant) uniform Push { TwParams p; };
 const float EPS32 = 1.1920929e-7;
 const uint MAX_ROUNDS = 4096u;
-shared uint count;
 shared uint changed;
 
 void sync() {
@@ -90,21 +91,12 @@ bool settle(uint nf, bool spread_alpha) {
 void main() {
     if ((s.flags & TW_STOP) != 0u) return;
     uint lid = gl_LocalInvocationID.x;
-    if (lid == 0u) {
-        count = 0u;
-        blocked[p.n] = 0u;
+    uint nf = blocked[p.n + 1u];
+    for (uint k = lid; k < nf; k += WG) {
+        uvec4 v = cons[floor_list[k]];
+        for (uint q = 0u; q < 4u; ++q) alpha[v[q]] = floatBitsToUint(released_alpha(v[q]));
     }
     sync();
-    uint pairs = meta[1];
-    for (uint i = lid; i < pairs; i += WG) {
-        if (closest[i].w < p.release_dist) {
-            floor_list[atomicAdd(count, 1u)] = i;
-            uvec4 v = cons[i];
-            for (uint q = 0u; q < 4u; ++q) alpha[v[q]] = floatBitsToUint(released_alpha(v[q]));
-        }
-    }
-    sync();
-    uint nf = count;
     bool ok = settle(nf, true);
     for (uint k = lid; k < nf; k += WG) {
         uint i = floor_list[k];
@@ -158,5 +150,8 @@ void main() {
     }
     sync();
     ok = settle(nf, false) && ok;
-    if (!ok && lid == 0u) blocked[p.n] = 1u;
+    if (lid == 0u) {
+        blocked[p.n] = ok ? 0u : 1u;
+        blocked[p.n + 1u] = 0u;
+    }
 }

@@ -406,7 +406,8 @@ pub struct TwoWay {
     /// Floor release: per vertex, the smallest distance over its non-floor pairs (float bits).
     dfree: GpuBuffer<u32>,
     /// Floor release: per vertex, 1 when its component failed the release test; entry n: 1
-    /// when the test did not settle (every floor-bound vertex takes the bounded step).
+    /// when the test did not settle (every floor-bound vertex takes the bounded step); entry
+    /// n + 1: the number of floor pairs listed in the step's `floor_list`.
     blocked: GpuBuffer<u32>,
     /// Floor release: per floor-bound vertex, its component's step fraction (float bits).
     alpha_c: GpuBuffer<u32>,
@@ -585,7 +586,7 @@ impl TwoWay {
             .upload_buffer("two_way.dfree", &vec![INF_BITS; n.max(1)], storage)
             .map_err(err)?;
         let blocked = ctx
-            .upload_buffer("two_way.blocked", &vec![0u32; n + 1], storage)
+            .upload_buffer("two_way.blocked", &vec![0u32; n + 2], storage)
             .map_err(err)?;
         let alpha_c = ctx
             .upload_buffer("two_way.alpha_c", &vec![0u32; n.max(1)], storage)
@@ -862,6 +863,8 @@ impl TwoWay {
                 .read_write(&self.dmin)
                 .read_write(&self.dfree)
                 .write(&closest)
+                .write(&floor_list)
+                .read_write(&self.blocked)
                 .push(&self.params(0, 0)),
             );
             // Bindings 0..=6 shared by the contact kernels: state, x, y, constraints, meta and
