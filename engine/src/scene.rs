@@ -290,6 +290,13 @@ pub struct CollisionSettings {
     pub min_separation: f64,
     /// Forward-step bound.
     pub bound: CollisionBound,
+    /// Two-way method: floor release (vertices held by pairs squeezed to the minimum
+    /// separation may take the larger step of their other pairs when a separating-plane test
+    /// proves it safe).
+    pub floor_release: bool,
+    /// Two-way method: pairs closer than this are floor pairs (m; default:
+    /// `10 min_separation`, at most `d_max`); in (2 `min_separation`, `d_max`].
+    pub floor_release_distance: Option<f64>,
     /// γ_p of the OGC bound (0 < γ_p < 0.5).
     pub ogc_relaxation: f64,
     /// Backward step, or the log-barrier baseline in its place.
@@ -371,6 +378,8 @@ impl Default for CollisionSettings {
             max_steps: d.max_steps,
             min_separation: d.min_separation,
             bound: CollisionBound::HalfDistance,
+            floor_release: true,
+            floor_release_distance: None,
             ogc_relaxation: 0.45,
             backward: CollisionBackward::GaussSeidel,
             barrier_strength: 10.0,
@@ -424,6 +433,13 @@ impl CollisionSettings {
         self.repulsion_distance.unwrap_or(self.delta)
     }
 
+    /// The floor-release distance θ (m): `floor_release_distance`, else
+    /// `min(10 min_separation, d_max)`.
+    pub fn floor_release_distance(&self) -> f64 {
+        self.floor_release_distance
+            .unwrap_or((10.0 * self.min_separation).min(self.d_max))
+    }
+
     /// The two-way solver's settings.
     pub fn two_way(&self) -> crate::collision::TwoWaySettings {
         crate::collision::TwoWaySettings {
@@ -441,6 +457,7 @@ impl CollisionSettings {
                     relaxation: self.ogc_relaxation,
                 },
             },
+            floor_release: self.floor_release.then(|| self.floor_release_distance()),
             backward: match self.backward {
                 CollisionBackward::GaussSeidel => crate::collision::Backward::GaussSeidel,
                 CollisionBackward::LogBarrier => crate::collision::Backward::LogBarrier {
@@ -1734,6 +1751,44 @@ friction = 0.3
             Some("collision.repulsion_stiffness"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn floor_release_fields_are_validated() {
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let two_way = "collision.method=two-way";
+        let s = Scene::parse(CUBE, "cube.toml", &set(&[two_way])).unwrap();
+        assert!(s.collision.floor_release, "floor release on by default");
+        let xi = s.collision.min_separation;
+        assert_eq!(s.collision.two_way().floor_release, Some(10.0 * xi));
+        let s = Scene::parse(
+            CUBE,
+            "cube.toml",
+            &set(&[two_way, "collision.floor_release_distance=0.0005"]),
+        )
+        .unwrap();
+        assert_eq!(s.collision.two_way().floor_release, Some(5e-4));
+        let s = Scene::parse(
+            CUBE,
+            "cube.toml",
+            &set(&[two_way, "collision.floor_release=false"]),
+        )
+        .unwrap();
+        assert_eq!(s.collision.two_way().floor_release, None);
+        for o in [
+            // At most 2 min_separation (the distance-bounded step's floor), above d_max, nan.
+            "collision.floor_release_distance=0.00002",
+            "collision.floor_release_distance=0.0",
+            "collision.floor_release_distance=0.005",
+            "collision.floor_release_distance=nan",
+        ] {
+            let e = Scene::parse(CUBE, "cube.toml", &set(&[two_way, o])).unwrap_err();
+            assert_eq!(
+                e.field.as_deref(),
+                Some("collision.floor_release_distance"),
+                "{o}: {e}"
+            );
+        }
     }
 
     #[test]

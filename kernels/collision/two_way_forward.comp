@@ -1,12 +1,17 @@
 #version 460
-// Two-way IPM forward step (Eq. 18–20): D_i = min(D^(l), dmin[i]) - ξ,
+// Two-way IPM forward step (Eq. 18–20): D_i = min(D^(l), dmin[i]) - ξ_s,
 // α_i = min(γ D_i / |y_i - x_i|, 1) (γ here is the paper's 0.5 γ, or the OGC relaxation γ_p;
-// ξ a minimum separation far above f32 rounding, so no pair gets closer than ξ and finite
-// precision cannot make two primitives touch; α_i = 0 when D_i <= 0), x_i += α_i (y_i - x_i),
-// r_i *= 1 - α_i; resets dmin[i] for the next step and raises the step's max displacement and
+// ξ_s = p.step_sep the floor of this distance-bounded step: the minimum separation ξ, far above
+// f32 rounding, so no pair gets closer than ξ and finite precision cannot make two primitives
+// touch, or 2ξ with floor release; α_i = 0 when D_i <= 0), x_i += α_i (y_i - x_i),
+// r_i *= 1 - α_i. Floor release (p.release_dist = θ > 0, two_way_release.comp): a vertex with a
+// pair closer than θ (dmin[i] < θ) whose component passed the release test (blocked[i] = 0,
+// blocked[n] = 0) moves by its component's fraction alpha_c[i] instead.
+// Resets dmin, dfree and blocked for the next step and raises the step's max displacement and
 // max r_i (float bits, atomicMax). Vertices on no collision surface (tet interiors, rods) move
 // freely (α_i = 1). One vertex per invocation.
-// Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs::forward.
+// Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs::forward and
+// cpu_reference/two_way.rs::forward_released.
 #include "common.glsl"
 #include "two_way.glsl"
 layout(std430, binding = 0) buffer State { TwState s; };
@@ -15,22 +20,28 @@ layout(std430, binding = 2) readonly buffer Y { vec4 y[]; };
 layout(std430, binding = 3) buffer Dmin { uint dmin[]; };
 layout(std430, binding = 4) buffer R { float r[]; };
 layout(std430, binding = 5) readonly buffer OnSurface { uint on_surface[]; };
+layout(std430, binding = 6) buffer Dfree { uint dfree[]; };
+layout(std430, binding = 7) buffer Blocked { uint blocked[]; };   // n + 1; [n]: unsettled
+layout(std430, binding = 8) readonly buffer AlphaC { uint alpha_c[]; }; // float bits
 layout(push_constant) uniform Push { TwParams p; };
 void main() {
     if ((s.flags & TW_STOP) != 0u) return;
     uint i = tw_index();
     uint disp = 0u, rr = 0u;
     if (i < p.n) {
-        float d = on_surface[i] != 0u ? min(s.bound, uintBitsToFloat(dmin[i])) : uintBitsToFloat(0x7f800000u);
-        dmin[i] = 0x7f800000u;
+        float dm = uintBitsToFloat(dmin[i]);
+        float d = on_surface[i] != 0u ? min(s.bound, dm) : uintBitsToFloat(0x7f800000u);
         vec3 xi = x[i].xyz;
         vec3 dir = y[i].xyz - xi;
         float len = length(dir);
-        d -= p.min_sep;
-        float alpha = 1.0;
-        if (!(d > 0.0)) alpha = 0.0;
-        else if (len > p.gamma * d) alpha = p.gamma * d / len;
-        x[i].xyz = xi + alpha * dir;
+        float alpha = tw_alpha(d - p.step_sep, len, p.gamma);
+        if (on_surface[i] != 0u && dm < p.release_dist && blocked[i] == 0u && blocked[p.n] == 0u)
+            alpha = uintBitsToFloat(alpha_c[i]);
+        dmin[i] = 0x7f800000u;
+        dfree[i] = 0x7f800000u;
+        blocked[i] = 0u;
+        precise vec3 xn = xi + alpha * dir;
+        x[i].xyz = xn;
         float ri = r[i] * (1.0 - alpha);
         r[i] = ri;
         disp = floatBitsToUint(alpha * len);

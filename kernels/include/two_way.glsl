@@ -51,7 +51,17 @@ struct TwParams {
     float min_sep;      // ξ (m): distances never drop below it (forward step uses D_i - ξ)
     float barrier_k;    // log-barrier baseline: strength k relative to m/h² (dimensionless)
     float barrier_range;// log-barrier baseline: range d̂ (m)
+    float release_dist; // floor release: pairs closer than θ are floor pairs (m; 0: release off)
+    float step_sep;     // floor of the distance-bounded step (m): ξ, or 2ξ with floor release
 };
+
+// Forward-step fraction α (Eq. 20) of a vertex with allowance d (its distance bound minus the
+// step floor) and motion length len: α len <= gamma d, α = 0 when d <= 0.
+float tw_alpha(float d, float len, float gamma) {
+    if (!(d > 0.0)) return 0.0;
+    if (len > gamma * d) return gamma * d / len;
+    return 1.0;
+}
 
 uint tw_index() {
     return gl_WorkGroupID.x * WG + gl_LocalInvocationID.x;
@@ -110,6 +120,36 @@ bool tw_point(vec3 x[4], uint ia, uint ib, float delta, out float c, out vec3 J[
 Closest tw_closest(uint type, vec3 x[4]) {
     if (type == TYPE_VT) return point_triangle_distance(x[0], x[1], x[2], x[3]);
     return edge_edge_distance(x[0], x[1], x[2], x[3]);
+}
+
+// d without its component along edge direction e.
+vec3 tw_off_edge(vec3 d, vec3 e) {
+    float ee = dot(e, e);
+    return ee > 0.0 ? d - (dot(d, e) / ee) * e : d;
+}
+
+// Floor release: a unit direction n (or 0) for the separating-plane test of a pair at x with
+// closest features `kind` and closest-point difference diff (first primitive minus second):
+// the triangle normal (vertex–face) or the edges' cross product (edge–edge interiors), diff
+// made perpendicular to the edge (vertex–edge), else diff; oriented like diff. Any unit vector
+// gives a sound test; these are perpendicular to the closest features up to rounding, where
+// diff itself (rounded relative to the primitives' size, not the distance) can be off by far
+// more than the distance over the primitives' extent.
+vec3 tw_separating_direction(uint type, uint kind, vec3 x[4], vec3 diff) {
+    vec3 n = diff;
+    if (type == TYPE_VT) {
+        if (kind == PT_T) n = cross(x[2] - x[1], x[3] - x[1]);
+        else if (kind == PT_E0) n = tw_off_edge(diff, x[2] - x[1]);
+        else if (kind == PT_E1) n = tw_off_edge(diff, x[3] - x[2]);
+        else if (kind == PT_E2) n = tw_off_edge(diff, x[1] - x[3]);
+    } else {
+        if (kind == EE_AB) n = cross(x[1] - x[0], x[3] - x[2]);
+        else if (kind == EE_AB0 || kind == EE_AB1) n = tw_off_edge(diff, x[1] - x[0]);
+        else if (kind == EE_A0B || kind == EE_A1B) n = tw_off_edge(diff, x[3] - x[2]);
+    }
+    if (dot(n, diff) < 0.0) n = -n;
+    float l = length(n);
+    return l > 0.0 ? n / l : vec3(0.0);
 }
 
 // Contact constraint of a pair at its linearisation point x (closest features `kind`).

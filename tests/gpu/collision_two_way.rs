@@ -89,7 +89,6 @@ fn every_gpu_step_matches_the_reference_step() {
     st.contact_coloring = ContactColoring::Gpu;
     let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
     tw.set_target(&s.y).expect("target");
-    let fraction = st.step_fraction();
     let mut compared_contacts = 0;
     for step in 0..12 {
         // State before the step.
@@ -144,17 +143,7 @@ fn every_gpu_step_matches_the_reference_step() {
                 st.sigma,
             );
         }
-        let mut r = vec![1.0; n];
-        let disp = reference::forward(
-            &mut x,
-            &y,
-            &dmin,
-            bound,
-            fraction,
-            &mut r,
-            &vec![true; n],
-            st.min_separation,
-        );
+        let disp = reference_forward(&st, &mut x, &y, &dmin, &cons, n_vt, bound);
         let gx: Vec<Vec3> = tw.positions().read().unwrap()[..n].iter().map(v3).collect();
         let gy: Vec<Vec3> = tw.target().read().unwrap()[..n].iter().map(v3).collect();
         let scale = 0.01;
@@ -192,6 +181,62 @@ fn every_gpu_step_matches_the_reference_step() {
     }
     assert!(compared_contacts > 0, "the scene produced no contact pairs");
     assert_no_validation_errors(&ctx);
+}
+
+/// The reference forward step of `st` (with floor release when on) from `x` (updated) toward
+/// `y`; `dmin` the vertex distances at `x`. Returns the largest displacement.
+fn reference_forward(
+    st: &TwoWaySettings,
+    x: &mut [Vec3],
+    y: &[Vec3],
+    dmin: &[f64],
+    cons: &[[u32; 4]],
+    n_vt: usize,
+    bound: f64,
+) -> f64 {
+    let n = x.len();
+    let mut r = vec![1.0; n];
+    let on = vec![true; n];
+    match st.floor_release {
+        Some(theta) => {
+            let f = reference::floor_distances(x, cons, n_vt, theta);
+            let sep = 2.0 * st.min_separation;
+            let released = reference::release_fractions(
+                x,
+                y,
+                cons,
+                n_vt,
+                &f,
+                bound,
+                st.step_fraction(),
+                st.min_separation,
+                sep,
+                theta,
+            );
+            reference::forward_released(
+                x,
+                y,
+                &f,
+                &released,
+                bound,
+                st.step_fraction(),
+                &mut r,
+                &on,
+                sep,
+                theta,
+            )
+        }
+        None => reference::forward(
+            x,
+            y,
+            dmin,
+            bound,
+            st.step_fraction(),
+            &mut r,
+            &on,
+            st.min_separation,
+        ),
+    }
 }
 
 /// Checks one forward step x0 → x1 with the independent exact f64 checker: no pair of
@@ -499,12 +544,12 @@ fn barrier_steps_match_the_reference(ctx: &supple::vk::Context, dispatch: SweepD
         let state0 = tw.read_state().unwrap();
         let rep = tw.solve().expect("solve");
         assert_eq!(rep.steps, 1);
-        // Distances, the target copy, one fused pass or ≥ one dispatch per color, forward,
-        // update.
+        // Distances, the target copy, one fused pass or ≥ one dispatch per color, the floor
+        // release test, forward, update.
         if dispatch == SweepDispatch::Fused {
-            assert_eq!(rep.dispatches_per_step, 5, "{rep:?}");
+            assert_eq!(rep.dispatches_per_step, 6, "{rep:?}");
         } else {
-            assert!(rep.dispatches_per_step >= 4 + rep.contact_colors, "{rep:?}");
+            assert!(rep.dispatches_per_step >= 5 + rep.contact_colors, "{rep:?}");
         }
         let searched = rep.searches > 0;
         let (cons, n_vt) = tw.read_constraints().unwrap();
@@ -533,17 +578,7 @@ fn barrier_steps_match_the_reference(ctx: &supple::vk::Context, dispatch: SweepD
         if (0..n).any(|i| (y[i] - y_dyn[i]).norm() > 1e-9) {
             barrier_steps += 1;
         }
-        let mut r = vec![1.0; n];
-        reference::forward(
-            &mut x,
-            &y,
-            &dmin,
-            bound,
-            st.step_fraction(),
-            &mut r,
-            &vec![true; n],
-            st.min_separation,
-        );
+        reference_forward(&st, &mut x, &y, &dmin, &cons, n_vt, bound);
         let gx: Vec<Vec3> = tw.positions().read().unwrap()[..n].iter().map(v3).collect();
         let gy: Vec<Vec3> = tw.target().read().unwrap()[..n].iter().map(v3).collect();
         for i in 0..n {
@@ -647,8 +682,9 @@ fn fused_sweep_equals_per_color_dispatches() {
     let (fused, per_color) = (run(SweepDispatch::Fused), run(SweepDispatch::PerColor));
     assert!(per_color.0.steps > 1 && per_color.0.contact_colors > 1);
     assert_eq!(fused.0.steps, per_color.0.steps);
-    assert_eq!(fused.0.dispatches_per_step, 4);
-    assert!(per_color.0.dispatches_per_step > 4 + per_color.0.contact_colors);
+    // Distances, the fused pass, the floor release test, forward, update.
+    assert_eq!(fused.0.dispatches_per_step, 5);
+    assert!(per_color.0.dispatches_per_step > 5 + per_color.0.contact_colors);
     assert!(fused.1 == per_color.1, "positions differ");
     assert!(fused.2 == per_color.2, "targets differ");
     assert!(fused.3 == per_color.3, "contact multipliers differ");

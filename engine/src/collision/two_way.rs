@@ -127,6 +127,13 @@ pub struct TwoWaySettings {
     pub min_separation: f64,
     /// Forward-step bound.
     pub bound: StepBound,
+    /// Floor release: `Some(θ)` (m) lets a vertex whose D_i is set by a floor pair (closer than
+    /// θ) take the larger step of its other pairs, one fraction per connected group of floor
+    /// pairs, when every floor pair of the group passes the separating-plane test
+    /// (`two_way_release.comp`; proof at [`reference::release_fractions`]); the
+    /// distance-bounded step then keeps pairs above 2ξ, a released step above ξ. `None`: the
+    /// paper's forward step alone.
+    pub floor_release: Option<f64>,
     /// Backward step (or the log-barrier baseline in its place).
     pub backward: Backward,
     /// Where contact constraints are colored.
@@ -158,6 +165,7 @@ impl Default for TwoWaySettings {
             max_steps: p.max_steps,
             min_separation: p.min_separation,
             bound: StepBound::HalfDistance,
+            floor_release: Some(10.0 * p.min_separation),
             backward: Backward::GaussSeidel,
             contact_coloring: ContactColoring::Auto,
             sweep_dispatch: SweepDispatch::Auto,
@@ -211,6 +219,16 @@ impl TwoWaySettings {
         if !(self.gamma > 0.0 && self.gamma < 1.0) {
             return Err(format!("gamma must be in (0, 1), got {}", self.gamma));
         }
+        if let Some(theta) = self.floor_release {
+            if !(theta.is_finite() && theta > 2.0 * self.min_separation && theta <= self.d_max) {
+                return Err(format!(
+                    "floor_release_distance must be in (2 min_separation = {}, d_max = {}], \
+                     got {theta}",
+                    2.0 * self.min_separation,
+                    self.d_max
+                ));
+            }
+        }
         if let StepBound::Ogc { relaxation } = self.bound {
             if !(relaxation > 0.0 && relaxation < 0.5) {
                 return Err(format!(
@@ -249,6 +267,7 @@ impl TwoWaySettings {
             epsilon: self.epsilon,
             max_steps: self.max_steps,
             min_separation: self.min_separation,
+            release_distance: self.floor_release.unwrap_or(0.0),
         }
     }
 }
@@ -291,6 +310,8 @@ struct TwParams {
     min_sep: f32,
     barrier_k: f32,
     barrier_range: f32,
+    release_dist: f32,
+    step_sep: f32,
 }
 
 /// Telemetry of one [`TwoWay::solve`].
@@ -360,6 +381,10 @@ struct PairWorkspace {
     vals: GpuBuffer<u32>,
     sort: RadixSort,
     lambda: GpuBuffer<f32>,
+    /// Floor release: separating direction and distance of every pair at x^(l).
+    closest: GpuBuffer<[f32; 4]>,
+    /// Floor release: the floor pairs of the current step.
+    floor_list: GpuBuffer<u32>,
     coloring: GpuColoring,
     build: CompiledGraph,
     color_cap: u32,
@@ -378,6 +403,14 @@ pub struct TwoWay {
     y0: Option<GpuBuffer<[f32; 4]>>,
     r: GpuBuffer<f32>,
     dmin: GpuBuffer<u32>,
+    /// Floor release: per vertex, the smallest distance over its non-floor pairs (float bits).
+    dfree: GpuBuffer<u32>,
+    /// Floor release: per vertex, 1 when its component failed the release test; entry n: 1
+    /// when the test did not settle (every floor-bound vertex takes the bounded step); entry
+    /// n + 1: the number of floor pairs listed in the step's `floor_list`.
+    blocked: GpuBuffer<u32>,
+    /// Floor release: per floor-bound vertex, its component's step fraction (float bits).
+    alpha_c: GpuBuffer<u32>,
     inv_w: GpuBuffer<f32>,
     on_surface: GpuBuffer<u32>,
     meta: GpuBuffer<u32>,
@@ -549,6 +582,15 @@ impl TwoWay {
         let dmin = ctx
             .upload_buffer("two_way.dmin", &vec![INF_BITS; n.max(1)], storage)
             .map_err(err)?;
+        let dfree = ctx
+            .upload_buffer("two_way.dfree", &vec![INF_BITS; n.max(1)], storage)
+            .map_err(err)?;
+        let blocked = ctx
+            .upload_buffer("two_way.blocked", &vec![0u32; n + 2], storage)
+            .map_err(err)?;
+        let alpha_c = ctx
+            .upload_buffer("two_way.alpha_c", &vec![0u32; n.max(1)], storage)
+            .map_err(err)?;
         let inv_w = ctx
             .upload_buffer("two_way.inv_w", &pad1(inv_weight.to_vec()), storage)
             .map_err(err)?;
@@ -645,6 +687,9 @@ impl TwoWay {
             y0,
             r,
             dmin,
+            dfree,
+            blocked,
+            alpha_c,
             inv_w,
             on_surface,
             meta,
@@ -697,6 +742,8 @@ impl TwoWay {
                 Backward::LogBarrier { range, .. } => range as f32,
                 Backward::GaussSeidel => 0.0,
             },
+            release_dist: s.floor_release.unwrap_or(0.0) as f32,
+            step_sep: (if s.floor_release.is_some() { 2.0 } else { 1.0 } * s.min_separation) as f32,
         }
     }
 
@@ -710,10 +757,18 @@ impl TwoWay {
         let storage = BufferUsage::STORAGE;
         // Drop the old workspace first (its buffers may be large).
         let old = self.ws.take();
-        let (cons, raw, keys, vals, sort, lambda, coloring) = match old {
-            Some(w) if w.capacity == capacity => {
-                (w.cons, w.raw, w.keys, w.vals, w.sort, w.lambda, w.coloring)
-            }
+        let (cons, raw, keys, vals, sort, lambda, closest, floor_list, coloring) = match old {
+            Some(w) if w.capacity == capacity => (
+                w.cons,
+                w.raw,
+                w.keys,
+                w.vals,
+                w.sort,
+                w.lambda,
+                w.closest,
+                w.floor_list,
+                w.coloring,
+            ),
             old => {
                 drop(old);
                 (
@@ -727,6 +782,10 @@ impl TwoWay {
                         .map_err(err)?,
                     RadixSort::new(ctx, total, SortKeys::U64).map_err(err)?,
                     ctx.create_buffer("two_way.lambda", total, storage)
+                        .map_err(err)?,
+                    ctx.create_buffer("two_way.pair_closest", total.max(1), storage)
+                        .map_err(err)?,
+                    ctx.create_buffer("two_way.floor_list", total.max(1), storage)
                         .map_err(err)?,
                     {
                         let mut c = GpuColoring::new(ctx, total, self.n).map_err(err)?;
@@ -802,6 +861,10 @@ impl TwoWay {
                 .read(&cons)
                 .read(&self.meta)
                 .read_write(&self.dmin)
+                .read_write(&self.dfree)
+                .write(&closest)
+                .write(&floor_list)
+                .read_write(&self.blocked)
                 .push(&self.params(0, 0)),
             );
             // Bindings 0..=6 shared by the contact kernels: state, x, y, constraints, meta and
@@ -894,6 +957,27 @@ impl TwoWay {
                     );
                 }
             }
+            if self.settings.floor_release.is_some() {
+                g.dispatch(
+                    Dispatch::new(
+                        format!("two_way.release[{step}]"),
+                        ids::COLLISION_TWO_WAY_RELEASE,
+                        [1, 1, 1],
+                    )
+                    .workgroup_size(WG)
+                    .read(&self.state)
+                    .read(x)
+                    .read(&self.y)
+                    .read(&cons)
+                    .read(&self.meta)
+                    .read(&self.dfree)
+                    .read(&closest)
+                    .read_write(&floor_list)
+                    .read_write(&self.alpha_c)
+                    .read_write(&self.blocked)
+                    .push(&self.params(0, 0)),
+                );
+            }
             g.dispatch(
                 Dispatch::new(
                     format!("two_way.forward[{step}]"),
@@ -907,6 +991,9 @@ impl TwoWay {
                 .read_write(&self.dmin)
                 .read_write(&self.r)
                 .read(&self.on_surface)
+                .read_write(&self.dfree)
+                .read_write(&self.blocked)
+                .read(&self.alpha_c)
                 .push(&self.params(0, 0)),
             );
             g.dispatch(
@@ -930,6 +1017,8 @@ impl TwoWay {
             vals,
             sort,
             lambda,
+            closest,
+            floor_list,
             coloring,
             build,
             color_cap,
@@ -940,6 +1029,11 @@ impl TwoWay {
 
     /// Commands (dispatches and copies) recorded per step.
     pub fn dispatches_per_step(&self) -> u32 {
+        let release = self.settings.floor_release.is_some() as u32;
+        release + self.dispatches_per_step_without_release()
+    }
+
+    fn dispatches_per_step_without_release(&self) -> u32 {
         let colors = self.ws.as_ref().map_or(0, |w| w.color_cap);
         if self.fused {
             // Distances, (target copy,) the fused pass(es), forward, update.
