@@ -70,11 +70,14 @@ pub struct Motion {
     pub angular_velocity: f64,
     /// Translation velocity (m/s).
     pub velocity: [f64; 3],
+    /// Time (s) the motion stops at (+∞: never).
+    pub until: f64,
 }
 
 impl Motion {
     /// Position at time `t` (s) of the vertex that started at `x0`.
     pub fn position(&self, x0: [f64; 3], t: f64) -> [f64; 3] {
+        let t = t.min(self.until);
         let c = Vector3::from(self.center);
         let d = Vector3::from(x0) - c;
         let axis = Vector3::from(self.axis);
@@ -405,6 +408,7 @@ impl SimModel {
                     center: mo.center,
                     angular_velocity: mo.angular_velocity,
                     velocity: mo.velocity,
+                    until: mo.until.unwrap_or(f64::INFINITY),
                 });
                 let id = (m.motions.len() - 1) as u32;
                 for (v, p) in positions.iter().enumerate() {
@@ -548,6 +552,21 @@ mod tests {
         assert!(m.tets[m.bodies[1].tets.start as usize]
             .iter()
             .all(|&v| v >= m.bodies[1].vertices.start));
+    }
+
+    #[test]
+    fn scripted_motions_stop_at_until() {
+        let m = Motion {
+            axis: [1.0, 0.0, 0.0],
+            center: [0.0; 3],
+            angular_velocity: 1.0,
+            velocity: [0.5, 0.0, 0.0],
+            until: 2.0,
+        };
+        let p = [0.0, 1.0, 0.0];
+        assert_eq!(m.position(p, 3.0), m.position(p, 2.0));
+        assert!((m.position(p, 2.0)[0] - 1.0).abs() < 1e-12);
+        assert_ne!(m.position(p, 1.0), m.position(p, 2.0));
     }
 
     #[test]

@@ -518,7 +518,7 @@ impl NewtonStepper {
                             m.center[0] as f32,
                             m.center[1] as f32,
                             m.center[2] as f32,
-                            0.0,
+                            m.until as f32,
                         ],
                         [
                             m.velocity[0] as f32,

@@ -701,6 +701,10 @@ pub struct ScriptedMotion {
     /// Angular velocity about the axis (rad/s).
     #[serde(default)]
     pub angular_velocity: f64,
+    /// Simulated time (s) at which the motion stops: the set then stays where it got (none:
+    /// never stops).
+    #[serde(default)]
+    pub until: Option<f64>,
 }
 
 /// An external force on a vertex set.
@@ -1370,6 +1374,23 @@ impl Scene {
                         );
                     }
                 }
+                if !finite3(&mo.velocity)
+                    || !finite3(&mo.center)
+                    || !mo.angular_velocity.is_finite()
+                {
+                    return bad(
+                        f(&format!("motion[{k}]")),
+                        "velocity, center and angular_velocity must be finite".into(),
+                    );
+                }
+                if let Some(t) = mo.until {
+                    if !(t >= 0.0) || t.is_infinite() {
+                        return bad(
+                            f(&format!("motion[{k}].until")),
+                            format!("must be a finite time >= 0 s, got {t}"),
+                        );
+                    }
+                }
             }
             for (k, fo) in b.force.iter().enumerate() {
                 check_set(&fo.vertices).or_else(|m| bad(f(&format!("force[{k}].vertices")), m))?;
@@ -1844,6 +1865,28 @@ friction = 0.3
         let e = Scene::parse(&coil("[1.0, 0.04, 0.03]"), "coil.toml", &[]).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("body[0].mesh.size"), "{e}");
         assert!(e.message.contains("radius"), "{e}");
+    }
+
+    #[test]
+    fn motion_stop_times_are_validated() {
+        let body = |extra: &str| {
+            format!(
+                "[[body]]\nname = \"c\"\nmesh = {{ generator = \"cloth\", size = [0.1, 0.1, 0.0], cells = [2, 2, 1] }}\n\
+                 material = {{ model = \"cloth\", youngs_modulus = 1e6, poisson_ratio = 0.3, density = 200.0, thickness = 0.001 }}\n\
+                 motion = [{{ vertices = {{ indices = [0] }}, velocity = [0.1, 0.0, 0.0]{extra} }}]\n"
+            )
+        };
+        let s = Scene::parse(&body(", until = 0.5"), "m.toml", &[]).unwrap();
+        assert_eq!(s.bodies[0].motion[0].until, Some(0.5));
+        for (extra, field) in [
+            (", until = -0.5", "body[0].motion[0].until"),
+            (", until = nan", "body[0].motion[0].until"),
+            (", until = inf", "body[0].motion[0].until"),
+            (", angular_velocity = inf", "body[0].motion[0]"),
+        ] {
+            let e = Scene::parse(&body(extra), "m.toml", &[]).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{extra}: {e}");
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ layout(std430, binding = 3) readonly buffer InvMass { float inv_mass[]; };
 layout(std430, binding = 4) readonly buffer FExt { vec4 f_ext[]; };
 layout(std430, binding = 5) readonly buffer X0 { vec4 x0[]; };
 layout(std430, binding = 6) readonly buffer VertexMotion { uint vertex_motion[]; };
-layout(std430, binding = 7) readonly buffer Motions { vec4 motions[]; }; // (k, ω), (c, 0), (v, 0)
+layout(std430, binding = 7) readonly buffer Motions { vec4 motions[]; }; // (k, ω), (c, until), (v, 0)
 layout(std430, binding = 8) readonly buffer Clock { uint clock[]; };
 layout(push_constant) uniform P {
     vec4 gravity; // xyz (m/s²)
@@ -30,7 +30,7 @@ void main() {
     float w = inv_mass[i];
     if (m != 0xffffffffu) {
         vec4 ka = motions[3u * m], c = motions[3u * m + 1u], mv = motions[3u * m + 2u];
-        float t = float(clock[0] + 1u) * p.h;
+        float t = min(float(clock[0] + 1u) * p.h, c.w);
         vec3 d = x0[i].xyz - c.xyz;
         float theta = ka.w * t;
         vec3 k = ka.xyz;

@@ -260,7 +260,8 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
 #[test]
 fn twisted_beam_inverts_no_tet() {
     let ctx = context(false);
-    // Ends turned two full turns each in opposite directions over 1 s (4 pi rad/s).
+    // Ends turned two full turns each in opposite directions over 1 s (4 pi rad/s); the second
+    // stops at 0.75 s (`until`), which the position check below follows.
     let scene = Scene::parse(
         r#"
 [simulation]
@@ -274,7 +275,7 @@ translation = [0.0, 0.0, 1.0]
 material = { model = "stable-neo-hookean", youngs_modulus = 1e6, poisson_ratio = 0.45, density = 1000.0 }
 motion = [
     { vertices = { region = { min = [-0.251, -1.0, 0.0], max = [-0.249, 1.0, 2.0] } }, axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 1.0], angular_velocity = 12.566370614359172 },
-    { vertices = { region = { min = [0.249, -1.0, 0.0], max = [0.251, 1.0, 2.0] } }, axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 1.0], angular_velocity = -12.566370614359172 },
+    { vertices = { region = { min = [0.249, -1.0, 0.0], max = [0.251, 1.0, 2.0] } }, axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 1.0], angular_velocity = -12.566370614359172, until = 0.75 },
 ]
 "#,
         "twist",

@@ -66,7 +66,7 @@ mesh = { generator = "box", size = [0.4, 0.05, 0.05], cells = [8, 2, 2] }
 translation = [0.0, 0.0, 0.5]
 material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio = 0.45, density = 1000.0 }
 fixed = [{ region = { min = [-0.21, -1.0, -1.0], max = [-0.199, 1.0, 1.0] } }]
-motion = [{ vertices = { region = { min = [0.199, -1.0, -1.0], max = [0.21, 1.0, 1.0] } }, axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 0.5], angular_velocity = 3.0 }]
+motion = [{ vertices = { region = { min = [0.199, -1.0, -1.0], max = [0.21, 1.0, 1.0] } }, axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 0.5], angular_velocity = 3.0, until = 0.05 }]
 "#;
 
 fn setup(text: &str, substeps: u32, iterations: u32, damping: f64) -> (SimModel, XpbdSettings) {

@@ -197,7 +197,7 @@ impl XpbdReference {
             if m != u32::MAX {
                 let m = m as usize;
                 let (ka, c, mv) = (s.motions[3 * m], s.motions[3 * m + 1], s.motions[3 * m + 2]);
-                let t = (self.clock + 1) as f32 * h;
+                let t = ((self.clock + 1) as f32 * h).min(c[3]);
                 let d = sub(xyz(s.positions[i]), xyz(c));
                 let theta = ka[3] * t;
                 let k = xyz(ka);

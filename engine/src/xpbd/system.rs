@@ -221,7 +221,10 @@ impl XpbdSystem {
         for m in &model.motions {
             let a = f4(m.axis);
             motions.push([a[0], a[1], a[2], m.angular_velocity as f32]);
-            motions.push(f4(m.center));
+            motions.push({
+                let [x, y, z, _] = f4(m.center);
+                [x, y, z, m.until as f32]
+            });
             motions.push(f4(m.velocity));
         }
         Ok(XpbdSystem {
