@@ -83,41 +83,18 @@ fn reference_step(
     let mut x1 = x.to_vec();
     let mut r = vec![1.0; x.len()];
     let on = vec![true; x.len()];
-    let fraction = st.step_fraction();
-    match st.floor_release {
-        Some(theta) => {
-            let f = reference::floor_distances(x, cons, n_vt, theta);
-            let sep = 2.0 * st.min_separation;
-            let released = reference::release_fractions(
-                x,
-                y,
-                cons,
-                n_vt,
-                &f,
-                bound,
-                fraction,
-                st.min_separation,
-                sep,
-                theta,
-            );
-            reference::forward_released(
-                &mut x1, y, &f, &released, bound, fraction, &mut r, &on, sep, theta,
-            );
-        }
-        None => {
-            let dmin = reference::vertex_distances(x, cons, n_vt);
-            reference::forward(
-                &mut x1,
-                y,
-                &dmin,
-                bound,
-                fraction,
-                &mut r,
-                &on,
-                st.min_separation,
-            );
-        }
-    }
+    reference::forward_step(
+        &mut x1,
+        y,
+        cons,
+        n_vt,
+        bound,
+        st.step_fraction(),
+        st.min_separation,
+        st.floor_release,
+        &mut r,
+        &on,
+    );
     x1
 }
 

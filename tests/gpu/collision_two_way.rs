@@ -120,7 +120,6 @@ fn every_gpu_step_matches_the_reference_step() {
         };
         let mut lambda_e: Vec<f64> = lam_e0.iter().map(|&l| l as f64).collect();
         let inv = inv_w.iter().map(|&w| w as f64).collect::<Vec<_>>();
-        let dmin = reference::vertex_distances(&x, &cons, n_vt);
         let bound = if searched {
             st.d_max
         } else {
@@ -143,7 +142,7 @@ fn every_gpu_step_matches_the_reference_step() {
                 st.sigma,
             );
         }
-        let disp = reference_forward(&st, &mut x, &y, &dmin, &cons, n_vt, bound);
+        let disp = reference_forward(&st, &mut x, &y, &cons, n_vt, bound);
         let gx: Vec<Vec3> = tw.positions().read().unwrap()[..n].iter().map(v3).collect();
         let gy: Vec<Vec3> = tw.target().read().unwrap()[..n].iter().map(v3).collect();
         let scale = 0.01;
@@ -184,12 +183,11 @@ fn every_gpu_step_matches_the_reference_step() {
 }
 
 /// The reference forward step of `st` (with floor release when on) from `x` (updated) toward
-/// `y`; `dmin` the vertex distances at `x`. Returns the largest displacement.
+/// `y`. Returns the largest displacement.
 fn reference_forward(
     st: &TwoWaySettings,
     x: &mut [Vec3],
     y: &[Vec3],
-    dmin: &[f64],
     cons: &[[u32; 4]],
     n_vt: usize,
     bound: f64,
@@ -197,46 +195,18 @@ fn reference_forward(
     let n = x.len();
     let mut r = vec![1.0; n];
     let on = vec![true; n];
-    match st.floor_release {
-        Some(theta) => {
-            let f = reference::floor_distances(x, cons, n_vt, theta);
-            let sep = 2.0 * st.min_separation;
-            let released = reference::release_fractions(
-                x,
-                y,
-                cons,
-                n_vt,
-                &f,
-                bound,
-                st.step_fraction(),
-                st.min_separation,
-                sep,
-                theta,
-            );
-            reference::forward_released(
-                x,
-                y,
-                &f,
-                &released,
-                bound,
-                st.step_fraction(),
-                &mut r,
-                &on,
-                sep,
-                theta,
-            )
-        }
-        None => reference::forward(
-            x,
-            y,
-            dmin,
-            bound,
-            st.step_fraction(),
-            &mut r,
-            &on,
-            st.min_separation,
-        ),
-    }
+    reference::forward_step(
+        x,
+        y,
+        cons,
+        n_vt,
+        bound,
+        st.step_fraction(),
+        st.min_separation,
+        st.floor_release,
+        &mut r,
+        &on,
+    )
 }
 
 /// Checks one forward step x0 → x1 with the independent exact f64 checker: no pair of
@@ -565,7 +535,6 @@ fn barrier_steps_match_the_reference(ctx: &supple::vk::Context, dispatch: SweepD
         check_coloring(&cons, &colors, MAX_COLORS).expect("valid host contact coloring");
         let mut x = x0.clone();
         let mut y = y_dyn.clone();
-        let dmin = reference::vertex_distances(&x, &cons, n_vt);
         let bound = if searched {
             st.d_max
         } else {
@@ -578,7 +547,7 @@ fn barrier_steps_match_the_reference(ctx: &supple::vk::Context, dispatch: SweepD
         if (0..n).any(|i| (y[i] - y_dyn[i]).norm() > 1e-9) {
             barrier_steps += 1;
         }
-        reference_forward(&st, &mut x, &y, &dmin, &cons, n_vt, bound);
+        reference_forward(&st, &mut x, &y, &cons, n_vt, bound);
         let gx: Vec<Vec3> = tw.positions().read().unwrap()[..n].iter().map(v3).collect();
         let gy: Vec<Vec3> = tw.target().read().unwrap()[..n].iter().map(v3).collect();
         for i in 0..n {

@@ -515,6 +515,50 @@ pub fn release_fractions(
 
 /// The forward step with floor release (twin of `two_way_forward.comp` with release on): like
 /// [`forward`] with step floor `step_sep`, except that floor-bound vertices (dmin_i < θ =
+/// One forward step from `x` toward `y` as the GPU takes it: with floor release (`release` =
+/// Some(θ), [`floor_distances`], [`release_fractions`], [`forward_released`], distance-bounded
+/// steps kept above 2ξ) or the paper's bound ([`vertex_distances`], [`forward`]) with the minimum
+/// separation ξ = `min_separation`. Returns the largest displacement (m).
+#[allow(clippy::too_many_arguments)]
+pub fn forward_step(
+    x: &mut [Vec3],
+    y: &[Vec3],
+    cons: &[[u32; 4]],
+    n_vt: usize,
+    bound: f64,
+    fraction: f64,
+    min_separation: f64,
+    release: Option<f64>,
+    r: &mut [f64],
+    on_surface: &[bool],
+) -> f64 {
+    match release {
+        Some(theta) => {
+            let f = floor_distances(x, cons, n_vt, theta);
+            let step_sep = 2.0 * min_separation;
+            let released = release_fractions(
+                x,
+                y,
+                cons,
+                n_vt,
+                &f,
+                bound,
+                fraction,
+                min_separation,
+                step_sep,
+                theta,
+            );
+            forward_released(
+                x, y, &f, &released, bound, fraction, r, on_surface, step_sep, theta,
+            )
+        }
+        None => {
+            let dmin = vertex_distances(x, cons, n_vt);
+            forward(x, y, &dmin, bound, fraction, r, on_surface, min_separation)
+        }
+    }
+}
+
 /// `release`) with a fraction in `released` ([`release_fractions`]) move by it. Returns the
 /// largest displacement (m).
 #[allow(clippy::too_many_arguments)]
@@ -893,12 +937,6 @@ impl Solver {
                 bound = s.d_max;
                 searches += 1;
             }
-            let release = s.release_distance;
-            let floor = (release > 0.0).then(|| floor_distances(x, &cons, n_vt, release));
-            let dmin = match &floor {
-                Some(f) => f.dmin.clone(),
-                None => vertex_distances(x, &cons, n_vt),
-            };
             for g in &groups {
                 contact_sweep(x, y, &cons, n_vt, g, &mut lambda, &self.inv_w, s.delta);
             }
@@ -918,45 +956,19 @@ impl Solver {
                     }
                 }
             }
-            let disp = match &floor {
-                Some(f) => {
-                    let step_sep = 2.0 * s.min_separation;
-                    let released = release_fractions(
-                        x,
-                        y,
-                        &cons,
-                        n_vt,
-                        f,
-                        bound,
-                        s.step_fraction,
-                        s.min_separation,
-                        step_sep,
-                        release,
-                    );
-                    forward_released(
-                        x,
-                        y,
-                        f,
-                        &released,
-                        bound,
-                        s.step_fraction,
-                        &mut r,
-                        &on_surface,
-                        step_sep,
-                        release,
-                    )
-                }
-                None => forward(
-                    x,
-                    y,
-                    &dmin,
-                    bound,
-                    s.step_fraction,
-                    &mut r,
-                    &on_surface,
-                    s.min_separation,
-                ),
-            };
+            let release = (s.release_distance > 0.0).then_some(s.release_distance);
+            let disp = forward_step(
+                x,
+                y,
+                &cons,
+                n_vt,
+                bound,
+                s.step_fraction,
+                s.min_separation,
+                release,
+                &mut r,
+                &on_surface,
+            );
             observe(x);
             steps += 1;
             bound -= 2.0 * disp;
