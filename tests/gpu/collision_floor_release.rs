@@ -11,7 +11,7 @@ use supple::cpu_reference::two_way as reference;
 use supple::intersection_check::{frame_intersections, trajectory_check, Surface};
 use supple::math::Vec3;
 use supple::proximity::ProximityMesh;
-use supple_gpu_tests::{assert_no_validation_errors, context};
+use supple_gpu_tests::{assert_no_validation_errors, context, reference_forward};
 
 /// ξ of the default settings (m).
 const XI: f64 = 1e-5;
@@ -81,20 +81,7 @@ fn reference_step(
     bound: f64,
 ) -> Vec<Vec3> {
     let mut x1 = x.to_vec();
-    let mut r = vec![1.0; x.len()];
-    let on = vec![true; x.len()];
-    reference::forward_step(
-        &mut x1,
-        y,
-        cons,
-        n_vt,
-        bound,
-        st.step_fraction(),
-        st.min_separation,
-        st.floor_release,
-        &mut r,
-        &on,
-    );
+    reference_forward(st, &mut x1, y, cons, n_vt, bound);
     x1
 }
 

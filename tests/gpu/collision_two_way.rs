@@ -12,7 +12,7 @@ use supple::intersection_check::{frame_intersections, trajectory_check, Surface}
 use supple::math::Vec3;
 use supple::mesh::procedural::cloth_grid;
 use supple::proximity::ProximityMesh;
-use supple_gpu_tests::{assert_no_validation_errors, context};
+use supple_gpu_tests::{assert_no_validation_errors, context, reference_forward};
 
 /// Two 1 cm-spaced cloth sheets (0.1 m wide, `cells`² quads), `gap` apart in z; the top sheet's
 /// target is pushed `push` metres down, through the bottom sheet.
@@ -180,33 +180,6 @@ fn every_gpu_step_matches_the_reference_step() {
     }
     assert!(compared_contacts > 0, "the scene produced no contact pairs");
     assert_no_validation_errors(&ctx);
-}
-
-/// The reference forward step of `st` (with floor release when on) from `x` (updated) toward
-/// `y`. Returns the largest displacement.
-fn reference_forward(
-    st: &TwoWaySettings,
-    x: &mut [Vec3],
-    y: &[Vec3],
-    cons: &[[u32; 4]],
-    n_vt: usize,
-    bound: f64,
-) -> f64 {
-    let n = x.len();
-    let mut r = vec![1.0; n];
-    let on = vec![true; n];
-    reference::forward_step(
-        x,
-        y,
-        cons,
-        n_vt,
-        bound,
-        st.step_fraction(),
-        st.min_separation,
-        st.floor_release,
-        &mut r,
-        &on,
-    )
 }
 
 /// Checks one forward step x0 → x1 with the independent exact f64 checker: no pair of

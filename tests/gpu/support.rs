@@ -122,3 +122,30 @@ pub fn step_checked(
     *prev = x;
     st
 }
+
+/// The CPU reference's forward step of the two-way settings `st` (floor release when on) from
+/// `x` (updated) toward `y` with reuse bound `bound`, every vertex on the collision surface.
+/// Returns the largest displacement (m).
+pub fn reference_forward(
+    st: &supple::collision::TwoWaySettings,
+    x: &mut [supple::math::Vec3],
+    y: &[supple::math::Vec3],
+    cons: &[[u32; 4]],
+    n_vt: usize,
+    bound: f64,
+) -> f64 {
+    let mut r = vec![1.0; x.len()];
+    let on = vec![true; x.len()];
+    supple::cpu_reference::two_way::forward_step(
+        x,
+        y,
+        cons,
+        n_vt,
+        bound,
+        st.step_fraction(),
+        st.min_separation,
+        st.floor_release,
+        &mut r,
+        &on,
+    )
+}
