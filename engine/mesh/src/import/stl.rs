@@ -120,8 +120,7 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
     let n = u32::from_le_bytes([data[80], data[81], data[82], data[83]]) as u64;
     let body = (data.len() - 84) as u64;
     if n * 50 > body {
-        #[allow(clippy::manual_is_multiple_of)] // is_multiple_of needs Rust 1.87; MSRV is 1.80
-        if body % 50 != 0 {
+        if !body.is_multiple_of(50) {
             return Err(MeshError::Truncated {
                 loc: Location::byte(name, data.len()),
                 msg: format!(
