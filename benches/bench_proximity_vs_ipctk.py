@@ -31,6 +31,8 @@ import numpy as np
 
 import ipctk
 
+from check_frames_ipctk import read_obj
+
 
 def load_with_supple(supple, mesh):
     """Vertices/faces as Supple loads them: converts to OBJ with `supple mesh convert`."""
@@ -40,14 +42,7 @@ def load_with_supple(supple, mesh):
         out = os.path.join(d, "mesh.obj")
         subprocess.run([supple, "mesh", "convert", mesh, out], check=True,
                        stdout=subprocess.DEVNULL)
-        V, F = [], []
-        with open(out) as f:
-            for line in f:
-                if line.startswith("v "):
-                    V.append([float(t) for t in line.split()[1:4]])
-                elif line.startswith("f "):
-                    F.append([int(t.split("/")[0]) - 1 for t in line.split()[1:4]])
-    return np.array(V, dtype=np.float64), np.array(F, dtype=np.int64)
+        return read_obj(out)
 
 
 def timed(fn, reps):
