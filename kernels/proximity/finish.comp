@@ -1,6 +1,7 @@
 #version 460
 // Last pass of a search: copies the true counts into status = {entries, vertex–triangle pairs,
-// edge–edge pairs, vertex–triangle candidates, edge–edge candidates, saturated flag} and writes the
+// edge–edge pairs, vertex–triangle candidates, edge–edge candidates, saturated flag, one-frame
+// flag (spatial_hash.glsl::buckets_are_cells: query_ee took its exact quantized path)} and writes the
 // indirect-dispatch arguments of the consumers, args = {ceil(min(count, cap) / per_group), 1, 1}
 // for vertex–triangle then edge–edge pairs. Host: engine/src/proximity/spatial_hash.rs.
 // Reference: cpu_reference/proximity.rs::indirect_args.
@@ -24,6 +25,9 @@ void main() {
     status[3] = cand_vt[0];
     status[4] = cand_ee[0];
     status[5] = saturated[0];
+    uvec3 not_lo = uvec3(saturated[1], saturated[2], saturated[3]);
+    uvec3 up = uvec3(saturated[4], saturated[5], saturated[6]);
+    status[6] = buckets_are_cells(not_lo, up) ? 1u : 0u;
     args[0] = (min(vt, p.vt_cap) + PER_GROUP - 1u) / PER_GROUP;
     args[1] = 1u;
     args[2] = 1u;

@@ -1,6 +1,7 @@
 #version 460
 // Exact distance filter of the candidates, one candidate per invocation (indirect dispatch over
-// the candidate count): MODE 0 vertex–triangle (v, t), MODE 1 edge–edge (a < b). Keeps
+// the candidate count): MODE 0 vertex–triangle (v, t), MODE 1 edge–edge as cell entries (a, b)
+// (query_ee.comp), mapped to (min edge, max edge) through the sorted values. Keeps
 // dist < D (f32, distance.glsl) and appends (a, b, closest-feature kind, squared distance bits)
 // with an atomic counter; count[0] is the true count even past the pair capacity.
 // Host: engine/src/proximity/spatial_hash.rs. Reference: cpu_reference/proximity.rs::narrow.
@@ -15,11 +16,17 @@ layout(std430, binding = 3) readonly buffer CandCount { uint cand_count[]; };
 layout(std430, binding = 4) readonly buffer Cands { uvec2 cands[]; };
 layout(std430, binding = 5) buffer Count { uint count[]; };
 layout(std430, binding = 6) writeonly buffer Pairs { uvec4 pairs[]; };
+layout(std430, binding = 7) readonly buffer Vals { uint vals[]; };
 void main() {
     uint i = flat_index();
     uint cap = MODE == 0u ? p.cvt_cap : p.cee_cap;
     if (i >= min(cand_count[0], cap)) return;
     uvec2 c = cands[i];
+    if (MODE == 1u) {
+        // Entries to edges (min edge, max edge).
+        uint a = vals[c.x], b = vals[c.y];
+        c = uvec2(min(a, b), max(a, b));
+    }
     Closest cl;
     if (MODE == 0u) {
         uvec4 f = tris[c.y];

@@ -3,28 +3,42 @@
 // with the later entries b of its bucket (an edge has at most one entry per bucket). A pair is
 // taken only in the bucket of the cell holding the minimum corner of the intersection of the
 // two (D/2)-inflated boxes (that cell lies in both boxes, so both edges have entries in that
-// bucket: each pair is found exactly once). Pairs sharing a vertex, rejected by the body filter
-// or by bounding spheres (spatial_hash.glsl::box_sphere) grown by D are skipped.
+// bucket: each pair is found exactly once). Pairs sharing a vertex or rejected by the body
+// filter are skipped.
 //
 // Subgroup tiles (llvmpipe runs 8 lanes as one SIMD row; per-lane loads and stores there are
 // scalar loops over the lanes, register shuffles are cheap): the subgroup scans the union of
 // its lanes' ranges (i, end of bucket) in tiles of TILE entries. Lane k < TILE loads the packed
 // record of entry base + k (gather_boxes.comp: cell-local quantized box, vertices) and its
 // body; the tile's records are then shuffled to all lanes one at a time (unrolled, constant
-// lane), so every lane tests its own entry against them with register data only: the
-// quantized boxes overlap and their minimum corner lies in the entry's cell (both with one unit
-// of slack: a superset of the exact tests), no shared vertex, body filter. Each lane collects
-// its hits of a window of up to 32 entries (whole tiles) as bits; the hits then get the exact
-// f32 tests (box overlap, minimum-corner cell, bounding spheres) on the gathered entry boxes
-// and the kept ones are appended with an atomic counter (min edge, max edge); count[0] is the
-// true count even past cee_cap. Needs subgroups of at least TILE lanes. narrow.comp keeps those with dist < D.
+// lane), so every lane tests its own entry against them with register data only, collecting
+// the hits of a tile as bits. Two variants (ONE_FRAME); the host dispatches both and
+// query_args.comp gives the one that does not apply zero workgroups:
+// - ONE_FRAME = 1: the domain spans at most 2^k cells per axis (domain.comp), so the
+//   entries of a bucket share one cell and their records one frame: the quantized test is
+//   exact and decides the pair alone. The quantized boxes contain the f32 boxes (floor of
+//   the same f32 coordinate as cell_of, so the cell of a quantized corner is the cell of the
+//   f32 corner), so every pair whose f32 boxes overlap is kept, and its quantized minimum
+//   corner lies in exactly one cell, which both edges' entries cover: each pair once. The
+//   hits of a lane's tiles are kept in a few register slots and appended with one atomic per
+//   lane when a lane's slots are full or the scan ends (append_hits.glsl).
+// - ONE_FRAME = 0: a bucket can hold several cells: the quantized test has one unit of slack
+//   and is a superset; the hits of a window of up to 32 entries get the exact f32 tests (box
+//   overlap, minimum-corner cell, bounding spheres grown by D, spatial_hash.glsl::box_sphere)
+//   on the gathered entry boxes and the kept ones are appended with an atomic counter each.
+// Candidates are entry pairs (a, b), a < b (narrow.comp maps them to edges); count[0] is the true count even past cee_cap. Needs
+// subgroups of at least TILE lanes. narrow.comp keeps those with dist < D.
 // Host: engine/src/proximity/spatial_hash.rs.
-// Reference: engine/src/cpu_reference/proximity.rs::query_edge_edge.
+// Reference: engine/src/cpu_reference/proximity.rs::query_edge_edge_quantized (one frame)
+// and query_edge_edge (several cells per bucket).
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_vote : require
 #include "common.glsl"
 #include "spatial_hash.glsl"
 // Entries per tile (at most 32, at most the subgroup size).
 layout(constant_id = 1) const uint TILE = 8;
+// 1: one cell per bucket (exact quantized test); 0: several (f32 re-check).
+layout(constant_id = 2) const uint ONE_FRAME = 0;
 layout(std430, binding = 0) readonly buffer Body { uint body[]; };
 layout(std430, binding = 1) readonly buffer Keys { uint keys[]; };
 layout(std430, binding = 2) readonly buffer Boxes { vec4 boxes[]; };
@@ -32,19 +46,23 @@ layout(std430, binding = 3) readonly buffer Recs { uvec4 recs[]; };
 layout(std430, binding = 4) readonly buffer Ranges { uvec2 ranges[]; };
 layout(std430, binding = 5) buffer Count { uint count[]; };
 layout(std430, binding = 6) writeonly buffer Cands { uvec2 cands[]; };
+#include "append_hits.glsl"
 
-// Whether packed quantized boxes (lo_a, hi_a) and (lo_b, hi_b) may overlap with their minimum
-// corner in the entries' cell (one unit of slack each way; superset of the f32 tests).
-bool quantized_test(uint lo_a, uint hi_a, uint lo_b, uint hi_b) {
+// Whether packed quantized boxes (lo_a, hi_a) and (lo_b, hi_b) overlap with their minimum
+// corner in the entries' cell, with `slack` units each way (0: exact in one frame; 1: superset
+// of the f32 tests).
+bool quantized_test(uint lo_a, uint hi_a, uint lo_b, uint hi_b, int slack) {
     ivec3 la = unpack_local(lo_a), ha = unpack_local(hi_a);
     ivec3 lb = unpack_local(lo_b), hb = unpack_local(hi_b);
     ivec3 m = max(la, lb);
-    return all(lessThanEqual(m, min(ha, hb) + 1)) && all(greaterThanEqual(m, ivec3(-1)))
-        && all(lessThanEqual(m, ivec3(int(LOCAL_UNITS))));
+    return all(lessThanEqual(m, min(ha, hb) + slack)) && all(greaterThanEqual(m, ivec3(-slack)))
+        && all(lessThanEqual(m, ivec3(int(LOCAL_UNITS) - 1 + slack)));
 }
 
 void main() {
     uint i = flat_index();
+    bool one_frame = ONE_FRAME == 1u;
+    int slack = one_frame ? 0 : 1;
     // No early return: the whole subgroup takes part in the tile loop.
     bool valid = i < p.entry_cap;
     uint key = valid ? keys[i] : 0xffffffffu;
@@ -52,16 +70,16 @@ void main() {
     uint bucket = 0u, jend = 0u;
     uvec4 ra = uvec4(0u, 0u, 0xffffffffu, 0xffffffffu);
     vec3 lo_a = vec3(0.0), hi_a = vec3(0.0);
-    uint ea = 0u, ba = 0u;
+    uint ba = 0u;
     if (valid) {
         bucket = (key >> QB) & ((1u << p.table_bits) - 1u);
         jend = ranges[key >> QB].y;
         ra = recs[i];
         ba = body[ra.z];
-        vec4 l = boxes[2u * i];
-        lo_a = l.xyz;
-        ea = floatBitsToUint(l.w);
-        hi_a = boxes[2u * i + 1u].xyz;
+        if (!one_frame) {
+            lo_a = boxes[2u * i].xyz;
+            hi_a = boxes[2u * i + 1u].xyz;
+        }
     }
     vec4 sa = box_sphere(lo_a, hi_a, p.pad_e);
     uint jbeg = i + 1u;
@@ -76,6 +94,48 @@ void main() {
     if (first >= last) return; // uniform
     first -= first % T;
     uint nv1 = max(p.nv, 1u) - 1u;
+    // Tiles with hits, up to SLOTS per lane: (tile start, hit bits); flushed when a lane's
+    // slots are full and at the end.
+    uvec4 sbase = uvec4(0u), sbits = uvec4(0u);
+    uint nslot = 0u;
+    if (one_frame) {
+        // llvmpipe bounds each loop at 65535 iterations per invocation, and runs a loop body's
+        // code for every iteration whatever its branches (masked lanes): chunks of 32768 tiles;
+        // in each, a tile loop that stops when a lane's slots are full, then the flush, once per
+        // stop instead of once per tile.
+        for (uint chunk = first; chunk < last; chunk += 32768u * T) {
+            uint stop = min(last, chunk + 32768u * T);
+            for (uint base = chunk; base < stop;) {
+                for (; base < stop;) {
+                    // Entries past the edge entries hold stale records: only in-range ones are
+                    // taken, and the body index is clamped so the load stays in bounds.
+                    uint j = min(base + min(lane, T - 1u), p.entry_cap - 1u);
+                    uvec4 rb = recs[j];
+                    uint bb = body[min(rb.z, nv1)];
+                    // Register-only tests against the tile's records, one shuffled record per
+                    // round; hits are collected as bits (no memory access or atomic here).
+                    uint hits = 0u;
+                    [[unroll]] for (uint r = 0u; r < T; ++r) {
+                        uint jb = base + r;
+                        uvec4 rr = subgroupShuffle(rb, r);
+                        uint br = subgroupShuffle(bb, r);
+                        bool take = jb >= jbeg && jb < jend;
+                        take = take && quantized_test(ra.x, ra.y, rr.x, rr.y, slack);
+                        take = take && rr.z != ra.z && rr.z != ra.w && rr.w != ra.z && rr.w != ra.w;
+                        take = take && pair_allowed(ba, br);
+                        hits |= take ? (1u << r) : 0u;
+                    }
+                    push_slot(sbase, sbits, nslot, base, hits);
+                    base += T;
+                    if (subgroupAny(nslot == SLOTS)) break; // uniform
+                }
+                append_slots(sbase, sbits, i, p.cee_cap);
+                sbits = uvec4(0u);
+                nslot = 0u;
+            }
+        }
+        return;
+    }
     // Two nested loops: llvmpipe bounds each loop at 65535 iterations per invocation.
     for (uint outer = first; outer < last; outer += 32768u * T) {
         uint stop = min(last, outer + 32768u * T);
@@ -95,7 +155,7 @@ void main() {
                 uvec4 rr = subgroupShuffle(rb, r);
                 uint br = subgroupShuffle(bb, r);
                 bool take = jb >= jbeg && jb < jend;
-                take = take && quantized_test(ra.x, ra.y, rr.x, rr.y);
+                take = take && quantized_test(ra.x, ra.y, rr.x, rr.y, slack);
                 take = take && rr.z != ra.z && rr.z != ra.w && rr.w != ra.z && rr.w != ra.w;
                 take = take && pair_allowed(ba, br);
                 hits |= take ? (1u << r) : 0u;
@@ -119,9 +179,8 @@ void main() {
                     float rs = (sa.w + sb.w + p.d) * SPHERE_MARGIN;
                     ok = ok && !(dot(dm, dm) > rs * rs);
                     if (ok) {
-                        uint eb = floatBitsToUint(lb.w);
                         uint off = atomicAdd(count[0], 1u);
-                        if (off < p.cee_cap) cands[off] = uvec2(min(ea, eb), max(ea, eb));
+                        if (off < p.cee_cap) cands[off] = uvec2(i, jb);
                     }
                 }
                 win = base + T;

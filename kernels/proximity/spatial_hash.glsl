@@ -106,6 +106,27 @@ vec4 box_sphere(vec3 lo, vec3 hi, float pad) {
     return vec4(0.5 * (lo + hi), max(0.5 * length(hi - lo) - pad, 0.0));
 }
 
+// Domain of the cell ranges of all primitives, words 1..7 of the `saturated` buffer (cleared
+// to 0): [1 + a] = max over primitives of ~ordered(lower cell), [4 + a] = max of
+// ordered(upper cell), with ordered(c) = uint(c) ^ 0x80000000 (unsigned order = signed order,
+// so both are atomicMax from 0).
+uint ordered_cell(int c) { return uint(c) ^ 0x80000000u; }
+
+// Whether the domain spans at most 2^k cells per axis: each bucket then holds one cell only,
+// so two entries of a bucket share their cell and the packed records' cell-local quantized
+// boxes are in one frame (query_ee.comp's exact quantized test). True when there are no
+// primitives (lower > upper).
+bool buckets_are_cells(uvec3 not_lo, uvec3 hi) {
+    ivec3 lo = ivec3(~not_lo ^ uvec3(0x80000000u));
+    ivec3 up = ivec3(hi ^ uvec3(0x80000000u));
+    bool fits = true;
+    for (uint a = 0u; a < 3u; ++a) {
+        // 64-bit free: a span past 2^k cells in either sign is caught by the two tests.
+        fits = fits && (up[a] < lo[a] || (up[a] - lo[a] >= 0 && uint(up[a] - lo[a]) < (1u << axis_bits())));
+    }
+    return fits;
+}
+
 bool pair_allowed(uint body_a, uint body_b) {
     return (body_a == body_b) ? ((p.flags & 1u) != 0u) : ((p.flags & 2u) != 0u);
 }

@@ -276,14 +276,57 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
         }
     }
     assert!(n_recs > 0, "the test should have edge entries");
+    // Domain and the choice of the query_ee variant.
+    let dom = reference::domain(&gx, &p);
+    let one_frame = reference::buckets_are_cells(&dom, &p);
+    assert_eq!(rep.one_frame, one_frame, "one-frame flag");
+    assert_eq!(
+        one_frame,
+        cell.is_none(),
+        "default cells fit 2^k, small cells wrap"
+    );
+    assert_eq!(
+        s.query_args().read().expect("read"),
+        reference::query_args(&dom, &p, 64).to_vec(),
+        "query_ee variant arguments"
+    );
     // Queries: GPU candidates = reference candidates minus some culled by the (conservative)
-    // bounding-sphere test, which never culls a pair closer than D.
+    // bounding-sphere test, which never culls a pair closer than D. The edge–edge candidates
+    // are entry pairs: exactly the one-frame reference, or mapped to edges a subset of the
+    // f32 reference.
     let st = s.status().read().expect("read");
     let cvt: Vec<[u32; 2]> = s.candidates_vt().read().expect("read")[..st[3] as usize].to_vec();
-    let cee: Vec<[u32; 2]> = s.candidates_ee().read().expect("read")[..st[4] as usize].to_vec();
+    let cee_entries: Vec<[u32; 2]> =
+        s.candidates_ee().read().expect("read")[..st[4] as usize].to_vec();
+    let cee: Vec<[u32; 2]> = cee_entries
+        .iter()
+        .map(|&[a, b]| {
+            let (ea, eb) = (svals[a as usize], svals[b as usize]);
+            [ea.min(eb), ea.max(eb)]
+        })
+        .collect();
+    if one_frame {
+        let r1 = reference::query_edge_edge_one_frame(&m.body, &recs, &ranges, &skeys, &p);
+        let gs: HashSet<[u32; 2]> = cee_entries.iter().copied().collect();
+        let rs: HashSet<[u32; 2]> = r1.iter().copied().collect();
+        assert_eq!(gs.len(), cee_entries.len(), "ee: duplicate candidates");
+        assert_eq!(gs, rs, "ee: one-frame candidates");
+        let edges: HashSet<[u32; 2]> = cee.iter().copied().collect();
+        assert_eq!(edges.len(), cee.len(), "ee: a pair of edges found twice");
+    }
     let rvt = reference::query_vertex_triangle(&gx, &m.body, &m.triangles, &svals, &ranges, &p);
     let ree = reference::query_edge_edge(&gx, &m.body, &m.edges, &skeys, &svals, &ranges, &p);
     for (what, mode, g, r) in [("vt", 0, &cvt, &rvt), ("ee", 1, &cee, &ree)] {
+        if mode == 1 && one_frame {
+            // A superset of the f32 candidates (the quantized boxes contain the f32 boxes).
+            let gs: HashSet<[u32; 2]> = g.iter().copied().collect();
+            let rs: HashSet<[u32; 2]> = r.iter().copied().collect();
+            assert!(
+                rs.is_subset(&gs),
+                "ee: f32 candidates missing from the one-frame ones"
+            );
+            continue;
+        }
         let gs: HashSet<[u32; 2]> = g.iter().copied().collect();
         let rs: HashSet<[u32; 2]> = r.iter().copied().collect();
         assert_eq!(gs.len(), g.len(), "{what}: duplicate candidates");

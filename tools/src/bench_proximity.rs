@@ -51,6 +51,11 @@ struct Report {
     entries: u32,
     pairs_vertex_triangle: u32,
     pairs_edge_edge: u32,
+    /// Candidates passed to the exact distance filter (vertex–triangle, edge–edge).
+    candidates_vertex_triangle: u32,
+    candidates_edge_edge: u32,
+    /// Whether every bucket held one cell (exact quantized edge–edge test, no f32 re-check).
+    one_frame: bool,
     repeat: usize,
     ms_per_search_median: f64,
     ms_per_search_min: f64,
@@ -317,6 +322,9 @@ pub fn run(args: &Args) -> Result<(), String> {
         entries: rep.entries,
         pairs_vertex_triangle: rep.vertex_triangle,
         pairs_edge_edge: rep.edge_edge,
+        candidates_vertex_triangle: rep.candidates_vertex_triangle,
+        candidates_edge_edge: rep.candidates_edge_edge,
+        one_frame: rep.one_frame,
         repeat: args.repeat.max(1),
         ms_per_search_median: median(&mut gpu),
         ms_per_search_min: ms_min,

@@ -477,6 +477,93 @@ pub fn query_edge_edge(
     out
 }
 
+/// Unpacks a cell-local quantized corner of [`pack_local`] (units relative to the entry's cell).
+pub fn unpack_local(w: u32) -> [i32; 3] {
+    std::array::from_fn(|k| ((w >> (10 * k)) & 1023) as i32 - 512)
+}
+
+/// Reference of `query_ee.comp` with `ONE_FRAME = 1` (every bucket holds one cell, see
+/// [`buckets_are_cells`]): edge–edge candidates as entry pairs `(a, b)`, `a < b`, from the packed
+/// records alone: quantized boxes overlapping with their minimum corner in the entries' cell,
+/// no shared vertex, body filter.
+pub fn query_edge_edge_one_frame(
+    body: &[u32],
+    records: &[Option<[u32; 4]>],
+    ranges: &[[u32; 2]],
+    sorted_keys: &[u32],
+    p: &HashParams,
+) -> Vec<[u32; 2]> {
+    let mut out = Vec::new();
+    let filter = BodyFilter {
+        within_body: p.flags & 1 != 0,
+        between_bodies: p.flags & 2 != 0,
+    };
+    let units = LOCAL_UNITS;
+    for (i, (&key, ra)) in sorted_keys.iter().zip(records).enumerate() {
+        let Some(ra) = ra else { continue };
+        let end = ranges[(key >> ORDER_BITS) as usize][1] as usize;
+        let (la, ha) = (unpack_local(ra[0]), unpack_local(ra[1]));
+        for (j, rb) in records.iter().enumerate().take(end).skip(i + 1) {
+            let Some(rb) = rb else { continue };
+            let (lb, hb) = (unpack_local(rb[0]), unpack_local(rb[1]));
+            let owned = (0..3).all(|k| {
+                let m = la[k].max(lb[k]);
+                m <= ha[k].min(hb[k]) && (0..units).contains(&m)
+            });
+            let shared = [ra[2], ra[3]].iter().any(|v| rb[2] == *v || rb[3] == *v);
+            if owned && !shared && filter.allows(body[ra[2] as usize], body[rb[2] as usize]) {
+                out.push([i as u32, j as u32]);
+            }
+        }
+    }
+    out
+}
+
+/// Reference of `domain.comp`: words 1..7 of the `saturated` buffer, the cell domain of the
+/// vertices moved by `∓max(pad_t, pad_e)`: `[1 + a]` = max of `!ordered(lower cell)`,
+/// `[4 + a]` = max of `ordered(upper cell)`, `ordered(c) = c as u32 ^ 0x8000_0000`.
+pub fn domain(x: &[[f32; 4]], p: &HashParams) -> [u32; 6] {
+    let pad = p.pad_t.max(p.pad_e);
+    let ordered = |c: i32| c as u32 ^ 0x8000_0000;
+    let mut out = [0u32; 6];
+    for q in x.iter().take(p.nv as usize) {
+        let q = xyz(*q);
+        let c0 = cell_of(q.map(|v| v - pad), p.inv_h);
+        let c1 = cell_of(q.map(|v| v + pad), p.inv_h);
+        for a in 0..3 {
+            out[a] = out[a].max(!ordered(c0[a]));
+            out[3 + a] = out[3 + a].max(ordered(c1[a]));
+        }
+    }
+    out
+}
+
+/// Reference of `spatial_hash.glsl::buckets_are_cells`: whether the [`domain`] spans at most
+/// `2^k` cells per axis (true when empty).
+pub fn buckets_are_cells(domain: &[u32; 6], p: &HashParams) -> bool {
+    (0..3).all(|a| {
+        let lo = (!domain[a] ^ 0x8000_0000) as i32;
+        let up = (domain[3 + a] ^ 0x8000_0000) as i32;
+        up < lo || (up as i64 - lo as i64) < (1i64 << p.axis_bits())
+    })
+}
+
+/// Reference of `query_args.comp`: `{one-frame grid, several-cells grid}`, the grid
+/// `{min(g, 65535), ceil(g / 65535), 1}` with `g = max(ceil(entry_cap / wg), 1)` going to the
+/// variant that applies and `{0, 1, 1}` to the other.
+pub fn query_args(domain: &[u32; 6], p: &HashParams, wg: u32) -> [u32; 6] {
+    let g = p.entry_cap.div_ceil(wg).max(1);
+    let gx = g.min(65_535);
+    let grid = [gx, g.div_ceil(gx), 1];
+    let none = [0, 1, 1];
+    let (a, b) = if buckets_are_cells(domain, p) {
+        (grid, none)
+    } else {
+        (none, grid)
+    };
+    [a[0], a[1], a[2], b[0], b[1], b[2]]
+}
+
 /// Reference of `narrow.comp`: the candidates (vertex–triangle when `mode` is 0, edge–edge
 /// otherwise) whose exact f32 distance is below D, in candidate order.
 pub fn narrow(

@@ -13,13 +13,14 @@
 //!    `query_ee`: each edge entry tests the later edge entries of its bucket, taking a pair
 //!    only in the bucket of the cell holding the minimum corner of the two boxes' intersection
 //!    (each pair once); a subgroup loads the packed records in tiles of [`EE_TILE`] and shuffles
-//!    them to its lanes (register-only quantized tests; the hits of a window of tiles then get
-//!    the exact f32 tests and are appended with atomics). Pairs sharing
-//!    a vertex, rejected by the body filter or by bounding spheres grown by D (a conservative
-//!    cull) are skipped; candidates are appended with atomic counters.
+//!    them to its lanes (register-only quantized tests). When the domain spans at most `2^k`
+//!    cells per axis (`cell_counts` records it), every bucket is one cell and the quantized
+//!    test is exact; otherwise its hits get the exact f32 tests and a conservative
+//!    bounding-sphere cull. Pairs sharing a vertex or rejected by the body filter are skipped;
+//!    candidates are appended with one atomic per subgroup and window of tiles.
 //! 5. `narrow` (indirect dispatch over the candidate counts, `candidate_args`): the exact f32
 //!    distance (`distance.glsl`), one candidate per invocation, keeps `dist < D`; kept pairs
-//!    are appended with atomic counters.
+//!    are appended with one atomic per subgroup.
 //! 6. `finish`: status (true counts) and indirect-dispatch arguments for consumers.
 //!
 //! Overflow (entries or pairs past capacity) is detected from the true counts after the run;
@@ -313,6 +314,10 @@ pub struct SearchReport {
     pub candidates_edge_edge: u32,
     /// Searches that overflowed a buffer and were redone after growing it.
     pub redone: u32,
+    /// Whether the domain spanned at most `2^k` cells per axis, so every bucket held one cell
+    /// and the edge–edge query decided pairs on its exact quantized records alone
+    /// (`kernels/proximity/query_ee.comp`); otherwise it re-checked them in f32.
+    pub one_frame: bool,
 }
 
 /// Buffers sized by capacities (reallocated only when a search overflows) and the graph.
@@ -352,6 +357,8 @@ pub struct ProximitySearch {
     ccount_vt: GpuBuffer<u32>,
     ccount_ee: GpuBuffer<u32>,
     narrow_args: GpuBuffer<u32>,
+    /// Indirect arguments of the two `query_ee` variants (`query_args.comp`).
+    query_args: GpuBuffer<u32>,
     saturated: GpuBuffer<u32>,
     status: GpuBuffer<u32>,
     args: GpuBuffer<u32>,
@@ -520,8 +527,12 @@ impl ProximitySearch {
         let narrow_args = ctx
             .create_buffer("proximity.narrow_args", 6, BufferUsage::INDIRECT)
             .map_err(e)?;
+        let query_args = ctx
+            .create_buffer("proximity.query_args", 6, BufferUsage::INDIRECT)
+            .map_err(e)?;
+        // [saturated flag, cell domain (spatial_hash.glsl::buckets_are_cells), pad].
         let saturated = ctx
-            .create_buffer("proximity.saturated", 1, usage)
+            .create_buffer("proximity.saturated", 8, usage)
             .map_err(e)?;
         // Host-visible: read after every search without a staging copy.
         let status = ctx
@@ -550,6 +561,7 @@ impl ProximitySearch {
             ccount_vt,
             ccount_ee,
             narrow_args,
+            query_args,
             saturated,
             status,
             args,
@@ -677,23 +689,49 @@ impl ProximitySearch {
             );
         }
         if !self.mesh.edges.is_empty() {
+            // The domain decides which query_ee variant runs (the other gets zero groups).
             g.dispatch(
                 Dispatch::new(
-                    "proximity.query_ee",
-                    ids::PROXIMITY_QUERY_EE,
-                    groups_2d(entry_cap),
+                    "proximity.domain",
+                    ids::PROXIMITY_DOMAIN,
+                    groups_2d(self.mesh.num_vertices),
                 )
                 .workgroup_size(WG)
-                .spec(&[EE_TILE])
-                .read(&self.body)
-                .read(&keys)
-                .read(&boxes)
-                .read(&recs)
-                .read(&ranges)
-                .read_write(&self.ccount_ee)
-                .write(&cand_ee)
+                .read(&self.x)
+                .read_write(&self.saturated)
                 .push(&params),
             );
+            g.dispatch(
+                Dispatch::new("proximity.query_args", ids::PROXIMITY_QUERY_ARGS, [1, 1, 1])
+                    .workgroup_size(WG)
+                    .spec(&[WG])
+                    .read(&self.saturated)
+                    .write(&self.query_args)
+                    .push(&params),
+            );
+            for (one_frame, name) in [
+                (1u32, "proximity.query_ee_one_frame"),
+                (0, "proximity.query_ee"),
+            ] {
+                let first = 3 * (1 - one_frame) as usize;
+                g.dispatch(
+                    Dispatch::indirect(
+                        name,
+                        ids::PROXIMITY_QUERY_EE,
+                        self.query_args.slice(first..first + 3),
+                    )
+                    .workgroup_size(WG)
+                    .spec(&[EE_TILE, one_frame])
+                    .read(&self.body)
+                    .read(&keys)
+                    .read(&boxes)
+                    .read(&recs)
+                    .read(&ranges)
+                    .read_write(&self.ccount_ee)
+                    .write(&cand_ee)
+                    .push(&params),
+                );
+            }
         }
         g.dispatch(
             Dispatch::new(
@@ -742,6 +780,7 @@ impl ProximitySearch {
                 .read(cand)
                 .read_write(count)
                 .write(pairs)
+                .read(&vals)
                 .push(&params),
             );
         }
@@ -817,6 +856,7 @@ impl ProximitySearch {
                     candidates_vertex_triangle: cvt,
                     candidates_edge_edge: cee,
                     redone,
+                    one_frame: st[6] != 0,
                 });
             }
             if redone >= MAX_REDO {
@@ -921,9 +961,16 @@ impl ProximitySearch {
     }
 
     /// Device-side status `{entries, vertex–triangle pairs, edge–edge pairs, vertex–triangle
-    /// candidates, edge–edge candidates, saturated flag, 0, 0}` (true counts).
+    /// candidates, edge–edge candidates, saturated flag, one-frame flag
+    /// ([`SearchReport::one_frame`]), 0}` (true counts).
     pub fn status(&self) -> &GpuBuffer<u32> {
         &self.status
+    }
+
+    /// Indirect-dispatch arguments of the two `query_ee` variants `{one-frame grid,
+    /// several-cells grid}`; the one that does not apply has zero groups (`query_args.comp`).
+    pub fn query_args(&self) -> &GpuBuffer<u32> {
+        &self.query_args
     }
 
     /// Indirect-dispatch arguments `{ceil(n_vt / 64), 1, 1, ceil(n_ee / 64), 1, 1}`.
@@ -951,12 +998,14 @@ impl ProximitySearch {
         &self.ws.ranges
     }
 
-    /// Vertex–triangle candidates `(v, t)` of the last run; the first `status[3]` are valid.
+    /// Vertex–triangle candidates `(v, triangle entry)` of the last run (the entry's triangle
+    /// is [`ProximitySearch::entry_values`] at that index); the first `status[3]` are valid.
     pub fn candidates_vt(&self) -> &GpuBuffer<[u32; 2]> {
         &self.ws.cand_vt
     }
 
-    /// Edge–edge candidates `(a, b)`, `a < b`, of the last run; the first `status[4]` are valid.
+    /// Edge–edge candidates as entry pairs `(a, b)`, `a < b` (edges: [`ProximitySearch::entry_values`]
+    /// at those indices) of the last run; the first `status[4]` are valid.
     pub fn candidates_ee(&self) -> &GpuBuffer<[u32; 2]> {
         &self.ws.cand_ee
     }
