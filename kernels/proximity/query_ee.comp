@@ -9,7 +9,7 @@
 // Subgroup tiles (llvmpipe runs 8 lanes as one SIMD row; per-lane loads and stores there are
 // scalar loops over the lanes, register shuffles are cheap): the subgroup scans the union of
 // its lanes' ranges (i, end of bucket) in tiles of TILE entries. Lane k < TILE loads the packed
-// record of entry base + k (gather_boxes.comp: cell-local quantized box, vertices) and its
+// record of entry base + k (place_entries.comp: cell-local quantized box, vertices) and its
 // body; the tile's records are then shuffled to all lanes one at a time (unrolled, constant
 // lane), so every lane tests its own entry against them with register data only, collecting
 // the hits of a tile as bits. Two variants (ONE_FRAME); the host dispatches both and
@@ -25,7 +25,8 @@
 // - ONE_FRAME = 0: a bucket can hold several cells: the quantized test has one unit of slack
 //   and is a superset; the hits of a window of up to 32 entries get the exact f32 tests (box
 //   overlap, minimum-corner cell, bounding spheres grown by D, spatial_hash.glsl::box_sphere)
-//   on the gathered entry boxes and the kept ones are appended with an atomic counter each.
+//   on the edge boxes (from the records' vertices) and the kept ones are appended with an
+//   atomic counter each.
 // Candidates are entry pairs (a, b), a < b (narrow.comp maps them to edges); count[0] is the true count even past cee_cap. Needs
 // subgroups of at least TILE lanes. narrow.comp keeps those with dist < D.
 // Host: engine/src/proximity/spatial_hash.rs.
@@ -41,12 +42,19 @@ layout(constant_id = 1) const uint TILE = 8;
 layout(constant_id = 2) const uint ONE_FRAME = 0;
 layout(std430, binding = 0) readonly buffer Body { uint body[]; };
 layout(std430, binding = 1) readonly buffer Keys { uint keys[]; };
-layout(std430, binding = 2) readonly buffer Boxes { vec4 boxes[]; };
+layout(std430, binding = 2) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 3) readonly buffer Recs { uvec4 recs[]; };
-layout(std430, binding = 4) readonly buffer Ranges { uvec2 ranges[]; };
+layout(std430, binding = 4) readonly buffer KeyEnds { uint key_ends[]; };
 layout(std430, binding = 5) buffer Count { uint count[]; };
 layout(std430, binding = 6) writeonly buffer Cands { uvec2 cands[]; };
 #include "append_hits.glsl"
+
+// Inflated box of the edge with vertices e (same f32 operations as place_entries.comp).
+void edge_box(uvec2 e, out vec3 lo, out vec3 hi) {
+    vec3 a = x[e.x].xyz, b = x[e.y].xyz;
+    lo = min(a, b) - vec3(p.pad_e);
+    hi = max(a, b) + vec3(p.pad_e);
+}
 
 // Whether packed quantized boxes (lo_a, hi_a) and (lo_b, hi_b) overlap with their minimum
 // corner in the entries' cell, with `slack` units each way (0: exact in one frame; 1: superset
@@ -66,19 +74,18 @@ void main() {
     // No early return: the whole subgroup takes part in the tile loop.
     bool valid = i < p.entry_cap;
     uint key = valid ? keys[i] : 0xffffffffu;
-    valid = valid && key < (2u << (p.table_bits + QB)) && (key >> (p.table_bits + QB)) == 1u;
+    valid = valid && key < sentinel_key() && (key >> p.table_bits) == 1u;
     uint bucket = 0u, jend = 0u;
     uvec4 ra = uvec4(0u, 0u, 0xffffffffu, 0xffffffffu);
     vec3 lo_a = vec3(0.0), hi_a = vec3(0.0);
     uint ba = 0u;
     if (valid) {
-        bucket = (key >> QB) & ((1u << p.table_bits) - 1u);
-        jend = ranges[key >> QB].y;
+        bucket = key & ((1u << p.table_bits) - 1u);
+        jend = key_ends[key];
         ra = recs[i];
         ba = body[ra.z];
         if (!one_frame) {
-            lo_a = boxes[2u * i].xyz;
-            hi_a = boxes[2u * i + 1u].xyz;
+            edge_box(ra.zw, lo_a, hi_a);
         }
     }
     vec4 sa = box_sphere(lo_a, hi_a, p.pad_e);
@@ -167,9 +174,8 @@ void main() {
                 while (hw != 0u) {
                     uint jb = win + uint(findLSB(hw));
                     hw &= hw - 1u;
-                    vec4 lb = boxes[2u * jb];
-                    vec3 lo_b = lb.xyz;
-                    vec3 hi_b = boxes[2u * jb + 1u].xyz;
+                    vec3 lo_b, hi_b;
+                    edge_box(recs[jb].zw, lo_b, hi_b);
                     vec3 m = max(lo_a, lo_b);
                     bool ok = !any(greaterThan(m, min(hi_a, hi_b)));
                     ok = ok && cell_bucket(cell_of(m)) == bucket;

@@ -25,7 +25,7 @@ layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 1) readonly buffer Body { uint body[]; };
 layout(std430, binding = 2) readonly buffer Tris { uvec4 tris[]; };
 layout(std430, binding = 3) readonly buffer Boxes { vec4 boxes[]; };
-layout(std430, binding = 4) readonly buffer Ranges { uvec2 ranges[]; };
+layout(std430, binding = 4) readonly buffer KeyEnds { uint key_ends[]; };
 layout(std430, binding = 5) readonly buffer Order { uint order[]; };
 layout(std430, binding = 6) buffer Count { uint count[]; };
 layout(std430, binding = 7) writeonly buffer Cands { uvec2 cands[]; };
@@ -43,7 +43,8 @@ void main() {
     // One distinct bucket of the subgroup per iteration (at most 8 on llvmpipe).
     for (uint lead = subgroupMin(bucket); lead != 0xffffffffu; lead = subgroupMin(bucket)) {
         bool mine = bucket == lead;
-        uvec2 r = ranges[lead];
+        // Triangle entries of the bucket (key = bucket for triangles).
+        uvec2 r = uvec2(KEY_START(key_ends, lead), key_ends[lead]);
         uint first = r.x - r.x % T;
         // Two nested loops: llvmpipe bounds each loop at 65535 iterations per invocation.
         for (uint outer = first; outer < r.y; outer += 32768u * T) {

@@ -29,9 +29,6 @@ uint flat_index() {
 
 ivec3 cell_of(vec3 q) { return ivec3(floor(q * p.inv_h)); }
 
-// Bits of the in-cell x order stored in the low bits of every sort key.
-const uint QB = 4u;
-
 // Bits per axis of a bucket index (table_bits = 3 k).
 uint axis_bits() { return p.table_bits / 3u; }
 
@@ -44,17 +41,15 @@ uint cell_bucket(ivec3 c) {
     return u.x | (u.y << k) | (u.z << (2u * k));
 }
 
-// Order of coordinate v (m) along x within cell column cx, 0..15: monotone in v for a fixed
-// cell (boxes entering the cell from the left share order 0).
-uint x_order(float v, int cx) {
-    float t = v * p.inv_h - float(cx);
-    return min(uint(clamp(floor((t + 1.0) * 8.0), 0.0, 15.0)), 15u);
-}
+// Key of an entry: primitive type (0 triangle, 1 edge), bucket. Keys below sentinel_key().
+uint entry_key(uint ty, uint bucket) { return (ty << p.table_bits) | bucket; }
 
-// Sort key of an entry: primitive type, bucket, in-cell x order.
-uint entry_key(uint ty, uint bucket, uint q) {
-    return (ty << (p.table_bits + QB)) | (bucket << QB) | q;
-}
+// Key of unused entries (past every bucket of both types).
+uint sentinel_key() { return 2u << p.table_bits; }
+
+// First entry of the bucket with key b: entries of keys below b (ends = inclusive scan of the
+// per-key entry counts).
+#define KEY_START(ends, b) ((b) == 0u ? 0u : ends[(b) - 1u])
 
 // Largest per-primitive cell count: the sum over all primitives then fits in 31 bits (no
 // wrap in the scan); a primitive reaching it marks the search as overflowed (the host reports
@@ -81,7 +76,7 @@ uint range_cells(ivec3 lo, ivec3 hi) {
 const float SPHERE_MARGIN = 1.001;
 
 // Units per cell of the cell-local quantized coordinates in the packed edge-entry records
-// (gather_boxes.comp, query_ee.comp): 10 bits per axis, offset 512 (range [-4, 4) cells,
+// (place_entries.comp, query_ee.comp): 10 bits per axis, offset 512 (range [-4, 4) cells,
 // clamped). Cell coordinates must stay below 2^23 in magnitude, as for cell_of.
 const uint LOCAL_UNITS = 128u;
 
@@ -106,8 +101,8 @@ vec4 box_sphere(vec3 lo, vec3 hi, float pad) {
     return vec4(0.5 * (lo + hi), max(0.5 * length(hi - lo) - pad, 0.0));
 }
 
-// Domain of the cell ranges of all primitives, words 1..7 of the `saturated` buffer (cleared
-// to 0): [1 + a] = max over primitives of ~ordered(lower cell), [4 + a] = max of
+// Cell domain of the search (domain.comp), words 1..7 of the `saturated` buffer (cleared to
+// 0): [1 + a] = max over vertices of ~ordered(lower cell), [4 + a] = max of
 // ordered(upper cell), with ordered(c) = uint(c) ^ 0x80000000 (unsigned order = signed order,
 // so both are atomicMax from 0).
 uint ordered_cell(int c) { return uint(c) ^ 0x80000000u; }

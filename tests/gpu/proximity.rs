@@ -228,30 +228,65 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
     let counts = reference::cell_counts(&gx, &m.triangles, &m.edges, &p);
     let gpu_counts = s.cell_counts().read().expect("read");
     assert_eq!(&gpu_counts[..counts.len()], &counts[..], "cell counts");
-    // Pass 2 + sort: entries (stable sort of the reference entries by key).
+    // Pass 2 (counting sort): entries grouped by key; within a key their order is that of the
+    // atomics, so values are compared per key as sets, and the later checks use the GPU order.
     let (keys, vals, total) = reference::fill_cells(&gx, &m.triangles, &m.edges, &p);
     assert_eq!(total, rep.entries as u64, "entry total");
+    let n_used = total as usize;
     let mut idx: Vec<usize> = (0..keys.len()).collect();
     idx.sort_by_key(|&i| keys[i]);
-    let skeys: Vec<u32> = idx.iter().map(|&i| keys[i]).collect();
-    let svals: Vec<u32> = idx.iter().map(|&i| vals[i]).collect();
-    assert_eq!(s.entry_keys().read().expect("read"), skeys, "sorted keys");
-    // Values of the sentinel entries past the total are never written (unspecified).
-    let n_used = total as usize;
+    let sorted_keys: Vec<u32> = idx.iter().map(|&i| keys[i]).collect();
+    let skeys = s.entry_keys().read().expect("read");
+    assert_eq!(skeys, sorted_keys, "keys grouped in key order");
+    let nkeys = 2usize << p.table_bits;
+    let mut key_counts = vec![0u32; nkeys];
+    for &k in &keys[..n_used] {
+        key_counts[k as usize] += 1;
+    }
     assert_eq!(
-        &s.entry_values().read().expect("read")[..n_used],
-        &svals[..n_used],
-        "sorted values"
+        s.key_counts().read().expect("read"),
+        key_counts,
+        "entries per key"
     );
-    // Pass 3: bucket ranges.
-    let ranges = reference::bucket_ranges(&skeys, &p);
+    // Ranks: per key a permutation of 0..count, in the offset order of fill_cells.
+    let ranks = s.entry_ranks().read().expect("read");
+    let mut seen: Vec<Vec<u32>> = vec![Vec::new(); nkeys];
+    for i in 0..n_used {
+        seen[keys[i] as usize].push(ranks[i]);
+    }
+    for (k, r) in seen.iter_mut().enumerate() {
+        r.sort_unstable();
+        assert!(r.iter().copied().eq(0..key_counts[k]), "ranks of key {k}");
+    }
+    // Key runs: inclusive scan of the counts.
+    let ends = s.key_ends().read().expect("read");
+    let ranges: Vec<[u32; 2]> = (0..nkeys)
+        .map(|k| {
+            let start = if k == 0 { 0 } else { ends[k - 1] };
+            if ends[k] > start {
+                [start, ends[k]]
+            } else {
+                [0, 0]
+            }
+        })
+        .collect();
     assert_eq!(
-        s.bucket_ranges().read().expect("read"),
         ranges,
-        "bucket ranges"
+        reference::bucket_ranges(&sorted_keys, &p),
+        "key runs"
     );
-    // Pass 4: gathered entry boxes (compared bitwise; sentinel entries are not written).
-    let boxes = reference::gather_boxes(&gx, &m.triangles, &m.edges, &skeys, &svals, &p);
+    // Values of the sentinel entries past the total are never written (unspecified).
+    let svals = s.entry_values().read().expect("read");
+    for r in ranges.iter().filter(|r| r[1] > r[0]) {
+        let (a, b) = (r[0] as usize, r[1] as usize);
+        let mut g = svals[a..b].to_vec();
+        let mut e: Vec<u32> = idx[a..b].iter().map(|&i| vals[i]).collect();
+        g.sort_unstable();
+        e.sort_unstable();
+        assert_eq!(g, e, "values of the run {r:?}");
+    }
+    // Pass 3: entry boxes (compared bitwise; sentinel entries are not written).
+    let boxes = reference::entry_boxes(&gx, &m.triangles, &m.edges, &skeys, &svals, &p);
     let gpu_boxes = s.entry_boxes().read().expect("read");
     for (i, b) in boxes.iter().enumerate() {
         if let Some(b) = b {

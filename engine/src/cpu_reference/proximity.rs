@@ -4,7 +4,6 @@
 //! [`crate::proximity::spatial_hash`] for the method).
 
 use super::distance::{edge_edge, point_triangle};
-use crate::proximity::spatial_hash::ORDER_BITS;
 use crate::proximity::{BodyFilter, HashParams, Pair};
 use nalgebra::Vector3;
 
@@ -154,15 +153,9 @@ pub fn cell_bucket(c: [i32; 3], table_bits: u32) -> u32 {
     u[0] | u[1] << k | u[2] << (2 * k)
 }
 
-/// In-cell x order of coordinate `v` (m) in cell column `cx`, 0..15 (`spatial_hash.glsl::x_order`).
-pub fn x_order(v: f32, cx: i32, inv_h: f32) -> u32 {
-    let t = v * inv_h - cx as f32;
-    ((t + 1.0) * 8.0).floor().clamp(0.0, 15.0) as u32
-}
-
-/// Sort key of an entry: type, bucket, in-cell x order (`spatial_hash.glsl::entry_key`).
-pub fn entry_key(ty: u32, bucket: u32, q: u32, table_bits: u32) -> u32 {
-    (ty << (table_bits + ORDER_BITS)) | (bucket << ORDER_BITS) | q
+/// Key of an entry: type, bucket (`spatial_hash.glsl::entry_key`).
+pub fn entry_key(ty: u32, bucket: u32, table_bits: u32) -> u32 {
+    (ty << table_bits) | bucket
 }
 
 fn xyz(p: [f32; 4]) -> [f32; 3] {
@@ -233,8 +226,9 @@ pub fn cell_counts(
         .collect()
 }
 
-/// Reference of `fill_cells.comp` (before sorting): `entry_cap` keys (sentinel past the
-/// entries) and values, and the true entry total.
+/// Entries of `fill_cells.comp` in offset order (primitive by primitive, cells in z, y, x
+/// order), before the counting sort: `entry_cap` keys (sentinel past the entries) and values,
+/// and the true entry total.
 pub fn fill_cells(
     x: &[[f32; 4]],
     triangles: &[[u32; 3]],
@@ -261,12 +255,8 @@ pub fn fill_cells(
             for y in c0[1]..=c1[1] {
                 for xx in c0[0]..=c1[0] {
                     if k < cap {
-                        keys[k] = entry_key(
-                            ty,
-                            cell_bucket([xx, y, z], p.table_bits),
-                            x_order(lo[0], xx, p.inv_h),
-                            p.table_bits,
-                        );
+                        keys[k] =
+                            entry_key(ty, cell_bucket([xx, y, z], p.table_bits), p.table_bits);
                         vals[k] = id as u32;
                     }
                     k += 1;
@@ -277,11 +267,10 @@ pub fn fill_cells(
     (keys, vals, total)
 }
 
-/// Reference of the bucket runs `gather_boxes.comp` writes, on sorted keys: `[start, end)` per (type, bucket) =
-/// `key >> ORDER_BITS` (0 if empty).
+/// Runs `[start, end)` of each key (type, bucket) in key-sorted entries (`[0, 0]` if empty).
 pub fn bucket_ranges(sorted_keys: &[u32], p: &HashParams) -> Vec<[u32; 2]> {
     let mut r = vec![[0u32; 2]; 2usize << p.table_bits];
-    let b: Vec<u32> = sorted_keys.iter().map(|k| k >> ORDER_BITS).collect();
+    let b = sorted_keys;
     for (i, &k) in b.iter().enumerate() {
         if k >= 2 << p.table_bits {
             continue;
@@ -296,9 +285,9 @@ pub fn bucket_ranges(sorted_keys: &[u32], p: &HashParams) -> Vec<[u32; 2]> {
     r
 }
 
-/// Reference of `gather_boxes.comp`: per sorted entry `[lo, id bits]`, `[hi, x order bits]` (none for
-/// sentinel entries, which the kernel leaves unwritten).
-pub fn gather_boxes(
+/// Reference of the boxes `place_entries.comp` stores for triangle entries: `[lo, id bits]`,
+/// `[hi, 0]` (none for edge and sentinel entries, which it leaves unwritten).
+pub fn entry_boxes(
     x: &[[f32; 4]],
     triangles: &[[u32; 3]],
     edges: &[[u32; 2]],
@@ -310,23 +299,14 @@ pub fn gather_boxes(
         .iter()
         .zip(sorted_vals)
         .map(|(&k, &id)| {
-            if k >= p.sentinel() {
+            if k >> p.table_bits != 0 {
                 return None;
             }
-            let i = if k >> (p.table_bits + ORDER_BITS) == 0 {
-                id as usize
-            } else {
-                triangles.len() + id as usize
-            };
+            let i = id as usize;
             let (lo, hi) = primitive_box(x, triangles, edges, p, i);
             Some([
                 [lo[0], lo[1], lo[2], f32::from_bits(id)],
-                [
-                    hi[0],
-                    hi[1],
-                    hi[2],
-                    f32::from_bits(k & ((1 << ORDER_BITS) - 1)),
-                ],
+                [hi[0], hi[1], hi[2], 0.0],
             ])
         })
         .collect()
@@ -351,7 +331,7 @@ pub fn pack_local(v: [f32; 3], c: [i32; 3], inv_h: f32) -> u32 {
     w
 }
 
-/// Reference of the edge-entry records of `gather_boxes.comp`: per sorted edge entry
+/// Reference of the edge-entry records of `place_entries.comp`: per sorted edge entry
 /// `[packed lo, packed hi, v0, v1]` ([`pack_local`] relative to the entry's own cell: the cell
 /// of the box's range congruent to the bucket modulo `2^k`); `None` for other entries.
 pub fn edge_records(
@@ -367,12 +347,12 @@ pub fn edge_records(
         .iter()
         .zip(sorted_vals)
         .map(|(&key, &id)| {
-            if key >= p.sentinel() || key >> (p.table_bits + ORDER_BITS) != 1 {
+            if key >= p.sentinel() || key >> p.table_bits != 1 {
                 return None;
             }
             let e = edges[id as usize];
             let (lo, hi) = box32(&e.map(|v| xyz(x[v as usize])), p.pad_e);
-            let bucket = (key >> ORDER_BITS) & ((1 << p.table_bits) - 1);
+            let bucket = key & ((1 << p.table_bits) - 1);
             let bc = [bucket & km, (bucket >> k) & km, (bucket >> (2 * k)) & km];
             let c0 = cell_of(lo, p.inv_h);
             let c: [i32; 3] = std::array::from_fn(|a| {
@@ -448,11 +428,11 @@ pub fn query_edge_edge(
     let ebox = |e: [u32; 2]| box32(&e.map(|i| xyz(x[i as usize])), p.pad_e);
     let ids = sorted_vals;
     for (i, &key) in sorted_keys.iter().enumerate() {
-        if key >= p.sentinel() || key >> (p.table_bits + ORDER_BITS) != 1 {
+        if key >= p.sentinel() || key >> p.table_bits != 1 {
             continue;
         }
-        let bucket = (key >> ORDER_BITS) & ((1 << p.table_bits) - 1);
-        let r = ranges[(key >> ORDER_BITS) as usize];
+        let bucket = key & ((1 << p.table_bits) - 1);
+        let r = ranges[key as usize];
         let ea = ids[i];
         let ia = edges[ea as usize];
         let (lo_a, hi_a) = ebox(ia);
@@ -501,7 +481,7 @@ pub fn query_edge_edge_one_frame(
     let units = LOCAL_UNITS;
     for (i, (&key, ra)) in sorted_keys.iter().zip(records).enumerate() {
         let Some(ra) = ra else { continue };
-        let end = ranges[(key >> ORDER_BITS) as usize][1] as usize;
+        let end = ranges[key as usize][1] as usize;
         let (la, ha) = (unpack_local(ra[0]), unpack_local(ra[1]));
         for (j, rb) in records.iter().enumerate().take(end).skip(i + 1) {
             let Some(rb) = rb else { continue };

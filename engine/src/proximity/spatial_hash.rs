@@ -3,24 +3,26 @@
 //! One search is one compiled command graph:
 //! 1. `cell_counts`: each triangle's box inflated by D and each edge's box inflated by D/2
 //!    counts the grid cells (size h) it overlaps; an exclusive [`Scan`] gives entry offsets.
-//! 2. `fill_cells`: one entry (key = hashed cell, triangles and edges in separate key ranges;
-//!    value = primitive) per overlapped cell; the true entry total is recorded.
-//! 3. [`RadixSort`] of the entries by key, then `gather_boxes` marks each bucket's run, stores
-//!    each entry's box next to it (contiguous scans in the queries) and, for edge entries, a
-//!    packed record (cell-local quantized box, vertices).
+//! 2. Counting sort of the entries (one per overlapped cell; key = type and bucket of the
+//!    cell, buckets = cell coordinates modulo `2^k` per axis): `fill_cells` ranks each entry
+//!    among those of its key with an atomic per key, an inclusive [`Scan`] of the per-key
+//!    counts gives each key's end, and `place_entries` writes every entry at its slot with its
+//!    primitive's box next to it (contiguous scans in the queries) and, for edge entries, a
+//!    packed record (cell-local quantized box, vertices). The true entry total is recorded.
+//! 3. `domain` (cells of the vertices ± the inflation) and `query_args` pick the `query_ee`
+//!    variant: one cell per bucket when the domain spans at most `2^k` cells per axis.
 //! 4. `query_vt`: each vertex tests the triangle entries of its own cell's bucket (vertices in
 //!    cell order, subgroup tiles of [`EE_TILE`] entries shuffled to the lanes);
 //!    `query_ee`: each edge entry tests the later edge entries of its bucket, taking a pair
 //!    only in the bucket of the cell holding the minimum corner of the two boxes' intersection
 //!    (each pair once); a subgroup loads the packed records in tiles of [`EE_TILE`] and shuffles
-//!    them to its lanes (register-only quantized tests). When the domain spans at most `2^k`
-//!    cells per axis (`cell_counts` records it), every bucket is one cell and the quantized
-//!    test is exact; otherwise its hits get the exact f32 tests and a conservative
-//!    bounding-sphere cull. Pairs sharing a vertex or rejected by the body filter are skipped;
-//!    candidates are appended with one atomic per subgroup and window of tiles.
+//!    them to its lanes (register-only quantized tests). With one cell per bucket the
+//!    quantized test is exact and the hits are appended as entry pairs from register slots;
+//!    otherwise they get the exact f32 tests and a conservative bounding-sphere cull. Pairs
+//!    sharing a vertex or rejected by the body filter are skipped.
 //! 5. `narrow` (indirect dispatch over the candidate counts, `candidate_args`): the exact f32
 //!    distance (`distance.glsl`), one candidate per invocation, keeps `dist < D`; kept pairs
-//!    are appended with one atomic per subgroup.
+//!    are appended with atomic counters.
 //! 6. `finish`: status (true counts) and indirect-dispatch arguments for consumers.
 //!
 //! Overflow (entries or pairs past capacity) is detected from the true counts after the run;
@@ -29,7 +31,7 @@
 //! Reference: [`crate::cpu_reference::proximity`].
 
 use crate::cpu_reference::proximity as reference;
-use crate::primitives::{RadixSort, Scan, ScanKind, SortKeys};
+use crate::primitives::{Scan, ScanKind};
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
     GraphProfile, VkResult,
@@ -39,8 +41,6 @@ use crate::vk::{
 const WG: u32 = 64;
 /// Relative safety margin on box inflations so f32 rounding never culls a pair with dist < D.
 const PAD_MARGIN: f64 = 1e-4;
-/// Bits of the in-cell x order in the low bits of every sort key (`spatial_hash.glsl::QB`).
-pub const ORDER_BITS: u32 = 4;
 /// Entries per subgroup tile of the queries (`query_vt.comp`, `query_ee.comp`; needs subgroups
 /// at least this wide).
 const EE_TILE: u32 = 8;
@@ -192,8 +192,9 @@ pub struct ProximityOptions {
     pub ee_capacity: Option<usize>,
     /// Initial capacity of both candidate lists (`None`: 16 per vertex / edge).
     pub candidate_capacity: Option<usize>,
-    /// Bits per axis `k` of the bucket table, 4..=7 (`None`: from the entry count); scenes
-    /// wider than `2^k` cells share buckets periodically.
+    /// Bits per axis `k` of the bucket table, 4..=7 (`None`: from the entry count, at most what
+    /// the first positions' cell domain needs); scenes wider than `2^k` cells share buckets
+    /// periodically.
     pub axis_bits: Option<u32>,
 }
 
@@ -251,12 +252,7 @@ pub struct HashParams {
 impl HashParams {
     /// Sentinel key of unused entries (past every bucket of both types).
     pub fn sentinel(&self) -> u32 {
-        2u32 << (self.table_bits + ORDER_BITS)
-    }
-
-    /// Key bits the radix sort needs (type, bucket, in-cell x order, and the sentinel).
-    pub fn key_bits(&self) -> u32 {
-        self.table_bits + ORDER_BITS + 2
+        2u32 << self.table_bits
     }
 
     /// Bits per axis of a bucket index (`k`).
@@ -325,14 +321,18 @@ struct Workspace {
     params: HashParams,
     keys: GpuBuffer<u32>,
     vals: GpuBuffer<u32>,
-    ranges: GpuBuffer<[u32; 2]>,
+    /// Per-entry rank among the entries of its key (counting sort).
+    ranks: GpuBuffer<u32>,
+    /// Entries per key, then (after the scan) `key_ends`: inclusive scan, end of each key's run.
+    key_counts: GpuBuffer<u32>,
+    key_ends: GpuBuffer<u32>,
+    _key_scan: Scan,
     boxes: GpuBuffer<[f32; 4]>,
     recs: GpuBuffer<[u32; 4]>,
     pairs_vt: GpuBuffer<[u32; 4]>,
     pairs_ee: GpuBuffer<[u32; 4]>,
     cand_vt: GpuBuffer<[u32; 2]>,
     cand_ee: GpuBuffer<[u32; 2]>,
-    _sort: RadixSort,
     graph: CompiledGraph,
 }
 
@@ -343,6 +343,8 @@ pub struct ProximitySearch {
     base: HashParams,
     compile: CompileOptions,
     axis_bits: Option<u32>,
+    /// Bucket bits per axis that hold the cell domain of the construction positions.
+    domain_axis_bits: u32,
     x: GpuBuffer<[f32; 4]>,
     body: GpuBuffer<u32>,
     order: GpuBuffer<u32>,
@@ -450,6 +452,19 @@ impl ProximitySearch {
             cee_cap: 0,
         };
         let gx = to_gpu_positions(x);
+        // Fewest bucket bits per axis (4..=7) holding the cell domain at these positions: every
+        // bucket is then one cell (exact one-frame edge–edge query) with the smallest key table.
+        let domain_axis_bits = (4..=7)
+            .find(|&k| {
+                reference::buckets_are_cells(
+                    &reference::domain(&gx, &base),
+                    &HashParams {
+                        table_bits: 3 * k,
+                        ..base
+                    },
+                )
+            })
+            .unwrap_or(7);
         // The estimate allows the largest per-axis span (k = 7).
         let estimate = HashParams {
             table_bits: 21,
@@ -547,6 +562,7 @@ impl ProximitySearch {
             base,
             compile,
             axis_bits: options.axis_bits.map(|k| k.clamp(4, 7)),
+            domain_axis_bits,
             x: x_buf,
             body,
             order,
@@ -580,11 +596,13 @@ impl ProximitySearch {
         let [entry_cap, vt_cap, ee_cap, cvt_cap, cee_cap] = caps.map(|c| c.max(1));
         let ctx = &self.ctx;
         let entry_cap = entry_cap.max(1);
-        // 2^(3k) buckets per type, about the entry count: k in 5..=7 (or as configured).
+        // 2^(3k) buckets per type (or as configured): about the entry count, k in 5..=7, and no
+        // more than the domain needs (more buckets would only cost clearing and scanning).
         let k = self.axis_bits.unwrap_or_else(|| {
             (entry_cap.next_power_of_two().trailing_zeros())
                 .div_ceil(3)
                 .clamp(5, 7)
+                .min(self.domain_axis_bits)
         });
         let table_bits = 3 * k;
         let params = HashParams {
@@ -599,14 +617,17 @@ impl ProximitySearch {
         let usage = BufferUsage::STORAGE;
         let keys = ctx.create_buffer("proximity.keys", entry_cap, usage)?;
         let vals = ctx.create_buffer("proximity.vals", entry_cap, usage)?;
-        let ranges = ctx.create_buffer("proximity.ranges", 2usize << table_bits, usage)?;
+        let nkeys = 2usize << table_bits;
+        let ranks = ctx.create_buffer("proximity.entry_ranks", entry_cap, usage)?;
+        let key_counts = ctx.create_buffer("proximity.key_counts", nkeys, usage)?;
+        let key_ends = ctx.create_buffer("proximity.key_ends", nkeys, usage)?;
+        let key_scan = Scan::new(ctx, nkeys)?;
         let boxes = ctx.create_buffer("proximity.entry_boxes", 2 * entry_cap, usage)?;
         let recs = ctx.create_buffer("proximity.edge_records", entry_cap, usage)?;
         let pairs_vt = ctx.create_buffer("proximity.pairs_vt", vt_cap.max(1), usage)?;
         let pairs_ee = ctx.create_buffer("proximity.pairs_ee", ee_cap.max(1), usage)?;
         let cand_vt = ctx.create_buffer("proximity.cand_vt", cvt_cap, usage)?;
         let cand_ee = ctx.create_buffer("proximity.cand_ee", cee_cap, usage)?;
-        let sort = RadixSort::new(ctx, entry_cap, SortKeys::U32)?;
         let np = (self.mesh.triangles.len() + self.mesh.edges.len()).max(1);
         let mut g = Graph::new("proximity.search");
         g.fill("proximity.clear_total", &self.total, 0);
@@ -616,7 +637,7 @@ impl ProximitySearch {
         g.fill("proximity.clear_candidates_ee", &self.ccount_ee, 0);
         g.fill("proximity.clear_saturated", &self.saturated, 0);
         g.fill("proximity.clear_keys", &keys, params.sentinel());
-        g.fill("proximity.clear_ranges", &ranges, 0);
+        g.fill("proximity.clear_key_counts", &key_counts, 0);
         g.dispatch(
             Dispatch::new(
                 "proximity.cell_counts",
@@ -633,6 +654,8 @@ impl ProximitySearch {
         );
         self.scan
             .record(&mut g, &self.counts, &self.offsets, np, ScanKind::Exclusive);
+        // Counting sort of the entries by key: ranks per key (fill_cells), their inclusive
+        // scan, then every entry written at its slot (place_entries).
         g.dispatch(
             Dispatch::new(
                 "proximity.fill_cells",
@@ -645,29 +668,37 @@ impl ProximitySearch {
             .read(&self.edges)
             .read(&self.counts)
             .read(&self.offsets)
-            .write(&keys)
-            .write(&vals)
+            .read_write(&key_counts)
+            .write(&ranks)
             .write(&self.total)
             .push(&params),
         );
-        sort.record(&mut g, &keys, &vals, entry_cap, params.key_bits());
-        g.dispatch(
-            Dispatch::new(
-                "proximity.gather_boxes",
-                ids::PROXIMITY_GATHER_BOXES,
-                groups_2d(entry_cap),
-            )
-            .workgroup_size(WG)
-            .read(&self.x)
-            .read(&self.tris)
-            .read(&self.edges)
-            .read(&keys)
-            .read(&vals)
-            .write(&boxes)
-            .write(&recs)
-            .read_write(&ranges)
-            .push(&params),
-        );
+        key_scan.record(&mut g, &key_counts, &key_ends, nkeys, ScanKind::Inclusive);
+        for (ty, name, n) in [
+            (0u32, "proximity.place_triangles", self.mesh.triangles.len()),
+            (1, "proximity.place_edges", self.mesh.edges.len()),
+        ] {
+            if n == 0 {
+                continue;
+            }
+            g.dispatch(
+                Dispatch::new(name, ids::PROXIMITY_PLACE_ENTRIES, groups_2d(n))
+                    .workgroup_size(WG)
+                    .spec(&[ty])
+                    .read(&self.x)
+                    .read(&self.tris)
+                    .read(&self.edges)
+                    .read(&self.counts)
+                    .read(&self.offsets)
+                    .read(&key_ends)
+                    .read(&ranks)
+                    .write(&keys)
+                    .write(&vals)
+                    .write(&boxes)
+                    .write(&recs)
+                    .push(&params),
+            );
+        }
         if self.mesh.num_vertices > 0 && !self.mesh.triangles.is_empty() {
             g.dispatch(
                 Dispatch::new(
@@ -681,7 +712,7 @@ impl ProximitySearch {
                 .read(&self.body)
                 .read(&self.tris)
                 .read(&boxes)
-                .read(&ranges)
+                .read(&key_ends)
                 .read(&self.order)
                 .read_write(&self.ccount_vt)
                 .write(&cand_vt)
@@ -724,9 +755,9 @@ impl ProximitySearch {
                     .spec(&[EE_TILE, one_frame])
                     .read(&self.body)
                     .read(&keys)
-                    .read(&boxes)
+                    .read(&self.x)
                     .read(&recs)
-                    .read(&ranges)
+                    .read(&key_ends)
                     .read_write(&self.ccount_ee)
                     .write(&cand_ee)
                     .push(&params),
@@ -803,14 +834,16 @@ impl ProximitySearch {
             params,
             keys,
             vals,
-            ranges,
+            ranks,
+            key_counts,
+            key_ends,
+            _key_scan: key_scan,
             boxes,
             recs,
             pairs_vt,
             pairs_ee,
             cand_vt,
             cand_ee,
-            _sort: sort,
             graph,
         })
     }
@@ -983,19 +1016,32 @@ impl ProximitySearch {
         &self.counts
     }
 
-    /// Sorted entry keys of the last run (sentinel past the entries).
+    /// Entry keys of the last run, grouped by key (sentinel past the entries).
     pub fn entry_keys(&self) -> &GpuBuffer<u32> {
         &self.ws.keys
     }
 
-    /// Entry values (primitive index) of the last run, in key order.
+    /// Entry values (primitive index) of the last run, grouped by key (order within a key is
+    /// that of `fill_cells.comp`'s atomics).
     pub fn entry_values(&self) -> &GpuBuffer<u32> {
         &self.ws.vals
     }
 
-    /// Bucket runs `[start, end)` into the sorted entries (triangle buckets, then edge buckets).
-    pub fn bucket_ranges(&self) -> &GpuBuffer<[u32; 2]> {
-        &self.ws.ranges
+    /// End of each key's run of entries (keys: triangle buckets, then edge buckets); key `b`
+    /// holds entries `[ends[b - 1], ends[b])` (`[0, ends[0])` for key 0).
+    pub fn key_ends(&self) -> &GpuBuffer<u32> {
+        &self.ws.key_ends
+    }
+
+    /// Entries per key of the last run (`fill_cells.comp`'s atomics).
+    pub fn key_counts(&self) -> &GpuBuffer<u32> {
+        &self.ws.key_counts
+    }
+
+    /// Rank of each entry (in [`ProximitySearch::cell_counts`] offset order) among the entries
+    /// of its key.
+    pub fn entry_ranks(&self) -> &GpuBuffer<u32> {
+        &self.ws.ranks
     }
 
     /// Vertex–triangle candidates `(v, triangle entry)` of the last run (the entry's triangle
@@ -1055,14 +1101,16 @@ impl Workspace {
             params: HashParams::zeroed_default(),
             keys: ctx.create_buffer("proximity.keys", 1, usage)?,
             vals: ctx.create_buffer("proximity.vals", 1, usage)?,
-            ranges: ctx.create_buffer("proximity.ranges", 1, usage)?,
+            ranks: ctx.create_buffer("proximity.entry_ranks", 1, usage)?,
+            key_counts: ctx.create_buffer("proximity.key_counts", 1, usage)?,
+            key_ends: ctx.create_buffer("proximity.key_ends", 1, usage)?,
+            _key_scan: Scan::new(ctx, 1)?,
             boxes: ctx.create_buffer("proximity.entry_boxes", 1, usage)?,
             recs: ctx.create_buffer("proximity.edge_records", 1, usage)?,
             pairs_vt: ctx.create_buffer("proximity.pairs_vt", 1, usage)?,
             pairs_ee: ctx.create_buffer("proximity.pairs_ee", 1, usage)?,
             cand_vt: ctx.create_buffer("proximity.cand_vt", 1, usage)?,
             cand_ee: ctx.create_buffer("proximity.cand_ee", 1, usage)?,
-            _sort: RadixSort::new(ctx, 1, SortKeys::U32)?,
             graph: g.compile(ctx, CompileOptions::default())?,
         })
     }

@@ -1,0 +1,72 @@
+#version 460
+// Pass 3 of the spatial hash (counting sort of the cell entries, part 2): primitive i visits
+// its cells again in fill_cells.comp's order and writes its k-th entry at its sorted slot
+// start(key) + ranks[offsets[i] + k], where start(key) = key_ends[key - 1] (0 for key 0;
+// key_ends = inclusive scan of the per-key entry counts), so the entries are grouped by key
+// (type, bucket) and bucket b of type t holds [start, key_ends[(t << table_bits) | b]). Each
+// entry stores keys[slot] = key and vals[slot] = primitive index; a triangle entry also its
+// inflated box, boxes[2 slot] = (lo, triangle index bits), boxes[2 slot + 1] = (hi, 0)
+// (query_vt.comp scans buckets with contiguous loads instead of index → vertex → position
+// indirections), an edge entry a packed record recs[slot] = (lo, hi, v0, v1) for
+// query_ee.comp: the box's corners quantized relative to the entry's cell
+// (spatial_hash.glsl::pack_local) and the edge's vertices. One dispatch per primitive type
+// (TYPE; lanes of one type do not run the other's stores). Slots past the stored entries keep
+// the sentinel key (cleared before). Host: engine/src/proximity/spatial_hash.rs.
+// Reference: cpu_reference/proximity.rs::entry_boxes and edge_records (per entry).
+#include "common.glsl"
+#include "spatial_hash.glsl"
+layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
+layout(std430, binding = 1) readonly buffer Tris { uvec4 tris[]; };
+layout(std430, binding = 2) readonly buffer Edges { uvec2 edges[]; };
+layout(std430, binding = 3) readonly buffer Counts { uint counts[]; };
+layout(std430, binding = 4) readonly buffer Offsets { uint offsets[]; };
+layout(std430, binding = 5) readonly buffer KeyEnds { uint key_ends[]; };
+layout(std430, binding = 6) readonly buffer Ranks { uint ranks[]; };
+layout(std430, binding = 7) writeonly buffer Keys { uint keys[]; };
+layout(std430, binding = 8) writeonly buffer Vals { uint vals[]; };
+layout(std430, binding = 9) writeonly buffer Boxes { vec4 boxes[]; };
+layout(std430, binding = 10) writeonly buffer Recs { uvec4 recs[]; };
+// 0: triangles (primitives 0..nt), 1: edges (primitives nt..nt+ne).
+layout(constant_id = 1) const uint TYPE = 0;
+void main() {
+    uint i = flat_index() + (TYPE == 0u ? 0u : p.nt);
+    if (i >= (TYPE == 0u ? p.nt : p.nt + p.ne)) return;
+    vec3 lo, hi;
+    uint ty, id;
+    uvec2 e = uvec2(0u);
+    if (TYPE == 0u) {
+        uvec4 f = tris[i];
+        vec3 a = x[f.x].xyz, b = x[f.y].xyz, c = x[f.z].xyz;
+        lo = min(min(a, b), c) - vec3(p.pad_t);
+        hi = max(max(a, b), c) + vec3(p.pad_t);
+        ty = 0u;
+        id = i;
+    } else {
+        e = edges[i - p.nt];
+        vec3 a = x[e.x].xyz, b = x[e.y].xyz;
+        lo = min(a, b) - vec3(p.pad_e);
+        hi = max(a, b) + vec3(p.pad_e);
+        ty = 1u;
+        id = i - p.nt;
+    }
+    ivec3 c0 = cell_of(lo), c1 = cell_of(hi);
+    uint k = offsets[i];
+    uint end = min(k + counts[i], p.entry_cap);
+    vec4 blo = vec4(lo, uintBitsToFloat(id)), bhi = vec4(hi, 0.0);
+    for (int z = c0.z; z <= c1.z && k < end; ++z)
+        for (int y = c0.y; y <= c1.y && k < end; ++y)
+            for (int xx = c0.x; xx <= c1.x && k < end; ++xx) {
+                ivec3 c = ivec3(xx, y, z);
+                uint key = entry_key(ty, cell_bucket(c));
+                uint slot = KEY_START(key_ends, key) + ranks[k];
+                keys[slot] = key;
+                vals[slot] = id;
+                if (TYPE == 0u) {
+                    boxes[2u * slot] = blo;
+                    boxes[2u * slot + 1u] = bhi;
+                } else {
+                    recs[slot] = uvec4(pack_local(lo, c), pack_local(hi, c), e.x, e.y);
+                }
+                ++k;
+            }
+}
