@@ -21,15 +21,20 @@ void push_slot(inout uvec4 sbase, inout uvec4 sbits, inout uint nslot, uint base
 }
 
 // Appends (a, sbase[k] + b) for every set bit b of every slot's sbits[k]: one atomic per lane
-// with hits reserves its total, then the lane writes its hits in slot and bit order.
+// with hits reserves its total, then the lane writes its hits in slot and bit order, one per
+// iteration of a single loop (as many iterations as the busiest lane has hits).
 void append_slots(uvec4 sbase, uvec4 sbits, uint a, uint cap) {
     uint cnt = bitCount(sbits.x) + bitCount(sbits.y) + bitCount(sbits.z) + bitCount(sbits.w);
     uint off = 0u;
     if (cnt != 0u) off = atomicAdd(count[0], cnt);
-    for (uint k = 0u; k < SLOTS; ++k) {
-        for (uint hw = sbits[k]; hw != 0u; hw &= hw - 1u) {
-            if (off < cap) cands[off] = uvec2(a, sbase[k] + uint(findLSB(hw)));
-            ++off;
+    for (uint end = off + cnt; off < end; ++off) {
+        // First non-empty slot, its lowest hit, then shift the slots down when it empties.
+        uint b = uint(findLSB(sbits.x));
+        if (off < cap) cands[off] = uvec2(a, sbase.x + b);
+        sbits.x &= sbits.x - 1u;
+        if (sbits.x == 0u) {
+            sbits = uvec4(sbits.yzw, 0u);
+            sbase = uvec4(sbase.yzw, 0u);
         }
     }
 }

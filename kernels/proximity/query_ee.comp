@@ -38,6 +38,9 @@
 #include "spatial_hash.glsl"
 // Entries per tile (at most 32, at most the subgroup size).
 layout(constant_id = 1) const uint TILE = 8;
+// 1: the body filter rejects some pairs (flags != 3), so bodies are loaded and compared; 0: all
+// pairs are allowed and the body loads and shuffles are compiled out.
+layout(constant_id = 3) const uint FILTER = 1;
 // 1: one cell per bucket (exact quantized test); 0: several (f32 re-check).
 layout(constant_id = 2) const uint ONE_FRAME = 0;
 layout(std430, binding = 0) readonly buffer Body { uint body[]; };
@@ -83,7 +86,7 @@ void main() {
         bucket = key & ((1u << p.table_bits) - 1u);
         jend = key_ends[key];
         ra = recs[i];
-        ba = body[ra.z];
+        if (FILTER == 1u) ba = body[ra.z];
         if (!one_frame) {
             edge_box(ra.zw, lo_a, hi_a);
         }
@@ -118,18 +121,19 @@ void main() {
                     // taken, and the body index is clamped so the load stays in bounds.
                     uint j = min(base + min(lane, T - 1u), p.entry_cap - 1u);
                     uvec4 rb = recs[j];
-                    uint bb = body[min(rb.z, nv1)];
+                    uint bb = 0u;
+                    if (FILTER == 1u) bb = body[min(rb.z, nv1)];
                     // Register-only tests against the tile's records, one shuffled record per
                     // round; hits are collected as bits (no memory access or atomic here).
                     uint hits = 0u;
                     [[unroll]] for (uint r = 0u; r < T; ++r) {
                         uint jb = base + r;
                         uvec4 rr = subgroupShuffle(rb, r);
-                        uint br = subgroupShuffle(bb, r);
+                        uint br = FILTER == 1u ? subgroupShuffle(bb, r) : 0u;
                         bool take = jb >= jbeg && jb < jend;
                         take = take && quantized_test(ra.x, ra.y, rr.x, rr.y, slack);
                         take = take && rr.z != ra.z && rr.z != ra.w && rr.w != ra.z && rr.w != ra.w;
-                        take = take && pair_allowed(ba, br);
+                        take = take && (FILTER == 0u || pair_allowed(ba, br));
                         hits |= take ? (1u << r) : 0u;
                     }
                     push_slot(sbase, sbits, nslot, base, hits);
@@ -153,18 +157,19 @@ void main() {
             // and the body index is clamped so the load stays in bounds.
             uint j = min(base + min(lane, T - 1u), p.entry_cap - 1u);
             uvec4 rb = recs[j];
-            uint bb = body[min(rb.z, nv1)];
+            uint bb = 0u;
+                    if (FILTER == 1u) bb = body[min(rb.z, nv1)];
             // Register-only tests against the tile's records, one shuffled record per round;
             // hits are collected as bits (no memory access or atomic in this loop).
             uint hits = 0u;
             [[unroll]] for (uint r = 0u; r < T; ++r) {
                 uint jb = base + r;
                 uvec4 rr = subgroupShuffle(rb, r);
-                uint br = subgroupShuffle(bb, r);
+                uint br = FILTER == 1u ? subgroupShuffle(bb, r) : 0u;
                 bool take = jb >= jbeg && jb < jend;
                 take = take && quantized_test(ra.x, ra.y, rr.x, rr.y, slack);
                 take = take && rr.z != ra.z && rr.z != ra.w && rr.w != ra.z && rr.w != ra.w;
-                take = take && pair_allowed(ba, br);
+                take = take && (FILTER == 0u || pair_allowed(ba, br));
                 hits |= take ? (1u << r) : 0u;
             }
             hw |= hits << (base - win);

@@ -21,6 +21,9 @@
 #include "spatial_hash.glsl"
 // Entries per tile (at most 32, at most the subgroup size).
 layout(constant_id = 1) const uint TILE = 8;
+// 1: the body filter rejects some pairs (flags != 3), so bodies are loaded and compared; 0: all
+// pairs are allowed and the body loads and shuffles are compiled out.
+layout(constant_id = 2) const uint FILTER = 1;
 layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 1) readonly buffer Body { uint body[]; };
 layout(std430, binding = 2) readonly buffer Tris { uvec4 tris[]; };
@@ -35,7 +38,8 @@ void main() {
     bool pending = k < p.nv;
     uint v = pending ? order[k] : 0u;
     vec3 q = pending ? x[v].xyz : vec3(0.0);
-    uint bv = pending ? body[v] : 0u;
+    uint bv = 0u;
+    if (FILTER == 1u && pending) bv = body[v];
     uint bucket = pending ? cell_bucket(cell_of(q)) : 0xffffffffu;
     const uint T = TILE;
     uint lane = gl_SubgroupInvocationID;
@@ -56,18 +60,19 @@ void main() {
                 vec4 blo = boxes[2u * j];
                 vec3 bhi = boxes[2u * j + 1u].xyz;
                 uvec4 f = tris[min(floatBitsToUint(blo.w), nt1)];
-                uint bb = body[f.x];
+                uint bb = 0u;
+                if (FILTER == 1u) bb = body[f.x];
                 uint hits = 0u;
                 [[unroll]] for (uint rr = 0u; rr < T; ++rr) {
                     uint jb = base + rr;
                     vec3 lo_t = subgroupShuffle(blo.xyz, rr);
                     vec3 hi_t = subgroupShuffle(bhi, rr);
                     uvec3 ft = subgroupShuffle(f.xyz, rr);
-                    uint bt = subgroupShuffle(bb, rr);
+                    uint bt = FILTER == 1u ? subgroupShuffle(bb, rr) : 0u;
                     bool take = mine && jb >= r.x && jb < r.y;
                     take = take && !any(lessThan(q, lo_t)) && !any(greaterThan(q, hi_t));
                     take = take && ft.x != v && ft.y != v && ft.z != v;
-                    take = take && pair_allowed(bv, bt);
+                    take = take && (FILTER == 0u || pair_allowed(bv, bt));
                     // Bounding sphere of the triangle's box: dist >= |q - c| - r.
                     vec4 sph = box_sphere(lo_t, hi_t, p.pad_t);
                     float rs = (sph.w + p.d) * SPHERE_MARGIN;

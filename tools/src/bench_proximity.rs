@@ -21,7 +21,7 @@ pub struct Args {
     /// Search distance as a multiple of the mean edge length (instead of --distance).
     #[arg(long)]
     distance_scale: Option<f64>,
-    /// Grid cell size as a multiple of (mean edge length + 2 D) (default 1).
+    /// Grid cell size as a multiple of the default, 2 (mean edge length + 2 D).
     #[arg(long, default_value_t = 1.0)]
     cell_scale: f64,
     /// Timed runs of each measurement (min, median and max are reported).
@@ -125,7 +125,7 @@ pub fn run(args: &Args) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     let mut o = ProximityOptions::new(d);
-    let cell = args.cell_scale * (l + 2.0 * d);
+    let cell = args.cell_scale * supple::proximity::default_cell_size(l, d);
     o.cell_size = Some(cell);
     let nodes = std::env::var("SUPPLE_BENCH_NODES").is_ok_and(|v| v == "1");
     let compile = CompileOptions {

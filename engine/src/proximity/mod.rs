@@ -8,6 +8,6 @@ pub mod spatial_hash;
 
 pub use reuse::{MaxDisplacement, ReuseTracker};
 pub use spatial_hash::{
-    BodyFilter, HashParams, Pair, ProximityMesh, ProximityOptions, ProximityPairs, ProximitySearch,
-    SearchReport,
+    default_cell_size, BodyFilter, HashParams, Pair, ProximityMesh, ProximityOptions,
+    ProximityPairs, ProximitySearch, SearchReport,
 };

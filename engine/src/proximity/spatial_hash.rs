@@ -180,7 +180,7 @@ fn edge_len(x: &[[f64; 3]], e: [u32; 2]) -> f64 {
 pub struct ProximityOptions {
     /// Search distance D (m): pairs with exact distance `< D` are reported.
     pub distance: f64,
-    /// Grid cell size h (m); `None`: mean edge length + 2 D (at the construction positions).
+    /// Grid cell size h (m); `None`: [`default_cell_size`] at the construction positions.
     pub cell_size: Option<f64>,
     /// Which bodies' pairs are reported.
     pub filter: BodyFilter,
@@ -376,6 +376,15 @@ fn groups_2d(n: usize) -> [u32; 3] {
     [x as u32, g.div_ceil(x) as u32, 1]
 }
 
+/// Default grid cell size (m) for mean edge length `mean_edge` and search distance `distance`:
+/// `2 (mean_edge + 2 distance)`. Per-entry work (ranking and placing entries) costs more than
+/// testing a few more primitives per bucket on lavapipe: on the sample surfaces (bunny, shirt,
+/// rocks, bear, torus; D from 0.25 to 1 mean edge) this scale was the fastest or within 15 %
+/// of it, see docs/measurements.md.
+pub fn default_cell_size(mean_edge: f64, distance: f64) -> f64 {
+    2.0 * (mean_edge + 2.0 * distance)
+}
+
 /// Converts positions (m) to the GPU layout.
 pub fn to_gpu_positions(x: &[[f64; 3]]) -> Vec<[f32; 4]> {
     x.iter()
@@ -427,7 +436,7 @@ impl ProximitySearch {
         }
         let h = options
             .cell_size
-            .unwrap_or_else(|| mesh.mean_edge_length(x) + 2.0 * d);
+            .unwrap_or_else(|| default_cell_size(mesh.mean_edge_length(x), d));
         // A primitive should overlap few cells (and at most 2^k per axis): never smaller than
         // 1/16 of the longest edge.
         let h = h.max(mesh.max_edge_length(x) / 16.0).max(d);
@@ -629,6 +638,8 @@ impl ProximitySearch {
         let cand_vt = ctx.create_buffer("proximity.cand_vt", cvt_cap, usage)?;
         let cand_ee = ctx.create_buffer("proximity.cand_ee", cee_cap, usage)?;
         let np = (self.mesh.triangles.len() + self.mesh.edges.len()).max(1);
+        // Body filter compiled into the queries only when it rejects some pairs.
+        let filter = (params.flags != 3) as u32;
         let mut g = Graph::new("proximity.search");
         g.fill("proximity.clear_total", &self.total, 0);
         g.fill("proximity.clear_count_vt", &self.count_vt, 0);
@@ -707,7 +718,7 @@ impl ProximitySearch {
                     groups_2d(self.mesh.num_vertices),
                 )
                 .workgroup_size(WG)
-                .spec(&[EE_TILE])
+                .spec(&[EE_TILE, filter])
                 .read(&self.x)
                 .read(&self.body)
                 .read(&self.tris)
@@ -752,7 +763,7 @@ impl ProximitySearch {
                         self.query_args.slice(first..first + 3),
                     )
                     .workgroup_size(WG)
-                    .spec(&[EE_TILE, one_frame])
+                    .spec(&[EE_TILE, one_frame, filter])
                     .read(&self.body)
                     .read(&keys)
                     .read(&self.x)
