@@ -4,14 +4,14 @@
 // start(key) + ranks[offsets[i] + k], where start(key) = key_ends[key - 1] (0 for key 0;
 // key_ends = inclusive scan of the per-key entry counts), so the entries are grouped by key
 // (type, bucket) and bucket b of type t holds [start, key_ends[(t << table_bits) | b]). Each
-// entry stores keys[slot] = key and vals[slot] = primitive index; a triangle entry also its
-// inflated box, boxes[2 slot] = (lo, triangle index bits), boxes[2 slot + 1] = (hi, 0)
-// (query_vt.comp scans buckets with contiguous loads instead of index → vertex → position
-// indirections), an edge entry a packed record recs[slot] = (lo, hi, v0, v1) for
+// triangle entry stores its inflated box, boxes[2 slot] = (lo, triangle index bits),
+// boxes[2 slot + 1] = (hi, 0) (query_vt.comp scans buckets with contiguous loads instead of
+// index → vertex → position indirections); an edge entry stores keys[slot] = key,
+// vals[slot] = edge index and a packed record recs[slot] = (lo, hi, v0, v1) for
 // query_ee.comp: the box's corners quantized relative to the entry's cell
 // (spatial_hash.glsl::pack_local) and the edge's vertices. One dispatch per primitive type
-// (TYPE; lanes of one type do not run the other's stores). Slots past the stored entries keep
-// the sentinel key (cleared before). Host: engine/src/proximity/spatial_hash.rs.
+// (TYPE; lanes of one type do not run the other's stores). keys and vals of triangle entries
+// and of slots past the stored entries are not written (no consumer reads them). Host: engine/src/proximity/spatial_hash.rs.
 // Reference: cpu_reference/proximity.rs::entry_boxes and edge_records (per entry).
 #include "common.glsl"
 #include "spatial_hash.glsl"
@@ -59,12 +59,12 @@ void main() {
                 ivec3 c = ivec3(xx, y, z);
                 uint key = entry_key(ty, cell_bucket(c));
                 uint slot = KEY_START(key_ends, key) + ranks[k];
-                keys[slot] = key;
-                vals[slot] = id;
                 if (TYPE == 0u) {
                     boxes[2u * slot] = blo;
                     boxes[2u * slot + 1u] = bhi;
                 } else {
+                    keys[slot] = key;
+                    vals[slot] = id;
                     recs[slot] = uvec4(pack_local(lo, c), pack_local(hi, c), e.x, e.y);
                 }
                 ++k;

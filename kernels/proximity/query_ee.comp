@@ -1,5 +1,5 @@
 #version 460
-// Edge–edge candidates, one invocation per sorted cell entry: entry a of an edge bucket pairs
+// Edge–edge candidates, one invocation per edge entry (query_args.comp gives their range): entry a of an edge bucket pairs
 // with the later entries b of its bucket (an edge has at most one entry per bucket). A pair is
 // taken only in the bucket of the cell holding the minimum corner of the intersection of the
 // two (D/2)-inflated boxes (that cell lies in both boxes, so both edges have entries in that
@@ -50,6 +50,8 @@ layout(std430, binding = 3) readonly buffer Recs { uvec4 recs[]; };
 layout(std430, binding = 4) readonly buffer KeyEnds { uint key_ends[]; };
 layout(std430, binding = 5) buffer Count { uint count[]; };
 layout(std430, binding = 6) writeonly buffer Cands { uvec2 cands[]; };
+// query_args.comp: [6] first edge entry, [7] edge entries.
+layout(std430, binding = 7) readonly buffer QueryArgs { uint query_args[]; };
 #include "append_hits.glsl"
 
 // Inflated box of the edge with vertices e (same f32 operations as place_entries.comp).
@@ -71,11 +73,12 @@ bool quantized_test(uint lo_a, uint hi_a, uint lo_b, uint hi_b, int slack) {
 }
 
 void main() {
-    uint i = flat_index();
+    uint k = flat_index();
     bool one_frame = ONE_FRAME == 1u;
     int slack = one_frame ? 0 : 1;
     // No early return: the whole subgroup takes part in the tile loop.
-    bool valid = i < p.entry_cap;
+    bool valid = k < query_args[7];
+    uint i = query_args[6] + k; // this invocation's edge entry
     uint key = valid ? keys[i] : 0xffffffffu;
     valid = valid && key < sentinel_key() && (key >> p.table_bits) == 1u;
     uint bucket = 0u, jend = 0u;

@@ -236,9 +236,20 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
     let mut idx: Vec<usize> = (0..keys.len()).collect();
     idx.sort_by_key(|&i| keys[i]);
     let sorted_keys: Vec<u32> = idx.iter().map(|&i| keys[i]).collect();
-    let skeys = s.entry_keys().read().expect("read");
-    assert_eq!(skeys, sorted_keys, "keys grouped in key order");
     let nkeys = 2usize << p.table_bits;
+    // Triangle entries come first; only edge entries get keys and values (the rest keep the
+    // sentinel key).
+    let first_edge = sorted_keys.partition_point(|&k| k < (1 << p.table_bits));
+    let gpu_keys = s.entry_keys().read().expect("read");
+    assert_eq!(
+        &gpu_keys[first_edge..],
+        &sorted_keys[first_edge..],
+        "edge keys grouped in key order"
+    );
+    assert!(
+        gpu_keys[..first_edge].iter().all(|&k| k == p.sentinel()),
+        "triangle entries keep the sentinel key"
+    );
     let mut key_counts = vec![0u32; nkeys];
     for &k in &keys[..n_used] {
         key_counts[k as usize] += 1;
@@ -275,8 +286,15 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
         reference::bucket_ranges(&sorted_keys, &p),
         "key runs"
     );
-    // Values of the sentinel entries past the total are never written (unspecified).
-    let svals = s.entry_values().read().expect("read");
+    // Values: the edge index of edge entries, the triangle index (box w) of triangle entries;
+    // the sentinel entries past the total are never written (unspecified).
+    let gpu_boxes = s.entry_boxes().read().expect("read");
+    let mut svals = s.entry_values().read().expect("read");
+    for (i, v) in svals.iter_mut().enumerate().take(first_edge) {
+        *v = gpu_boxes[2 * i][3].to_bits();
+    }
+    // Keys as the references take them (the GPU leaves triangle keys at the sentinel).
+    let skeys = sorted_keys.clone();
     for r in ranges.iter().filter(|r| r[1] > r[0]) {
         let (a, b) = (r[0] as usize, r[1] as usize);
         let mut g = svals[a..b].to_vec();
@@ -287,7 +305,6 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
     }
     // Pass 3: entry boxes (compared bitwise; sentinel entries are not written).
     let boxes = reference::entry_boxes(&gx, &m.triangles, &m.edges, &skeys, &svals, &p);
-    let gpu_boxes = s.entry_boxes().read().expect("read");
     for (i, b) in boxes.iter().enumerate() {
         if let Some(b) = b {
             for h in 0..2 {
@@ -322,7 +339,7 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
     );
     assert_eq!(
         s.query_args().read().expect("read"),
-        reference::query_args(&dom, &p, 64).to_vec(),
+        reference::query_args(&dom, &ends, &p, 64).to_vec(),
         "query_ee variant arguments"
     );
     // Queries: GPU candidates = reference candidates minus some culled by the (conservative)

@@ -528,20 +528,23 @@ pub fn buckets_are_cells(domain: &[u32; 6], p: &HashParams) -> bool {
     })
 }
 
-/// Reference of `query_args.comp`: `{one-frame grid, several-cells grid}`, the grid
-/// `{min(g, 65535), ceil(g / 65535), 1}` with `g = max(ceil(entry_cap / wg), 1)` going to the
-/// variant that applies and `{0, 1, 1}` to the other.
-pub fn query_args(domain: &[u32; 6], p: &HashParams, wg: u32) -> [u32; 6] {
-    let g = p.entry_cap.div_ceil(wg).max(1);
+/// Reference of `query_args.comp`: `{one-frame grid, several-cells grid, first edge entry, edge
+/// entries}`, the grid `{min(g, 65535), ceil(g / 65535), 1}` with `g = ceil(n / wg)` over the
+/// `n` edge entries (from the inclusive per-key `key_ends`) going to the variant that applies
+/// and `{0, 1, 1}` to the other.
+pub fn query_args(domain: &[u32; 6], key_ends: &[u32], p: &HashParams, wg: u32) -> [u32; 8] {
+    let first = key_ends[(1usize << p.table_bits) - 1];
+    let n = key_ends[(2usize << p.table_bits) - 1] - first;
+    let g = n.div_ceil(wg);
     let gx = g.min(65_535);
-    let grid = [gx, g.div_ceil(gx), 1];
+    let grid = [gx, if g == 0 { 1 } else { g.div_ceil(gx) }, 1];
     let none = [0, 1, 1];
     let (a, b) = if buckets_are_cells(domain, p) {
         (grid, none)
     } else {
         (none, grid)
     };
-    [a[0], a[1], a[2], b[0], b[1], b[2]]
+    [a[0], a[1], a[2], b[0], b[1], b[2], first, n]
 }
 
 /// Reference of `narrow.comp`: the candidates (vertex–triangle when `mode` is 0, edge–edge

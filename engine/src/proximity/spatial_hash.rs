@@ -552,7 +552,7 @@ impl ProximitySearch {
             .create_buffer("proximity.narrow_args", 6, BufferUsage::INDIRECT)
             .map_err(e)?;
         let query_args = ctx
-            .create_buffer("proximity.query_args", 6, BufferUsage::INDIRECT)
+            .create_buffer("proximity.query_args", 8, BufferUsage::INDIRECT)
             .map_err(e)?;
         // [saturated flag, cell domain (spatial_hash.glsl::buckets_are_cells), pad].
         let saturated = ctx
@@ -748,6 +748,7 @@ impl ProximitySearch {
                     .workgroup_size(WG)
                     .spec(&[WG])
                     .read(&self.saturated)
+                    .read(&key_ends)
                     .write(&self.query_args)
                     .push(&params),
             );
@@ -771,6 +772,7 @@ impl ProximitySearch {
                     .read(&key_ends)
                     .read_write(&self.ccount_ee)
                     .write(&cand_ee)
+                    .read(&self.query_args)
                     .push(&params),
                 );
             }
@@ -1011,8 +1013,9 @@ impl ProximitySearch {
         &self.status
     }
 
-    /// Indirect-dispatch arguments of the two `query_ee` variants `{one-frame grid,
-    /// several-cells grid}`; the one that does not apply has zero groups (`query_args.comp`).
+    /// Indirect-dispatch arguments of the two `query_ee` variants over the edge entries
+    /// `{one-frame grid, several-cells grid, first edge entry, edge entries}`; the variant that
+    /// does not apply has zero groups (`query_args.comp`).
     pub fn query_args(&self) -> &GpuBuffer<u32> {
         &self.query_args
     }
@@ -1027,13 +1030,15 @@ impl ProximitySearch {
         &self.counts
     }
 
-    /// Entry keys of the last run, grouped by key (sentinel past the entries).
+    /// Entry keys of the last run, grouped by key; written for edge entries only (triangle
+    /// entries and slots past the entries keep the sentinel).
     pub fn entry_keys(&self) -> &GpuBuffer<u32> {
         &self.ws.keys
     }
 
-    /// Entry values (primitive index) of the last run, grouped by key (order within a key is
-    /// that of `fill_cells.comp`'s atomics).
+    /// Entry values (edge index) of the edge entries of the last run, grouped by key (order
+    /// within a key is that of `fill_cells.comp`'s atomics); triangle entries carry their index
+    /// in [`ProximitySearch::entry_boxes`].
     pub fn entry_values(&self) -> &GpuBuffer<u32> {
         &self.ws.vals
     }
@@ -1072,7 +1077,8 @@ impl ProximitySearch {
         &self.narrow_args
     }
 
-    /// Entry boxes of the last run in key order: `[lo, id bits]`, `[hi, 0]` per entry.
+    /// Triangle-entry boxes of the last run in key order: `[lo, triangle index bits]`, `[hi, 0]`
+    /// per entry (edge entries are not written).
     pub fn entry_boxes(&self) -> &GpuBuffer<[f32; 4]> {
         &self.ws.boxes
     }
