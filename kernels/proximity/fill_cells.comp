@@ -8,7 +8,8 @@
 // last primitive records the true total in total[0] (no wrap: counts saturate, see
 // spatial_hash.glsl), so the host detects the overflow. place_entries.comp writes the entries
 // at their sorted slots after the scan of key_counts. The order of the entries of one key is
-// the order of the atomics (not deterministic; no consumer depends on it).
+// the order of the atomics (not deterministic; no consumer depends on it). One dispatch per
+// primitive type (TYPE).
 // Host: engine/src/proximity/spatial_hash.rs.
 // Reference: engine/src/cpu_reference/proximity.rs::fill_cells (keys in entry order).
 #include "common.glsl"
@@ -21,13 +22,16 @@ layout(std430, binding = 4) readonly buffer Offsets { uint offsets[]; };
 layout(std430, binding = 5) buffer KeyCounts { uint key_counts[]; };
 layout(std430, binding = 6) writeonly buffer Ranks { uint ranks[]; };
 layout(std430, binding = 7) writeonly buffer Total { uint total[]; };
+// 0: triangles (primitives 0..nt), 1: edges (primitives nt..nt+ne); one dispatch per type, so
+// lanes of one type do not run the other's loads.
+layout(constant_id = 1) const uint TYPE = 0;
 void main() {
-    uint i = flat_index();
+    uint i = flat_index() + (TYPE == 0u ? 0u : p.nt);
     uint n = p.nt + p.ne;
-    if (i >= n) return;
+    if (i >= (TYPE == 0u ? p.nt : n)) return;
     vec3 lo, hi;
     uint ty;
-    if (i < p.nt) {
+    if (TYPE == 0u) {
         uvec4 f = tris[i];
         vec3 a = x[f.x].xyz, b = x[f.y].xyz, c = x[f.z].xyz;
         lo = min(min(a, b), c) - vec3(p.pad_t);

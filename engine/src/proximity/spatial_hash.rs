@@ -667,23 +667,32 @@ impl ProximitySearch {
             .record(&mut g, &self.counts, &self.offsets, np, ScanKind::Exclusive);
         // Counting sort of the entries by key: ranks per key (fill_cells), their inclusive
         // scan, then every entry written at its slot (place_entries).
-        g.dispatch(
-            Dispatch::new(
-                "proximity.fill_cells",
-                ids::PROXIMITY_FILL_CELLS,
-                groups_2d(np),
-            )
-            .workgroup_size(WG)
-            .read(&self.x)
-            .read(&self.tris)
-            .read(&self.edges)
-            .read(&self.counts)
-            .read(&self.offsets)
-            .read_write(&key_counts)
-            .write(&ranks)
-            .write(&self.total)
-            .push(&params),
-        );
+        for (ty, name, n) in [
+            (
+                0u32,
+                "proximity.fill_cells_triangles",
+                self.mesh.triangles.len(),
+            ),
+            (1, "proximity.fill_cells_edges", self.mesh.edges.len()),
+        ] {
+            if n == 0 {
+                continue;
+            }
+            g.dispatch(
+                Dispatch::new(name, ids::PROXIMITY_FILL_CELLS, groups_2d(n))
+                    .workgroup_size(WG)
+                    .spec(&[ty])
+                    .read(&self.x)
+                    .read(&self.tris)
+                    .read(&self.edges)
+                    .read(&self.counts)
+                    .read(&self.offsets)
+                    .read_write(&key_counts)
+                    .write(&ranks)
+                    .write(&self.total)
+                    .push(&params),
+            );
+        }
         key_scan.record(&mut g, &key_counts, &key_ends, nkeys, ScanKind::Inclusive);
         for (ty, name, n) in [
             (0u32, "proximity.place_triangles", self.mesh.triangles.len()),
