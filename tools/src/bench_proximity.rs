@@ -21,7 +21,7 @@ pub struct Args {
     /// Search distance as a multiple of the mean edge length (instead of --distance).
     #[arg(long)]
     distance_scale: Option<f64>,
-    /// Grid cell size as a multiple of the default, 2 (mean edge length + 2 D).
+    /// Grid cell size as a multiple of the default, 3.5 mean edge length + D.
     #[arg(long, default_value_t = 1.0)]
     cell_scale: f64,
     /// Timed runs of each measurement (min, median and max are reported).

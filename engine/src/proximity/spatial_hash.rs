@@ -377,12 +377,12 @@ fn groups_2d(n: usize) -> [u32; 3] {
 }
 
 /// Default grid cell size (m) for mean edge length `mean_edge` and search distance `distance`:
-/// `2 (mean_edge + 2 distance)`. Per-entry work (ranking and placing entries) costs more than
-/// testing a few more primitives per bucket on lavapipe: on the sample surfaces (bunny, shirt,
-/// rocks, bear, torus; D from 0.25 to 1 mean edge) this scale was the fastest or within 15 %
-/// of it, see docs/measurements.md.
+/// `3.5 mean_edge + distance`. With the counting sort, per-entry work (ranking and placing
+/// entries) costs more on lavapipe than testing a few more primitives per bucket, so cells span
+/// a few edges: on the sample surfaces (bunny, shirt, rocks, bear, torus; D from 0.1 to 1 mean
+/// edge) this was the fastest of the sizes tried or within noise of it (docs/measurements.md).
 pub fn default_cell_size(mean_edge: f64, distance: f64) -> f64 {
-    2.0 * (mean_edge + 2.0 * distance)
+    3.5 * mean_edge + distance
 }
 
 /// Converts positions (m) to the GPU layout.
