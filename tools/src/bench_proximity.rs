@@ -48,6 +48,8 @@ struct Report {
     mean_edge: f64,
     distance: f64,
     cell_size: f64,
+    /// Bucket bits per axis k (2^k cells per axis before buckets repeat).
+    axis_bits: u32,
     entries: u32,
     pairs_vertex_triangle: u32,
     pairs_edge_edge: u32,
@@ -319,6 +321,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         mean_edge: l,
         distance: d,
         cell_size: 1.0 / s.params().inv_h as f64,
+        axis_bits: s.params().axis_bits(),
         entries: rep.entries,
         pairs_vertex_triangle: rep.vertex_triangle,
         pairs_edge_edge: rep.edge_edge,
