@@ -385,10 +385,7 @@ pub fn query_vertex_triangle(
     p: &HashParams,
 ) -> Vec<[u32; 2]> {
     let mut out = Vec::new();
-    let filter = BodyFilter {
-        within_body: p.flags & 1 != 0,
-        between_bodies: p.flags & 2 != 0,
-    };
+    let filter = BodyFilter::from_flags(p.flags);
     for v in 0..p.nv as usize {
         let q = xyz(x[v]);
         let r = ranges[cell_bucket(cell_of(q, p.inv_h), p.table_bits) as usize];
@@ -421,10 +418,7 @@ pub fn query_edge_edge(
     p: &HashParams,
 ) -> Vec<[u32; 2]> {
     let mut out = Vec::new();
-    let filter = BodyFilter {
-        within_body: p.flags & 1 != 0,
-        between_bodies: p.flags & 2 != 0,
-    };
+    let filter = BodyFilter::from_flags(p.flags);
     let ebox = |e: [u32; 2]| box32(&e.map(|i| xyz(x[i as usize])), p.pad_e);
     let ids = sorted_vals;
     for (i, &key) in sorted_keys.iter().enumerate() {
@@ -474,10 +468,7 @@ pub fn query_edge_edge_one_frame(
     p: &HashParams,
 ) -> Vec<[u32; 2]> {
     let mut out = Vec::new();
-    let filter = BodyFilter {
-        within_body: p.flags & 1 != 0,
-        between_bodies: p.flags & 2 != 0,
-    };
+    let filter = BodyFilter::from_flags(p.flags);
     let units = LOCAL_UNITS;
     for (i, (&key, ra)) in sorted_keys.iter().zip(records).enumerate() {
         let Some(ra) = ra else { continue };

@@ -34,7 +34,7 @@ use crate::cpu_reference::proximity as reference;
 use crate::primitives::{Scan, ScanKind};
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
-    GraphProfile, VkResult,
+    GraphProfile, KernelId, VkResult,
 };
 
 /// Workgroup size of the proximity kernels.
@@ -70,6 +70,14 @@ impl BodyFilter {
     /// Kernel flag bits (bit 0 within, bit 1 between).
     pub fn flags(self) -> u32 {
         self.within_body as u32 | (self.between_bodies as u32) << 1
+    }
+
+    /// The filter of kernel flag bits ([`BodyFilter::flags`]).
+    pub fn from_flags(flags: u32) -> Self {
+        BodyFilter {
+            within_body: flags & 1 != 0,
+            between_bodies: flags & 2 != 0,
+        }
     }
 
     /// Whether a pair of primitives of bodies `a` and `b` is reported.
@@ -666,27 +674,11 @@ impl ProximitySearch {
         self.scan
             .record(&mut g, &self.counts, &self.offsets, np, ScanKind::Exclusive);
         // Counting sort of the entries by key: ranks per key (fill_cells), their inclusive
-        // scan, then every entry written at its slot (place_entries).
-        for (ty, name, n) in [
-            (
-                0u32,
-                "proximity.fill_cells_triangles",
-                self.mesh.triangles.len(),
-            ),
-            (1, "proximity.fill_cells_edges", self.mesh.edges.len()),
-        ] {
-            if n == 0 {
-                continue;
-            }
+        // scan, then every entry written at its slot (place_entries); one dispatch per
+        // primitive type for each.
+        for (ty, name, n) in self.primitive_types("proximity.fill_cells") {
             g.dispatch(
-                Dispatch::new(name, ids::PROXIMITY_FILL_CELLS, groups_2d(n))
-                    .workgroup_size(WG)
-                    .spec(&[ty])
-                    .read(&self.x)
-                    .read(&self.tris)
-                    .read(&self.edges)
-                    .read(&self.counts)
-                    .read(&self.offsets)
+                self.per_primitive(name, ids::PROXIMITY_FILL_CELLS, ty, n)
                     .read_write(&key_counts)
                     .write(&ranks)
                     .write(&self.total)
@@ -694,22 +686,9 @@ impl ProximitySearch {
             );
         }
         key_scan.record(&mut g, &key_counts, &key_ends, nkeys, ScanKind::Inclusive);
-        for (ty, name, n) in [
-            (0u32, "proximity.place_triangles", self.mesh.triangles.len()),
-            (1, "proximity.place_edges", self.mesh.edges.len()),
-        ] {
-            if n == 0 {
-                continue;
-            }
+        for (ty, name, n) in self.primitive_types("proximity.place") {
             g.dispatch(
-                Dispatch::new(name, ids::PROXIMITY_PLACE_ENTRIES, groups_2d(n))
-                    .workgroup_size(WG)
-                    .spec(&[ty])
-                    .read(&self.x)
-                    .read(&self.tris)
-                    .read(&self.edges)
-                    .read(&self.counts)
-                    .read(&self.offsets)
+                self.per_primitive(name, ids::PROXIMITY_PLACE_ENTRIES, ty, n)
                     .read(&key_ends)
                     .read(&ranks)
                     .write(&keys)
@@ -868,6 +847,31 @@ impl ProximitySearch {
             cand_ee,
             graph,
         })
+    }
+
+    /// `(type, node name, primitives)` of the triangles (type 0) and edges (type 1) present.
+    fn primitive_types(&self, prefix: &str) -> Vec<(u32, String, usize)> {
+        [
+            (0, "triangles", self.mesh.triangles.len()),
+            (1, "edges", self.mesh.edges.len()),
+        ]
+        .into_iter()
+        .filter(|&(_, _, n)| n > 0)
+        .map(|(ty, what, n)| (ty, format!("{prefix}_{what}"), n))
+        .collect()
+    }
+
+    /// A dispatch over the `n` primitives of type `ty` (specialization constant 1) reading
+    /// positions, triangles, edges, cell counts and entry offsets (bindings 0–4).
+    fn per_primitive(&self, name: String, kernel: KernelId, ty: u32, n: usize) -> Dispatch {
+        Dispatch::new(name, kernel, groups_2d(n))
+            .workgroup_size(WG)
+            .spec(&[ty])
+            .read(&self.x)
+            .read(&self.tris)
+            .read(&self.edges)
+            .read(&self.counts)
+            .read(&self.offsets)
     }
 
     /// Uploads new positions (m, f64 → f32); the next [`ProximitySearch::run`] searches them.
