@@ -2,7 +2,8 @@
 // Pass 2 of the spatial hash (counting sort of the cell entries, part 1): primitive i
 // (triangles 0..nt, then edges nt..nt+ne) visits the cells its inflated box overlaps, in
 // z, y, x order; its k-th cell is entry offsets[i] + k (offsets = exclusive scan of
-// cell_counts). For each, key = (type, bucket of the cell) (spatial_hash.glsl::entry_key), and
+// cell_counts). For each, key = (type, bucket of the cell, x slot of the box's lower x in the
+// cell) (spatial_hash.glsl::cell_entry_key), and
 // the entry's rank among the entries of its key is taken with an atomic on key_counts (cleared
 // before) and stored in ranks. Entries past entry_cap are neither counted nor stored, and the
 // last primitive records the true total in total[0] (no wrap: counts saturate, see
@@ -53,7 +54,7 @@ void main() {
     for (int z = c0.z; z <= c1.z && k < end; ++z)
         for (int y = c0.y; y <= c1.y && k < end; ++y)
             for (int xx = c0.x; xx <= c1.x && k < end; ++xx) {
-                ranks[k] = atomicAdd(key_counts[entry_key(ty, cell_bucket(ivec3(xx, y, z)))], 1u);
+                ranks[k] = atomicAdd(key_counts[cell_entry_key(ty, lo, ivec3(xx, y, z))], 1u);
                 ++k;
             }
 }

@@ -3,7 +3,7 @@
 // its cells again in fill_cells.comp's order and writes its k-th entry at its sorted slot
 // start(key) + ranks[offsets[i] + k], where start(key) = key_ends[key - 1] (0 for key 0;
 // key_ends = inclusive scan of the per-key entry counts), so the entries are grouped by key
-// (type, bucket) and bucket b of type t holds [start, key_ends[(t << table_bits) | b]). Each
+// (type, bucket, x slot) and a bucket's entries are contiguous, in x-slot order. Each
 // triangle entry stores its inflated box, boxes[2 slot] = (lo, triangle index bits),
 // boxes[2 slot + 1] = (hi, 0) (query_vt.comp scans buckets with contiguous loads instead of
 // index → vertex → position indirections); an edge entry stores keys[slot] = key,
@@ -57,7 +57,7 @@ void main() {
         for (int y = c0.y; y <= c1.y && k < end; ++y)
             for (int xx = c0.x; xx <= c1.x && k < end; ++xx) {
                 ivec3 c = ivec3(xx, y, z);
-                uint key = entry_key(ty, cell_bucket(c));
+                uint key = cell_entry_key(ty, lo, c);
                 uint slot = KEY_START(key_ends, key) + ranks[k];
                 if (TYPE == 0u) {
                     boxes[2u * slot] = blo;

@@ -18,8 +18,8 @@ void main() {
     uvec3 not_lo = uvec3(saturated[1], saturated[2], saturated[3]);
     uvec3 up = uvec3(saturated[4], saturated[5], saturated[6]);
     bool one = buckets_are_cells(not_lo, up);
-    uint first = key_ends[(1u << p.table_bits) - 1u];
-    uint n = key_ends[(2u << p.table_bits) - 1u] - first;
+    uint first = key_ends[(1u << (p.table_bits + p.order_bits)) - 1u];
+    uint n = key_ends[(2u << (p.table_bits + p.order_bits)) - 1u] - first;
     // [x, y, 1] with x <= 65535 covering n invocations; no group without edge entries.
     uint g = (n + QUERY_WG - 1u) / QUERY_WG;
     uint gx = min(g, 65535u);

@@ -8,7 +8,7 @@
 //
 // Subgroup tiles (llvmpipe runs 8 lanes as one SIMD row; per-lane loads and stores there are
 // scalar loops over the lanes, register shuffles are cheap): the subgroup scans the union of
-// its lanes' ranges (i, end of bucket) in tiles of TILE entries. Lane k < TILE loads the packed
+// its lanes' ranges (i, end of the bucket's x slots its box reaches) in tiles of TILE entries. Lane k < TILE loads the packed
 // record of entry base + k (place_entries.comp: cell-local quantized box, vertices) and its
 // body; the tile's records are then shuffled to all lanes one at a time (unrolled, constant
 // lane), so every lane tests its own entry against them with register data only, collecting
@@ -80,15 +80,18 @@ void main() {
     bool valid = k < query_args[7];
     uint i = query_args[6] + k; // this invocation's edge entry
     uint key = valid ? keys[i] : 0xffffffffu;
-    valid = valid && key < sentinel_key() && (key >> p.table_bits) == 1u;
+    valid = valid && key < sentinel_key() && key_type(key) == 1u;
     uint bucket = 0u, jend = 0u;
     uvec4 ra = uvec4(0u, 0u, 0xffffffffu, 0xffffffffu);
     vec3 lo_a = vec3(0.0), hi_a = vec3(0.0);
     uint ba = 0u;
     if (valid) {
-        bucket = key & ((1u << p.table_bits) - 1u);
-        jend = key_ends[key];
+        bucket = key_bucket(key);
         ra = recs[i];
+        // Later entries of the bucket up to the x slot of this box's upper x: entries past it
+        // lie right of the box in the entry's cell (x_slot), so they never pass the test below
+        // in the cell that owns a pair.
+        jend = key_ends[entry_key(1u, bucket, x_slot(unpack_local(ra.y).x))];
         if (FILTER == 1u) ba = body[ra.z];
         if (!one_frame) {
             edge_box(ra.zw, lo_a, hi_a);

@@ -40,15 +40,20 @@ void main() {
     vec3 q = pending ? x[v].xyz : vec3(0.0);
     uint bv = 0u;
     if (FILTER == 1u && pending) bv = body[v];
-    uint bucket = pending ? cell_bucket(cell_of(q)) : 0xffffffffu;
+    ivec3 cq = cell_of(q);
+    uint bucket = pending ? cell_bucket(cq) : 0xffffffffu;
+    // Triangle entries of the bucket whose box's lower x slot is at most q's: the later ones
+    // lie right of q in q's cell (x_slot).
+    uint qslot = x_slot(local_units(q, cq).x);
     const uint T = TILE;
     uint lane = gl_SubgroupInvocationID;
     uint nt1 = max(p.nt, 1u) - 1u;
     // One distinct bucket of the subgroup per iteration (at most 8 on llvmpipe).
     for (uint lead = subgroupMin(bucket); lead != 0xffffffffu; lead = subgroupMin(bucket)) {
         bool mine = bucket == lead;
-        // Triangle entries of the bucket (key = bucket for triangles).
-        uvec2 r = uvec2(KEY_START(key_ends, lead), key_ends[lead]);
+        // Triangle entries of the bucket, up to the largest x slot of its lanes.
+        uint lane_end = mine ? key_ends[entry_key(0u, lead, qslot)] : 0u;
+        uvec2 r = uvec2(KEY_START(key_ends, entry_key(0u, lead, 0u)), subgroupMax(lane_end));
         uint first = r.x - r.x % T;
         // Two nested loops: llvmpipe bounds each loop at 65535 iterations per invocation.
         for (uint outer = first; outer < r.y; outer += 32768u * T) {

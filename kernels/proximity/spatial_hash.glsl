@@ -4,7 +4,7 @@
 #ifndef SUPPLE_SPATIAL_HASH_GLSL
 #define SUPPLE_SPATIAL_HASH_GLSL
 
-// Same block in every proximity kernel (56 bytes).
+// Same block in every proximity kernel (60 bytes).
 layout(push_constant) uniform P {
     uint nv;         // vertices
     uint nt;         // triangles (primitives 0..nt of the cell tables)
@@ -20,6 +20,7 @@ layout(push_constant) uniform P {
     uint flags;      // bit 0: pairs within one body, bit 1: pairs between bodies
     uint cvt_cap;    // capacity of the vertex-triangle candidate list
     uint cee_cap;    // capacity of the edge-edge candidate list
+    uint order_bits; // x-order bits of the keys (0..4): 2^order_bits slots per bucket
 } p;
 
 // Flat invocation index of a 2D dispatch ([x, y, 1] groups, x-major).
@@ -41,11 +42,21 @@ uint cell_bucket(ivec3 c) {
     return u.x | (u.y << k) | (u.z << (2u * k));
 }
 
-// Key of an entry: primitive type (0 triangle, 1 edge), bucket. Keys below sentinel_key().
-uint entry_key(uint ty, uint bucket) { return (ty << p.table_bits) | bucket; }
+// Key of an entry: primitive type (0 triangle, 1 edge), bucket, x slot (x_slot; the entries of
+// a bucket are then ordered by the x of their box's lower corner, so a query scans only the
+// slots its own box reaches). Keys below sentinel_key().
+uint entry_key(uint ty, uint bucket, uint slot) {
+    return (((ty << p.table_bits) | bucket) << p.order_bits) | slot;
+}
 
 // Key of unused entries (past every bucket of both types).
-uint sentinel_key() { return 2u << p.table_bits; }
+uint sentinel_key() { return 2u << (p.table_bits + p.order_bits); }
+
+// Bucket of a key.
+uint key_bucket(uint key) { return (key >> p.order_bits) & ((1u << p.table_bits) - 1u); }
+
+// Primitive type of a key (0 triangle, 1 edge).
+uint key_type(uint key) { return key >> (p.table_bits + p.order_bits); }
 
 // First entry of the bucket with key b: entries of keys below b (ends = inclusive scan of the
 // per-key entry counts).
@@ -80,13 +91,31 @@ const float SPHERE_MARGIN = 1.001;
 // clamped). Cell coordinates must stay below 2^23 in magnitude, as for cell_of.
 const uint LOCAL_UNITS = 128u;
 
-// floor(v / h * LOCAL_UNITS) relative to cell c, clamped to [-512, 511] per axis, packed.
-uint pack_local(vec3 v, ivec3 c) {
+// floor(v / h * LOCAL_UNITS) relative to cell c, clamped to [-512, 511] per axis.
+ivec3 local_units(vec3 v, ivec3 c) {
     vec3 t = v * p.inv_h;
     vec3 f = clamp(floor(t * float(LOCAL_UNITS)), vec3(-1073741824.0), vec3(1073741824.0));
     ivec3 q = ivec3(f) - c * int(LOCAL_UNITS);
-    uvec3 u = uvec3(clamp(q, ivec3(-512), ivec3(511)) + 512);
+    return clamp(q, ivec3(-512), ivec3(511));
+}
+
+// local_units packed, 10 bits per axis.
+uint pack_local(vec3 v, ivec3 c) {
+    uvec3 u = uvec3(local_units(v, c) + 512);
     return u.x | (u.y << 10u) | (u.z << 20u);
+}
+
+// x slot of a cell-local x (local_units): 2^order_bits slots over [-1, 1) cell, clamped;
+// monotone in x, so an entry whose lower x has a slot above the slot of another box's upper x
+// lies right of that box (same cell).
+uint x_slot(int ux) {
+    int s = (ux + int(LOCAL_UNITS)) >> (8 - int(p.order_bits));
+    return uint(clamp(s, 0, (1 << p.order_bits) - 1));
+}
+
+// Key of the entry of a primitive of type ty with inflated box lower corner lo in cell c.
+uint cell_entry_key(uint ty, vec3 lo, ivec3 c) {
+    return entry_key(ty, cell_bucket(c), x_slot(local_units(lo, c).x));
 }
 
 // Inverse of the packing of pack_local (cell-local units).

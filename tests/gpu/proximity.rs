@@ -217,6 +217,8 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
         })
         .collect();
     eprintln!("cells per axis {span:?}, 2^k = {}", 1u32 << p.axis_bits());
+    // Both cases split the buckets into x slots (k = 4 or 5 here).
+    assert!(p.order_bits > 0, "x slots exercised");
     if cell.is_some() {
         assert!(
             span.iter().any(|&c| c > (1u32 << p.axis_bits()) as f32),
@@ -236,10 +238,10 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
     let mut idx: Vec<usize> = (0..keys.len()).collect();
     idx.sort_by_key(|&i| keys[i]);
     let sorted_keys: Vec<u32> = idx.iter().map(|&i| keys[i]).collect();
-    let nkeys = 2usize << p.table_bits;
+    let nkeys = p.num_keys();
     // Triangle entries come first; only edge entries get keys and values (the rest keep the
     // sentinel key).
-    let first_edge = sorted_keys.partition_point(|&k| k < (1 << p.table_bits));
+    let first_edge = sorted_keys.partition_point(|&k| (k as usize) < nkeys / 2);
     let gpu_keys = s.entry_keys().read().expect("read");
     assert_eq!(
         &gpu_keys[first_edge..],

@@ -153,9 +153,48 @@ pub fn cell_bucket(c: [i32; 3], table_bits: u32) -> u32 {
     u[0] | u[1] << k | u[2] << (2 * k)
 }
 
-/// Key of an entry: type, bucket (`spatial_hash.glsl::entry_key`).
-pub fn entry_key(ty: u32, bucket: u32, table_bits: u32) -> u32 {
-    (ty << table_bits) | bucket
+/// Key of an entry: type, bucket, x slot (`spatial_hash.glsl::entry_key`).
+pub fn entry_key(ty: u32, bucket: u32, slot: u32, p: &HashParams) -> u32 {
+    (((ty << p.table_bits) | bucket) << p.order_bits) | slot
+}
+
+/// Bucket of a key (`spatial_hash.glsl::key_bucket`).
+pub fn key_bucket(key: u32, p: &HashParams) -> u32 {
+    (key >> p.order_bits) & ((1 << p.table_bits) - 1)
+}
+
+/// Primitive type of a key, 0 triangle, 1 edge (`spatial_hash.glsl::key_type`).
+pub fn key_type(key: u32, p: &HashParams) -> u32 {
+    key >> (p.table_bits + p.order_bits)
+}
+
+/// x slot of a cell-local x in [`local_units`] (`spatial_hash.glsl::x_slot`).
+pub fn x_slot(ux: i32, p: &HashParams) -> u32 {
+    let s = (ux + LOCAL_UNITS) >> (8 - p.order_bits as i32);
+    s.clamp(0, (1 << p.order_bits) - 1) as u32
+}
+
+/// Key of the entry of a primitive of type `ty` with box lower corner `lo` in cell `c`
+/// (`spatial_hash.glsl::cell_entry_key`).
+pub fn cell_entry_key(ty: u32, lo: [f32; 3], c: [i32; 3], p: &HashParams) -> u32 {
+    let slot = x_slot(local_units(lo, c, p.inv_h)[0], p);
+    entry_key(ty, cell_bucket(c, p.table_bits), slot, p)
+}
+
+/// Entries `[start, end)` of bucket `bucket` of type `ty` (all its x slots) in key-sorted
+/// entries, from the per-key runs of [`bucket_ranges`].
+pub fn bucket_span(ranges: &[[u32; 2]], ty: u32, bucket: u32, p: &HashParams) -> (usize, usize) {
+    let first = entry_key(ty, bucket, 0, p) as usize;
+    let keys = &ranges[first..first + (1usize << p.order_bits)];
+    let mut span = (usize::MAX, 0);
+    for r in keys.iter().filter(|r| r[1] > r[0]) {
+        span = (span.0.min(r[0] as usize), span.1.max(r[1] as usize));
+    }
+    if span.0 == usize::MAX {
+        (0, 0)
+    } else {
+        span
+    }
 }
 
 fn xyz(p: [f32; 4]) -> [f32; 3] {
@@ -255,8 +294,7 @@ pub fn fill_cells(
             for y in c0[1]..=c1[1] {
                 for xx in c0[0]..=c1[0] {
                     if k < cap {
-                        keys[k] =
-                            entry_key(ty, cell_bucket([xx, y, z], p.table_bits), p.table_bits);
+                        keys[k] = cell_entry_key(ty, lo, [xx, y, z], p);
                         vals[k] = id as u32;
                     }
                     k += 1;
@@ -269,10 +307,10 @@ pub fn fill_cells(
 
 /// Runs `[start, end)` of each key (type, bucket) in key-sorted entries (`[0, 0]` if empty).
 pub fn bucket_ranges(sorted_keys: &[u32], p: &HashParams) -> Vec<[u32; 2]> {
-    let mut r = vec![[0u32; 2]; 2usize << p.table_bits];
+    let mut r = vec![[0u32; 2]; p.num_keys()];
     let b = sorted_keys;
     for (i, &k) in b.iter().enumerate() {
-        if k >= 2 << p.table_bits {
+        if k >= p.sentinel() {
             continue;
         }
         if i == 0 || b[i - 1] != k {
@@ -299,7 +337,7 @@ pub fn entry_boxes(
         .iter()
         .zip(sorted_vals)
         .map(|(&k, &id)| {
-            if k >> p.table_bits != 0 {
+            if key_type(k, p) != 0 {
                 return None;
             }
             let i = id as usize;
@@ -319,16 +357,22 @@ pub const LOCAL_UNITS: i32 = 128;
 /// `spatial_hash.glsl::pack_local`: `floor(v / h * LOCAL_UNITS)` relative to cell `c`, clamped
 /// to `[-512, 511]` per axis, 10 bits per axis.
 pub fn pack_local(v: [f32; 3], c: [i32; 3], inv_h: f32) -> u32 {
-    let mut w = 0;
-    for k in 0..3 {
+    let q = local_units(v, c, inv_h);
+    (0..3).fold(0, |w, k| w | ((q[k] + 512) as u32) << (10 * k))
+}
+
+/// `spatial_hash.glsl::local_units`: `floor(v / h * LOCAL_UNITS)` relative to cell `c`,
+/// clamped to `[-512, 511]` per axis.
+pub fn local_units(v: [f32; 3], c: [i32; 3], inv_h: f32) -> [i32; 3] {
+    std::array::from_fn(|k| {
         let t = v[k] * inv_h;
         let f = (t * LOCAL_UNITS as f32)
             .floor()
             .clamp(-1_073_741_824.0, 1_073_741_824.0);
-        let q = (f as i32).wrapping_sub(c[k].wrapping_mul(LOCAL_UNITS));
-        w |= ((q.clamp(-512, 511) + 512) as u32) << (10 * k);
-    }
-    w
+        (f as i32)
+            .wrapping_sub(c[k].wrapping_mul(LOCAL_UNITS))
+            .clamp(-512, 511)
+    })
 }
 
 /// Reference of the edge-entry records of `place_entries.comp`: per sorted edge entry
@@ -347,12 +391,12 @@ pub fn edge_records(
         .iter()
         .zip(sorted_vals)
         .map(|(&key, &id)| {
-            if key >= p.sentinel() || key >> p.table_bits != 1 {
+            if key >= p.sentinel() || key_type(key, p) != 1 {
                 return None;
             }
             let e = edges[id as usize];
             let (lo, hi) = box32(&e.map(|v| xyz(x[v as usize])), p.pad_e);
-            let bucket = key & ((1 << p.table_bits) - 1);
+            let bucket = key_bucket(key, p);
             let bc = [bucket & km, (bucket >> k) & km, (bucket >> (2 * k)) & km];
             let c0 = cell_of(lo, p.inv_h);
             let c: [i32; 3] = std::array::from_fn(|a| {
@@ -388,8 +432,9 @@ pub fn query_vertex_triangle(
     let filter = BodyFilter::from_flags(p.flags);
     for v in 0..p.nv as usize {
         let q = xyz(x[v]);
-        let r = ranges[cell_bucket(cell_of(q, p.inv_h), p.table_bits) as usize];
-        for &t in &vals[r[0] as usize..r[1] as usize] {
+        let bucket = cell_bucket(cell_of(q, p.inv_h), p.table_bits);
+        let (start, end) = bucket_span(ranges, 0, bucket, p);
+        for &t in &vals[start..end] {
             let f = triangles[t as usize];
             if f.contains(&(v as u32)) || !filter.allows(body[v], body[f[0] as usize]) {
                 continue;
@@ -422,11 +467,11 @@ pub fn query_edge_edge(
     let ebox = |e: [u32; 2]| box32(&e.map(|i| xyz(x[i as usize])), p.pad_e);
     let ids = sorted_vals;
     for (i, &key) in sorted_keys.iter().enumerate() {
-        if key >= p.sentinel() || key >> p.table_bits != 1 {
+        if key >= p.sentinel() || key_type(key, p) != 1 {
             continue;
         }
-        let bucket = key & ((1 << p.table_bits) - 1);
-        let r = ranges[key as usize];
+        let bucket = key_bucket(key, p);
+        let r = [0, bucket_span(ranges, 1, bucket, p).1 as u32];
         let ea = ids[i];
         let ia = edges[ea as usize];
         let (lo_a, hi_a) = ebox(ia);
@@ -472,7 +517,7 @@ pub fn query_edge_edge_one_frame(
     let units = LOCAL_UNITS;
     for (i, (&key, ra)) in sorted_keys.iter().zip(records).enumerate() {
         let Some(ra) = ra else { continue };
-        let end = ranges[key as usize][1] as usize;
+        let end = bucket_span(ranges, 1, key_bucket(key, p), p).1;
         let (la, ha) = (unpack_local(ra[0]), unpack_local(ra[1]));
         for (j, rb) in records.iter().enumerate().take(end).skip(i + 1) {
             let Some(rb) = rb else { continue };
@@ -524,8 +569,8 @@ pub fn buckets_are_cells(domain: &[u32; 6], p: &HashParams) -> bool {
 /// `n` edge entries (from the inclusive per-key `key_ends`) going to the variant that applies
 /// and `{0, 1, 1}` to the other.
 pub fn query_args(domain: &[u32; 6], key_ends: &[u32], p: &HashParams, wg: u32) -> [u32; 8] {
-    let first = key_ends[(1usize << p.table_bits) - 1];
-    let n = key_ends[(2usize << p.table_bits) - 1] - first;
+    let first = key_ends[p.num_keys() / 2 - 1];
+    let n = key_ends[p.num_keys() - 1] - first;
     let g = n.div_ceil(wg);
     let gx = g.min(65_535);
     let grid = [gx, if g == 0 { 1 } else { g.div_ceil(gx) }, 1];

@@ -255,12 +255,21 @@ pub struct HashParams {
     pub cvt_cap: u32,
     /// Capacity of the edge–edge candidate list.
     pub cee_cap: u32,
+    /// x-order bits of the keys (0..=4): each bucket is split into `2^order_bits` slots by the x
+    /// of the entry box's lower corner in its cell, so the queries scan only the slots their
+    /// own box reaches.
+    pub order_bits: u32,
 }
 
 impl HashParams {
     /// Sentinel key of unused entries (past every bucket of both types).
     pub fn sentinel(&self) -> u32 {
-        2u32 << self.table_bits
+        2u32 << (self.table_bits + self.order_bits)
+    }
+
+    /// Number of keys (both types, every bucket and x slot); the sentinel is this value.
+    pub fn num_keys(&self) -> usize {
+        2usize << (self.table_bits + self.order_bits)
     }
 
     /// Bits per axis of a bucket index (`k`).
@@ -467,6 +476,7 @@ impl ProximitySearch {
             flags: options.filter.flags(),
             cvt_cap: 0,
             cee_cap: 0,
+            order_bits: 0,
         };
         let gx = to_gpu_positions(x);
         // Fewest bucket bits per axis (4..=7) holding the cell domain at these positions: every
@@ -622,8 +632,12 @@ impl ProximitySearch {
                 .min(self.domain_axis_bits)
         });
         let table_bits = 3 * k;
+        // x slots per bucket while the key table stays at most 2^17 keys (k = 4: 16 slots,
+        // k = 5: 2, larger tables: none).
+        let order_bits = 16u32.saturating_sub(table_bits).min(4);
         let params = HashParams {
             table_bits,
+            order_bits,
             entry_cap: entry_cap as u32,
             vt_cap: vt_cap.max(1) as u32,
             ee_cap: ee_cap.max(1) as u32,
@@ -634,7 +648,7 @@ impl ProximitySearch {
         let usage = BufferUsage::STORAGE;
         let keys = ctx.create_buffer("proximity.keys", entry_cap, usage)?;
         let vals = ctx.create_buffer("proximity.vals", entry_cap, usage)?;
-        let nkeys = 2usize << table_bits;
+        let nkeys = params.num_keys();
         let ranks = ctx.create_buffer("proximity.entry_ranks", entry_cap, usage)?;
         let key_counts = ctx.create_buffer("proximity.key_counts", nkeys, usage)?;
         let key_ends = ctx.create_buffer("proximity.key_ends", nkeys, usage)?;
