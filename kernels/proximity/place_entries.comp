@@ -3,16 +3,15 @@
 // its cells again in fill_cells.comp's order and writes its k-th entry at its sorted slot
 // start(key) + ranks[offsets[i] + k], where start(key) = key_ends[key - 1] (0 for key 0;
 // key_ends = inclusive scan of the per-key entry counts), so the entries are grouped by key
-// (type, bucket, x slot) and a bucket's entries are contiguous, in x-slot order. Each
-// triangle entry stores its inflated box, boxes[2 slot] = (lo, triangle index bits),
-// boxes[2 slot + 1] = (hi, 0) (query_vt.comp scans buckets with contiguous loads instead of
-// index → vertex → position indirections); an edge entry stores keys[slot] = key,
-// vals[slot] = edge index and a packed record recs[slot] = (lo, hi, v0, v1) for
-// query_ee.comp: the box's corners quantized relative to the entry's cell
-// (spatial_hash.glsl::pack_local) and the edge's vertices. One dispatch per primitive type
-// (TYPE; lanes of one type do not run the other's stores). keys and vals of triangle entries
-// and of slots past the stored entries are not written (no consumer reads them). Host: engine/src/proximity/spatial_hash.rs.
-// Reference: cpu_reference/proximity.rs::entry_boxes and edge_records (per entry).
+// (type, bucket, x slot) and a bucket's entries are contiguous, in x-slot order. Every entry
+// stores a packed record recs[slot]: its box's corners quantized relative to the entry's cell
+// (spatial_hash.glsl::pack_local) and, for a triangle, (triangle index, 0) (query_vt.comp),
+// for an edge its two vertices (query_ee.comp); an edge entry also stores keys[slot] = key and
+// vals[slot] = edge index. One dispatch per primitive type (TYPE; lanes of one type do not
+// run the other's stores). keys and vals of triangle entries and of slots past the stored
+// entries are not written (no consumer reads them).
+// Host: engine/src/proximity/spatial_hash.rs.
+// Reference: cpu_reference/proximity.rs::entry_records (per entry).
 #include "common.glsl"
 #include "spatial_hash.glsl"
 layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
@@ -24,8 +23,7 @@ layout(std430, binding = 5) readonly buffer KeyEnds { uint key_ends[]; };
 layout(std430, binding = 6) readonly buffer Ranks { uint ranks[]; };
 layout(std430, binding = 7) writeonly buffer Keys { uint keys[]; };
 layout(std430, binding = 8) writeonly buffer Vals { uint vals[]; };
-layout(std430, binding = 9) writeonly buffer Boxes { vec4 boxes[]; };
-layout(std430, binding = 10) writeonly buffer Recs { uvec4 recs[]; };
+layout(std430, binding = 9) writeonly buffer Recs { uvec4 recs[]; };
 // 0: triangles (primitives 0..nt), 1: edges (primitives nt..nt+ne).
 layout(constant_id = 1) const uint TYPE = 0;
 void main() {
@@ -52,20 +50,19 @@ void main() {
     ivec3 c0 = cell_of(lo), c1 = cell_of(hi);
     uint k = offsets[i];
     uint end = min(k + counts[i], p.entry_cap);
-    vec4 blo = vec4(lo, uintBitsToFloat(id)), bhi = vec4(hi, 0.0);
     for (int z = c0.z; z <= c1.z && k < end; ++z)
         for (int y = c0.y; y <= c1.y && k < end; ++y)
             for (int xx = c0.x; xx <= c1.x && k < end; ++xx) {
                 ivec3 c = ivec3(xx, y, z);
                 uint key = cell_entry_key(ty, lo, c);
                 uint slot = KEY_START(key_ends, key) + ranks[k];
+                uvec2 box = uvec2(pack_local(lo, c), pack_local(hi, c));
                 if (TYPE == 0u) {
-                    boxes[2u * slot] = blo;
-                    boxes[2u * slot + 1u] = bhi;
+                    recs[slot] = uvec4(box, id, 0u);
                 } else {
                     keys[slot] = key;
                     vals[slot] = id;
-                    recs[slot] = uvec4(pack_local(lo, c), pack_local(hi, c), e.x, e.y);
+                    recs[slot] = uvec4(box, e.x, e.y);
                 }
                 ++k;
             }

@@ -146,7 +146,7 @@ void main() {
                     base += T;
                     if (subgroupAny(nslot == SLOTS)) break; // uniform
                 }
-                append_slots(sbase, sbits, i, p.cee_cap);
+                append_slots(sbase, sbits, i, p.cee_cap, false);
                 sbits = uvec4(0u);
                 nslot = 0u;
             }

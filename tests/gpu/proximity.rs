@@ -288,12 +288,12 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
         reference::bucket_ranges(&sorted_keys, &p),
         "key runs"
     );
-    // Values: the edge index of edge entries, the triangle index (box w) of triangle entries;
-    // the sentinel entries past the total are never written (unspecified).
-    let gpu_boxes = s.entry_boxes().read().expect("read");
+    // Values: the edge index of edge entries, the triangle index (record word 2) of triangle
+    // entries; the sentinel entries past the total are never written (unspecified).
+    let gpu_recs = s.entry_records().read().expect("read");
     let mut svals = s.entry_values().read().expect("read");
     for (i, v) in svals.iter_mut().enumerate().take(first_edge) {
-        *v = gpu_boxes[2 * i][3].to_bits();
+        *v = gpu_recs[i][2];
     }
     // Keys as the references take them (the GPU leaves triangle keys at the sentinel).
     let skeys = sorted_keys.clone();
@@ -305,28 +305,13 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
         e.sort_unstable();
         assert_eq!(g, e, "values of the run {r:?}");
     }
-    // Pass 3: entry boxes (compared bitwise; sentinel entries are not written).
-    let boxes = reference::entry_boxes(&gx, &m.triangles, &m.edges, &skeys, &svals, &p);
-    for (i, b) in boxes.iter().enumerate() {
-        if let Some(b) = b {
-            for h in 0..2 {
-                let (g, r) = (gpu_boxes[2 * i + h], b[h]);
-                assert_eq!(
-                    g.map(f32::to_bits),
-                    r.map(f32::to_bits),
-                    "entry box {i}.{h}"
-                );
-            }
-        }
-    }
-    // Packed edge-entry records (cell-local quantized boxes and vertices) of query_ee.
-    let recs = reference::edge_records(&gx, &m.edges, &skeys, &svals, &p);
-    let gpu_recs = s.entry_records().read().expect("read");
+    // Pass 3: packed entry records (cell-local quantized boxes; triangle or edge vertices).
+    let recs = reference::entry_records(&gx, &m.triangles, &m.edges, &skeys, &svals, &p);
     let mut n_recs = 0;
     for (i, r) in recs.iter().enumerate() {
         if let Some(r) = r {
-            assert_eq!(gpu_recs[i], *r, "edge record {i}");
-            n_recs += 1;
+            assert_eq!(gpu_recs[i], *r, "entry record {i}");
+            n_recs += (i >= first_edge) as usize;
         }
     }
     assert!(n_recs > 0, "the test should have edge entries");
@@ -369,9 +354,26 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
         assert_eq!(edges.len(), cee.len(), "ee: a pair of edges found twice");
     }
     let rvt = reference::query_vertex_triangle(&gx, &m.body, &m.triangles, &svals, &ranges, &p);
+    // Vertex–triangle: exactly the quantized reference, a superset of the f32 box test.
+    let qvt =
+        reference::query_vertex_triangle_quantized(&gx, &m.body, &m.triangles, &recs, &ranges, &p);
+    let gvt: HashSet<[u32; 2]> = cvt.iter().copied().collect();
+    assert_eq!(gvt.len(), cvt.len(), "vt: duplicate candidates");
+    assert_eq!(
+        gvt,
+        qvt.iter().copied().collect::<HashSet<_>>(),
+        "vt: quantized candidates"
+    );
+    assert!(
+        rvt.iter().all(|c| gvt.contains(c)),
+        "vt: f32 candidates missing from the quantized ones"
+    );
     let ree = reference::query_edge_edge(&gx, &m.body, &m.edges, &skeys, &svals, &ranges, &p);
     for (what, mode, g, r) in [("vt", 0, &cvt, &rvt), ("ee", 1, &cee, &ree)] {
-        if mode == 1 && one_frame {
+        if mode == 0 {
+            continue; // checked above
+        }
+        if one_frame {
             // A superset of the f32 candidates (the quantized boxes contain the f32 boxes).
             let gs: HashSet<[u32; 2]> = g.iter().copied().collect();
             let rs: HashSet<[u32; 2]> = r.iter().copied().collect();

@@ -181,11 +181,17 @@ pub fn cell_entry_key(ty: u32, lo: [f32; 3], c: [i32; 3], p: &HashParams) -> u32
     entry_key(ty, cell_bucket(c, p.table_bits), slot, p)
 }
 
-/// Entries `[start, end)` of bucket `bucket` of type `ty` (all its x slots) in key-sorted
-/// entries, from the per-key runs of [`bucket_ranges`].
-pub fn bucket_span(ranges: &[[u32; 2]], ty: u32, bucket: u32, p: &HashParams) -> (usize, usize) {
+/// Entries `[start, end)` of the x slots `0..=last_slot` of bucket `bucket` of type `ty` in
+/// key-sorted entries, from the per-key runs of [`bucket_ranges`] (`(0, 0)` if empty).
+pub fn slots_span(
+    ranges: &[[u32; 2]],
+    ty: u32,
+    bucket: u32,
+    last_slot: u32,
+    p: &HashParams,
+) -> (usize, usize) {
     let first = entry_key(ty, bucket, 0, p) as usize;
-    let keys = &ranges[first..first + (1usize << p.order_bits)];
+    let keys = &ranges[first..=first + last_slot as usize];
     let mut span = (usize::MAX, 0);
     for r in keys.iter().filter(|r| r[1] > r[0]) {
         span = (span.0.min(r[0] as usize), span.1.max(r[1] as usize));
@@ -195,6 +201,11 @@ pub fn bucket_span(ranges: &[[u32; 2]], ty: u32, bucket: u32, p: &HashParams) ->
     } else {
         span
     }
+}
+
+/// Entries `[start, end)` of bucket `bucket` of type `ty` (all its x slots), see [`slots_span`].
+pub fn bucket_span(ranges: &[[u32; 2]], ty: u32, bucket: u32, p: &HashParams) -> (usize, usize) {
+    slots_span(ranges, ty, bucket, (1 << p.order_bits) - 1, p)
 }
 
 fn xyz(p: [f32; 4]) -> [f32; 3] {
@@ -323,33 +334,6 @@ pub fn bucket_ranges(sorted_keys: &[u32], p: &HashParams) -> Vec<[u32; 2]> {
     r
 }
 
-/// Reference of the boxes `place_entries.comp` stores for triangle entries: `[lo, id bits]`,
-/// `[hi, 0]` (none for edge and sentinel entries, which it leaves unwritten).
-pub fn entry_boxes(
-    x: &[[f32; 4]],
-    triangles: &[[u32; 3]],
-    edges: &[[u32; 2]],
-    sorted_keys: &[u32],
-    sorted_vals: &[u32],
-    p: &HashParams,
-) -> Vec<Option<[[f32; 4]; 2]>> {
-    sorted_keys
-        .iter()
-        .zip(sorted_vals)
-        .map(|(&k, &id)| {
-            if key_type(k, p) != 0 {
-                return None;
-            }
-            let i = id as usize;
-            let (lo, hi) = primitive_box(x, triangles, edges, p, i);
-            Some([
-                [lo[0], lo[1], lo[2], f32::from_bits(id)],
-                [hi[0], hi[1], hi[2], 0.0],
-            ])
-        })
-        .collect()
-}
-
 /// Cell-local quantization units per cell of the packed edge records
 /// (`spatial_hash.glsl::LOCAL_UNITS`).
 pub const LOCAL_UNITS: i32 = 128;
@@ -375,38 +359,45 @@ pub fn local_units(v: [f32; 3], c: [i32; 3], inv_h: f32) -> [i32; 3] {
     })
 }
 
-/// Reference of the edge-entry records of `place_entries.comp`: per sorted edge entry
-/// `[packed lo, packed hi, v0, v1]` ([`pack_local`] relative to the entry's own cell: the cell
-/// of the box's range congruent to the bucket modulo `2^k`); `None` for other entries.
-pub fn edge_records(
+/// Reference of the entry records of `place_entries.comp`: per entry of `keys`/`vals` (edge
+/// entries: key and edge; triangle entries: key and triangle) `[packed lo, packed hi, triangle,
+/// 0]` or `[packed lo, packed hi, v0, v1]` ([`pack_local`] relative to the entry's own cell: the
+/// cell of the box's range congruent to the bucket modulo `2^k`); `None` for sentinel keys.
+pub fn entry_records(
     x: &[[f32; 4]],
+    triangles: &[[u32; 3]],
     edges: &[[u32; 2]],
-    sorted_keys: &[u32],
-    sorted_vals: &[u32],
+    keys: &[u32],
+    vals: &[u32],
     p: &HashParams,
 ) -> Vec<Option<[u32; 4]>> {
     let k = p.axis_bits();
     let km = (1u32 << k) - 1;
-    sorted_keys
-        .iter()
-        .zip(sorted_vals)
+    keys.iter()
+        .zip(vals)
         .map(|(&key, &id)| {
-            if key >= p.sentinel() || key_type(key, p) != 1 {
+            let ty = key_type(key, p);
+            if key >= p.sentinel() {
                 return None;
             }
-            let e = edges[id as usize];
-            let (lo, hi) = box32(&e.map(|v| xyz(x[v as usize])), p.pad_e);
+            let i = if ty == 0 {
+                id as usize
+            } else {
+                triangles.len() + id as usize
+            };
+            let (lo, hi) = primitive_box(x, triangles, edges, p, i);
             let bucket = key_bucket(key, p);
             let bc = [bucket & km, (bucket >> k) & km, (bucket >> (2 * k)) & km];
             let c0 = cell_of(lo, p.inv_h);
             let c: [i32; 3] = std::array::from_fn(|a| {
                 c0[a].wrapping_add((bc[a].wrapping_sub(c0[a] as u32) & km) as i32)
             });
+            let tail = if ty == 0 { [id, 0] } else { edges[id as usize] };
             Some([
                 pack_local(lo, c, p.inv_h),
                 pack_local(hi, c, p.inv_h),
-                e[0],
-                e[1],
+                tail[0],
+                tail[1],
             ])
         })
         .collect()
@@ -416,9 +407,45 @@ fn v32(p: [f32; 3]) -> Vector3<f32> {
     Vector3::new(p[0], p[1], p[2])
 }
 
-/// Reference of `query_vt.comp` without its sorted-order early exit and bounding-sphere cull
-/// (both conservative, so the kernel returns a subset holding every candidate closer than D):
-/// vertex–triangle candidates.
+/// Reference of `query_vt.comp`: for each vertex, the triangle entries of its bucket up to its
+/// x slot whose record's quantized box contains the vertex's cell-local units (entries of
+/// other cells in the bucket compare in the vertex's frame, as on the GPU), minus triangles of
+/// the vertex and pairs the body filter rejects: `(v, t)` candidates. `records` are
+/// [`entry_records`] of the entries, `ranges` the per-key runs ([`bucket_ranges`]).
+pub fn query_vertex_triangle_quantized(
+    x: &[[f32; 4]],
+    body: &[u32],
+    triangles: &[[u32; 3]],
+    records: &[Option<[u32; 4]>],
+    ranges: &[[u32; 2]],
+    p: &HashParams,
+) -> Vec<[u32; 2]> {
+    let mut out = Vec::new();
+    let filter = BodyFilter::from_flags(p.flags);
+    for v in 0..p.nv as usize {
+        let q = xyz(x[v]);
+        let cq = cell_of(q, p.inv_h);
+        let uq = local_units(q, cq, p.inv_h);
+        let bucket = cell_bucket(cq, p.table_bits);
+        let (start, end) = slots_span(ranges, 0, bucket, x_slot(uq[0], p), p);
+        for rec in records.iter().take(end).skip(start).flatten() {
+            let (lo, hi) = (unpack_local(rec[0]), unpack_local(rec[1]));
+            let t = rec[2];
+            let f = triangles[t as usize];
+            if (0..3).all(|k| lo[k] <= uq[k] && uq[k] <= hi[k])
+                && !f.contains(&(v as u32))
+                && filter.allows(body[v], body[f[0] as usize])
+            {
+                out.push([v as u32, t]);
+            }
+        }
+    }
+    out
+}
+
+/// Vertex–triangle candidates by the f32 box test (every triangle entry of the vertex's bucket
+/// whose inflated box contains the vertex): a subset of what `query_vt.comp` returns
+/// ([`query_vertex_triangle_quantized`]) that holds every pair closer than D.
 #[allow(clippy::too_many_arguments)]
 pub fn query_vertex_triangle(
     x: &[[f32; 4]],
@@ -516,7 +543,9 @@ pub fn query_edge_edge_one_frame(
     let filter = BodyFilter::from_flags(p.flags);
     let units = LOCAL_UNITS;
     for (i, (&key, ra)) in sorted_keys.iter().zip(records).enumerate() {
-        let Some(ra) = ra else { continue };
+        let Some(ra) = ra.filter(|_| key < p.sentinel() && key_type(key, p) == 1) else {
+            continue;
+        };
         let end = bucket_span(ranges, 1, key_bucket(key, p), p).1;
         let (la, ha) = (unpack_local(ra[0]), unpack_local(ra[1]));
         for (j, rb) in records.iter().enumerate().take(end).skip(i + 1) {

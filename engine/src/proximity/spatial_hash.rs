@@ -3,12 +3,13 @@
 //! One search is one compiled command graph:
 //! 1. `cell_counts`: each triangle's box inflated by D and each edge's box inflated by D/2
 //!    counts the grid cells (size h) it overlaps; an exclusive [`Scan`] gives entry offsets.
-//! 2. Counting sort of the entries (one per overlapped cell; key = type and bucket of the
-//!    cell, buckets = cell coordinates modulo `2^k` per axis): `fill_cells` ranks each entry
-//!    among those of its key with an atomic per key, an inclusive [`Scan`] of the per-key
-//!    counts gives each key's end, and `place_entries` writes every entry at its slot with its
-//!    primitive's box next to it (contiguous scans in the queries) and, for edge entries, a
-//!    packed record (cell-local quantized box, vertices). The true entry total is recorded.
+//! 2. Counting sort of the entries (one per overlapped cell; key = type, bucket of the cell,
+//!    buckets = cell coordinates modulo `2^k` per axis, and x slot of the box in the cell):
+//!    `fill_cells` ranks each entry among those of its key with an atomic per key, an
+//!    inclusive [`Scan`] of the per-key counts gives each key's end, and `place_entries`
+//!    writes every entry at its slot with a packed record (cell-local quantized box; triangle
+//!    index or edge vertices), so the queries scan buckets with contiguous loads. The true
+//!    entry total is recorded.
 //! 3. `domain` (cells of the vertices ± the inflation) and `query_args` pick the `query_ee`
 //!    variant: one cell per bucket when the domain spans at most `2^k` cells per axis.
 //! 4. `query_vt`: each vertex tests the triangle entries of its own cell's bucket (vertices in
@@ -344,7 +345,6 @@ struct Workspace {
     key_counts: GpuBuffer<u32>,
     key_ends: GpuBuffer<u32>,
     _key_scan: Scan,
-    boxes: GpuBuffer<[f32; 4]>,
     recs: GpuBuffer<[u32; 4]>,
     pairs_vt: GpuBuffer<[u32; 4]>,
     pairs_ee: GpuBuffer<[u32; 4]>,
@@ -653,7 +653,6 @@ impl ProximitySearch {
         let key_counts = ctx.create_buffer("proximity.key_counts", nkeys, usage)?;
         let key_ends = ctx.create_buffer("proximity.key_ends", nkeys, usage)?;
         let key_scan = Scan::new(ctx, nkeys)?;
-        let boxes = ctx.create_buffer("proximity.entry_boxes", 2 * entry_cap, usage)?;
         let recs = ctx.create_buffer("proximity.edge_records", entry_cap, usage)?;
         let pairs_vt = ctx.create_buffer("proximity.pairs_vt", vt_cap.max(1), usage)?;
         let pairs_ee = ctx.create_buffer("proximity.pairs_ee", ee_cap.max(1), usage)?;
@@ -707,7 +706,6 @@ impl ProximitySearch {
                     .read(&ranks)
                     .write(&keys)
                     .write(&vals)
-                    .write(&boxes)
                     .write(&recs)
                     .push(&params),
             );
@@ -724,7 +722,7 @@ impl ProximitySearch {
                 .read(&self.x)
                 .read(&self.body)
                 .read(&self.tris)
-                .read(&boxes)
+                .read(&recs)
                 .read(&key_ends)
                 .read(&self.order)
                 .read_write(&self.ccount_vt)
@@ -853,7 +851,6 @@ impl ProximitySearch {
             key_counts,
             key_ends,
             _key_scan: key_scan,
-            boxes,
             recs,
             pairs_vt,
             pairs_ee,
@@ -1065,7 +1062,7 @@ impl ProximitySearch {
 
     /// Entry values (edge index) of the edge entries of the last run, grouped by key (order
     /// within a key is that of `fill_cells.comp`'s atomics); triangle entries carry their index
-    /// in [`ProximitySearch::entry_boxes`].
+    /// in [`ProximitySearch::entry_records`].
     pub fn entry_values(&self) -> &GpuBuffer<u32> {
         &self.ws.vals
     }
@@ -1104,14 +1101,9 @@ impl ProximitySearch {
         &self.narrow_args
     }
 
-    /// Triangle-entry boxes of the last run in key order: `[lo, triangle index bits]`, `[hi, 0]`
-    /// per entry (edge entries are not written).
-    pub fn entry_boxes(&self) -> &GpuBuffer<[f32; 4]> {
-        &self.ws.boxes
-    }
-
-    /// Packed edge-entry records of the last run in key order: `[lo, hi, v0, v1]` (cell-local
-    /// quantized box corners, see [`reference::edge_records`]); only edge entries are written.
+    /// Packed entry records of the last run in key order: cell-local quantized box corners
+    /// `[lo, hi]`, then `[triangle, 0]` or `[v0, v1]` for an edge (see
+    /// [`reference::entry_records`]).
     pub fn entry_records(&self) -> &GpuBuffer<[u32; 4]> {
         &self.ws.recs
     }
@@ -1149,7 +1141,6 @@ impl Workspace {
             key_counts: ctx.create_buffer("proximity.key_counts", 1, usage)?,
             key_ends: ctx.create_buffer("proximity.key_ends", 1, usage)?,
             _key_scan: Scan::new(ctx, 1)?,
-            boxes: ctx.create_buffer("proximity.entry_boxes", 1, usage)?,
             recs: ctx.create_buffer("proximity.edge_records", 1, usage)?,
             pairs_vt: ctx.create_buffer("proximity.pairs_vt", 1, usage)?,
             pairs_ee: ctx.create_buffer("proximity.pairs_ee", 1, usage)?,
