@@ -86,8 +86,8 @@ uint range_cells(ivec3 lo, ivec3 hi) {
 // Relative margin of the bounding-sphere culling tests (covers f32 rounding; conservative).
 const float SPHERE_MARGIN = 1.001;
 
-// Units per cell of the cell-local quantized coordinates in the packed edge-entry records
-// (place_entries.comp, query_ee.comp): 10 bits per axis, offset 512 (range [-4, 4) cells,
+// Units per cell of the cell-local quantized coordinates in the packed entry records
+// (place_entries.comp, query_vt.comp, query_ee.comp): 10 bits per axis, offset 512 (range [-4, 4) cells,
 // clamped). Cell coordinates must stay below 2^23 in magnitude, as for cell_of.
 const uint LOCAL_UNITS = 128u;
 
@@ -139,7 +139,7 @@ uint ordered_cell(int c) { return uint(c) ^ 0x80000000u; }
 // Whether the domain spans at most 2^k cells per axis: each bucket then holds one cell only,
 // so two entries of a bucket share their cell and the packed records' cell-local quantized
 // boxes are in one frame (query_ee.comp's exact quantized test). True when there are no
-// primitives (lower > upper).
+// vertices (lower > upper).
 bool buckets_are_cells(uvec3 not_lo, uvec3 hi) {
     ivec3 lo = ivec3(~not_lo ^ uvec3(0x80000000u));
     ivec3 up = ivec3(hi ^ uvec3(0x80000000u));
