@@ -1,19 +1,20 @@
 #version 460
-// Edge–edge candidates, one invocation per edge entry (query_args.comp gives their range): entry a of an edge bucket pairs
-// with the later entries b of its bucket (an edge has at most one entry per bucket). A pair is
-// taken only in the bucket of the cell holding the minimum corner of the intersection of the
-// two (D/2)-inflated boxes (that cell lies in both boxes, so both edges have entries in that
-// bucket: each pair is found exactly once). Pairs sharing a vertex or rejected by the body
-// filter are skipped.
+// Edge–edge candidates, one invocation per edge entry (query_args.comp gives their range):
+// entry a of an edge bucket pairs with the later entries b of its bucket (an edge has at most
+// one entry per bucket). A pair is taken only in the bucket of the cell holding the minimum
+// corner of the intersection of the two (D/2)-inflated boxes (that cell lies in both boxes, so
+// both edges have entries in that bucket: each pair is found exactly once). Pairs sharing a
+// vertex or rejected by the body filter are skipped.
 //
 // Subgroup tiles (llvmpipe runs 8 lanes as one SIMD row; per-lane loads and stores there are
 // scalar loops over the lanes, register shuffles are cheap): the subgroup scans the union of
-// its lanes' ranges (i, end of the bucket's x slots its box reaches) in tiles of TILE entries. Lane k < TILE loads the packed
-// record of entry base + k (place_entries.comp: cell-local quantized box, vertices) and its
-// body; the tile's records are then shuffled to all lanes one at a time (unrolled, constant
-// lane), so every lane tests its own entry against them with register data only, collecting
-// the hits of a tile as bits. Two variants (ONE_FRAME); the host dispatches both and
-// query_args.comp gives the one that does not apply zero workgroups:
+// its lanes' ranges (i, end of the bucket's x slots its box reaches) in tiles of TILE entries.
+// Lane k < TILE loads the packed record of entry base + k (place_entries.comp: cell-local
+// quantized box, vertices) and its body; the tile's records are then shuffled to all lanes one
+// at a time (unrolled, constant lane), so every lane tests its own entry against them with
+// register data only (tile_hits), collecting the hits of a tile as bits. Two variants
+// (ONE_FRAME); the host dispatches both and query_args.comp gives the one that does not apply
+// zero workgroups:
 // - ONE_FRAME = 1: the domain spans at most 2^k cells per axis (domain.comp), so the
 //   entries of a bucket share one cell and their records one frame: the quantized test is
 //   exact and decides the pair alone. The quantized boxes contain the f32 boxes (floor of
@@ -27,10 +28,10 @@
 //   overlap, minimum-corner cell, bounding spheres grown by D, spatial_hash.glsl::box_sphere)
 //   on the edge boxes (from the records' vertices) and the kept ones are appended with an
 //   atomic counter each.
-// Candidates are entry pairs (a, b), a < b (narrow.comp maps them to edges); count[0] is the true count even past cee_cap. Needs
-// subgroups of at least TILE lanes. narrow.comp keeps those with dist < D.
-// Host: engine/src/proximity/spatial_hash.rs.
-// Reference: engine/src/cpu_reference/proximity.rs::query_edge_edge_quantized (one frame)
+// Candidates are entry pairs (a, b), a < b (narrow.comp maps them to edges); count[0] is the
+// true count even past cee_cap. Needs subgroups of at least TILE lanes. narrow.comp keeps
+// those with dist < D. Host: engine/src/proximity/spatial_hash.rs.
+// Reference: engine/src/cpu_reference/proximity.rs::query_edge_edge_one_frame (one frame)
 // and query_edge_edge (several cells per bucket).
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_vote : require
@@ -70,6 +71,23 @@ bool quantized_test(uint lo_a, uint hi_a, uint lo_b, uint hi_b, int slack) {
     ivec3 m = max(la, lb);
     return all(lessThanEqual(m, min(ha, hb) + slack)) && all(greaterThanEqual(m, ivec3(-slack)))
         && all(lessThanEqual(m, ivec3(int(LOCAL_UNITS) - 1 + slack)));
+}
+
+// Hit bits of this lane's entry (record ra, body ba, later entries [jbeg, jend)) against the
+// tile of TILE entries starting at base, whose lane r holds record rb and body bb.
+uint tile_hits(uvec4 ra, uint ba, uint jbeg, uint jend, int slack, uint base, uvec4 rb, uint bb) {
+    uint hits = 0u;
+    [[unroll]] for (uint r = 0u; r < TILE; ++r) {
+        uint jb = base + r;
+        uvec4 rr = subgroupShuffle(rb, r);
+        uint br = FILTER == 1u ? subgroupShuffle(bb, r) : 0u;
+        bool take = jb >= jbeg && jb < jend;
+        take = take && quantized_test(ra.x, ra.y, rr.x, rr.y, slack);
+        take = take && rr.z != ra.z && rr.z != ra.w && rr.w != ra.z && rr.w != ra.w;
+        take = take && (FILTER == 0u || pair_allowed(ba, br));
+        hits |= take ? (1u << r) : 0u;
+    }
+    return hits;
 }
 
 void main() {
@@ -129,19 +147,9 @@ void main() {
                     uvec4 rb = recs[j];
                     uint bb = 0u;
                     if (FILTER == 1u) bb = body[min(rb.z, nv1)];
-                    // Register-only tests against the tile's records, one shuffled record per
-                    // round; hits are collected as bits (no memory access or atomic here).
-                    uint hits = 0u;
-                    [[unroll]] for (uint r = 0u; r < T; ++r) {
-                        uint jb = base + r;
-                        uvec4 rr = subgroupShuffle(rb, r);
-                        uint br = FILTER == 1u ? subgroupShuffle(bb, r) : 0u;
-                        bool take = jb >= jbeg && jb < jend;
-                        take = take && quantized_test(ra.x, ra.y, rr.x, rr.y, slack);
-                        take = take && rr.z != ra.z && rr.z != ra.w && rr.w != ra.z && rr.w != ra.w;
-                        take = take && (FILTER == 0u || pair_allowed(ba, br));
-                        hits |= take ? (1u << r) : 0u;
-                    }
+                    // Register-only tests; hits are collected as bits (no memory access or
+                    // atomic here).
+                    uint hits = tile_hits(ra, ba, jbeg, jend, slack, base, rb, bb);
                     push_slot(sbase, sbits, nslot, base, hits);
                     base += T;
                     if (subgroupAny(nslot == SLOTS)) break; // uniform
@@ -164,21 +172,10 @@ void main() {
             uint j = min(base + min(lane, T - 1u), p.entry_cap - 1u);
             uvec4 rb = recs[j];
             uint bb = 0u;
-                    if (FILTER == 1u) bb = body[min(rb.z, nv1)];
-            // Register-only tests against the tile's records, one shuffled record per round;
-            // hits are collected as bits (no memory access or atomic in this loop).
-            uint hits = 0u;
-            [[unroll]] for (uint r = 0u; r < T; ++r) {
-                uint jb = base + r;
-                uvec4 rr = subgroupShuffle(rb, r);
-                uint br = FILTER == 1u ? subgroupShuffle(bb, r) : 0u;
-                bool take = jb >= jbeg && jb < jend;
-                take = take && quantized_test(ra.x, ra.y, rr.x, rr.y, slack);
-                take = take && rr.z != ra.z && rr.z != ra.w && rr.w != ra.z && rr.w != ra.w;
-                take = take && (FILTER == 0u || pair_allowed(ba, br));
-                hits |= take ? (1u << r) : 0u;
-            }
-            hw |= hits << (base - win);
+            if (FILTER == 1u) bb = body[min(rb.z, nv1)];
+            // Register-only tests; hits are collected as bits (no memory access or atomic in
+            // this loop).
+            hw |= tile_hits(ra, ba, jbeg, jend, slack, base, rb, bb) << (base - win);
             if (base + 2u * T - win > 32u || base + T >= stop) {
                 // Exact f32 tests of the window's hits and append: a loop, skipped at once when
                 // no lane of the subgroup has a hit (llvmpipe runs both sides of branches).
