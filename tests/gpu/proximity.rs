@@ -204,7 +204,7 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
     let x = deform(&surf.positions, l, 0.2, 1);
     let mut o = ProximityOptions::new(0.5 * l);
     o.cell_size = cell.map(|c| c * l);
-    o.axis_bits = cell.map(|_| 5);
+    o.axis_bits = cell.map(|_| 4);
     let mut s = ProximitySearch::new(ctx, m.clone(), &x, o).expect("search");
     let rep = s.run().expect("run");
     let p = s.params();
@@ -217,7 +217,7 @@ fn kernels_case(ctx: &supple::Context, cell: Option<f64>) {
         })
         .collect();
     eprintln!("cells per axis {span:?}, 2^k = {}", 1u32 << p.axis_bits());
-    // Both cases split the buckets into x slots (k = 4 or 5 here).
+    // Both cases split the buckets into x slots (k = 4 here).
     assert!(p.order_bits > 0, "x slots exercised");
     if cell.is_some() {
         assert!(
