@@ -653,7 +653,7 @@ impl ProximitySearch {
         let key_counts = ctx.create_buffer("proximity.key_counts", nkeys, usage)?;
         let key_ends = ctx.create_buffer("proximity.key_ends", nkeys, usage)?;
         let key_scan = Scan::new(ctx, nkeys)?;
-        let recs = ctx.create_buffer("proximity.edge_records", entry_cap, usage)?;
+        let recs = ctx.create_buffer("proximity.entry_records", entry_cap, usage)?;
         let pairs_vt = ctx.create_buffer("proximity.pairs_vt", vt_cap.max(1), usage)?;
         let pairs_ee = ctx.create_buffer("proximity.pairs_ee", ee_cap.max(1), usage)?;
         let cand_vt = ctx.create_buffer("proximity.cand_vt", cvt_cap, usage)?;
@@ -1141,7 +1141,7 @@ impl Workspace {
             key_counts: ctx.create_buffer("proximity.key_counts", 1, usage)?,
             key_ends: ctx.create_buffer("proximity.key_ends", 1, usage)?,
             _key_scan: Scan::new(ctx, 1)?,
-            recs: ctx.create_buffer("proximity.edge_records", 1, usage)?,
+            recs: ctx.create_buffer("proximity.entry_records", 1, usage)?,
             pairs_vt: ctx.create_buffer("proximity.pairs_vt", 1, usage)?,
             pairs_ee: ctx.create_buffer("proximity.pairs_ee", 1, usage)?,
             cand_vt: ctx.create_buffer("proximity.cand_vt", 1, usage)?,
