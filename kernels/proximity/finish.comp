@@ -7,7 +7,7 @@
 // Reference: cpu_reference/proximity.rs::indirect_args.
 #include "common.glsl"
 #include "spatial_hash.glsl"
-layout(std430, binding = 0) readonly buffer Total { uint total[]; };
+layout(std430, binding = 0) readonly buffer KeyEnds { uint key_ends[]; };
 layout(std430, binding = 1) readonly buffer CountVt { uint count_vt[]; };
 layout(std430, binding = 2) readonly buffer CountEe { uint count_ee[]; };
 layout(std430, binding = 3) readonly buffer CandVt { uint cand_vt[]; };
@@ -19,7 +19,7 @@ layout(constant_id = 1) const uint PER_GROUP = 64;
 void main() {
     if (gl_GlobalInvocationID.x != 0u) return;
     uint vt = count_vt[0], ee = count_ee[0];
-    status[0] = total[0];
+    status[0] = key_ends[(2u << (p.table_bits + p.order_bits)) - 1u]; // all entries
     status[1] = vt;
     status[2] = ee;
     status[3] = cand_vt[0];

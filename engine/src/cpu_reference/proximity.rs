@@ -276,9 +276,9 @@ pub fn cell_counts(
         .collect()
 }
 
-/// Entries of `fill_cells.comp` in offset order (primitive by primitive, cells in z, y, x
-/// order), before the counting sort: `entry_cap` keys (sentinel past the entries) and values,
-/// and the true entry total.
+/// Entries of `cell_counts.comp` / `place_entries.comp` in primitive order (primitive by
+/// primitive, cells in z, y, x order), before the counting sort: `entry_cap` keys (sentinel
+/// past the entries) and values, and the true entry total.
 pub fn fill_cells(
     x: &[[f32; 4]],
     triangles: &[[u32; 3]],

@@ -1,18 +1,17 @@
 //! GPU proximity search by spatial hashing (two-way IPC paper §3.1, RAINBOW report §3.1.4).
 //!
 //! One search is one compiled command graph:
-//! 1. `cell_counts`: each triangle's box inflated by D and each edge's box inflated by D/2
-//!    counts the grid cells (size h) it overlaps; an exclusive [`Scan`] gives entry offsets.
-//! 2. Counting sort of the entries (one per overlapped cell; key = type, bucket of the cell,
+//! 1. Counting sort of the entries (one per overlapped cell; key = type, bucket of the cell,
 //!    buckets = cell coordinates modulo `2^k` per axis, and x slot of the box in the cell):
-//!    `fill_cells` ranks each entry among those of its key with an atomic per key, an
-//!    inclusive [`Scan`] of the per-key counts gives each key's end, and `place_entries`
-//!    writes every entry at its slot with a packed record (cell-local quantized box; triangle
-//!    index or edge vertices), so the queries scan buckets with contiguous loads. The true
-//!    entry total is recorded.
-//! 3. `domain` (cells of the vertices ± the inflation) and `query_args` pick the `query_ee`
+//!    `cell_counts` counts the cells of each triangle's box inflated by D and each edge's box
+//!    inflated by D/2 and adds one per entry to its key's counter (an atomic), an inclusive
+//!    [`Scan`] of the per-key counts gives each key's run, and `place_entries` writes every
+//!    entry at a slot of its run (taken by counting the key back down) with a packed record
+//!    (cell-local quantized box; triangle index or edge vertices), so the queries scan
+//!    buckets with contiguous loads. The run ends give the true entry total.
+//! 2. `domain` (cells of the vertices ± the inflation) and `query_args` pick the `query_ee`
 //!    variant: one cell per bucket when the domain spans at most `2^k` cells per axis.
-//! 4. `query_vt`: each vertex tests the triangle entries of its own cell's bucket (vertices in
+//! 3. `query_vt`: each vertex tests the triangle entries of its own cell's bucket (vertices in
 //!    cell order, subgroup tiles of [`EE_TILE`] entries shuffled to the lanes);
 //!    `query_ee`: each edge entry tests the later edge entries of its bucket, taking a pair
 //!    only in the bucket of the cell holding the minimum corner of the two boxes' intersection
@@ -21,10 +20,10 @@
 //!    quantized test is exact and the hits are appended as entry pairs from register slots;
 //!    otherwise they get the exact f32 tests and a conservative bounding-sphere cull. Pairs
 //!    sharing a vertex or rejected by the body filter are skipped.
-//! 5. `narrow` (indirect dispatch over the candidate counts, `candidate_args`): the exact f32
+//! 4. `narrow` (indirect dispatch over the candidate counts, `candidate_args`): the exact f32
 //!    distance (`distance.glsl`), one candidate per invocation, keeps `dist < D`; kept pairs
 //!    are appended with atomic counters.
-//! 6. `finish`: status (true counts) and indirect-dispatch arguments for consumers.
+//! 5. `finish`: status (true counts) and indirect-dispatch arguments for consumers.
 //!
 //! Overflow (entries or pairs past capacity) is detected from the true counts after the run;
 //! [`ProximitySearch::run`] then grows the buffers (outside the per-step graph), recompiles and
@@ -339,10 +338,9 @@ struct Workspace {
     params: HashParams,
     keys: GpuBuffer<u32>,
     vals: GpuBuffer<u32>,
-    /// Per-entry rank among the entries of its key (counting sort).
-    ranks: GpuBuffer<u32>,
-    /// Entries per key, then (after the scan) `key_ends`: inclusive scan, end of each key's run.
+    /// Entries per key (`cell_counts`), counted back to 0 by `place_entries`.
     key_counts: GpuBuffer<u32>,
+    /// Inclusive scan of the per-key counts: end of each key's run.
     key_ends: GpuBuffer<u32>,
     _key_scan: Scan,
     recs: GpuBuffer<[u32; 4]>,
@@ -368,9 +366,6 @@ pub struct ProximitySearch {
     tris: GpuBuffer<[u32; 4]>,
     edges: GpuBuffer<[u32; 2]>,
     counts: GpuBuffer<u32>,
-    offsets: GpuBuffer<u32>,
-    scan: Scan,
-    total: GpuBuffer<u32>,
     count_vt: GpuBuffer<u32>,
     count_ee: GpuBuffer<u32>,
     ccount_vt: GpuBuffer<u32>,
@@ -547,13 +542,6 @@ impl ProximitySearch {
         let counts = ctx
             .create_buffer("proximity.cell_counts", np, usage)
             .map_err(e)?;
-        let offsets = ctx
-            .create_buffer("proximity.cell_offsets", np, usage)
-            .map_err(e)?;
-        let scan = Scan::new(ctx, np).map_err(e)?;
-        let total = ctx
-            .create_buffer("proximity.entries_total", 1, usage)
-            .map_err(e)?;
         let count_vt = ctx
             .create_buffer("proximity.count_vt", 1, usage)
             .map_err(e)?;
@@ -596,9 +584,6 @@ impl ProximitySearch {
             tris,
             edges,
             counts,
-            offsets,
-            scan,
-            total,
             count_vt,
             count_ee,
             ccount_vt,
@@ -649,7 +634,6 @@ impl ProximitySearch {
         let keys = ctx.create_buffer("proximity.keys", entry_cap, usage)?;
         let vals = ctx.create_buffer("proximity.vals", entry_cap, usage)?;
         let nkeys = params.num_keys();
-        let ranks = ctx.create_buffer("proximity.entry_ranks", entry_cap, usage)?;
         let key_counts = ctx.create_buffer("proximity.key_counts", nkeys, usage)?;
         let key_ends = ctx.create_buffer("proximity.key_ends", nkeys, usage)?;
         let key_scan = Scan::new(ctx, nkeys)?;
@@ -658,11 +642,9 @@ impl ProximitySearch {
         let pairs_ee = ctx.create_buffer("proximity.pairs_ee", ee_cap.max(1), usage)?;
         let cand_vt = ctx.create_buffer("proximity.cand_vt", cvt_cap, usage)?;
         let cand_ee = ctx.create_buffer("proximity.cand_ee", cee_cap, usage)?;
-        let np = (self.mesh.triangles.len() + self.mesh.edges.len()).max(1);
         // Body filter compiled into the queries only when it rejects some pairs.
         let filter = (params.flags != 3) as u32;
         let mut g = Graph::new("proximity.search");
-        g.fill("proximity.clear_total", &self.total, 0);
         g.fill("proximity.clear_count_vt", &self.count_vt, 0);
         g.fill("proximity.clear_count_ee", &self.count_ee, 0);
         g.fill("proximity.clear_candidates_vt", &self.ccount_vt, 0);
@@ -670,31 +652,15 @@ impl ProximitySearch {
         g.fill("proximity.clear_saturated", &self.saturated, 0);
         g.fill("proximity.clear_keys", &keys, params.sentinel());
         g.fill("proximity.clear_key_counts", &key_counts, 0);
-        g.dispatch(
-            Dispatch::new(
-                "proximity.cell_counts",
-                ids::PROXIMITY_CELL_COUNTS,
-                groups_2d(np),
-            )
-            .workgroup_size(WG)
-            .read(&self.x)
-            .read(&self.tris)
-            .read(&self.edges)
-            .write(&self.counts)
-            .write(&self.saturated)
-            .push(&params),
-        );
-        self.scan
-            .record(&mut g, &self.counts, &self.offsets, np, ScanKind::Exclusive);
-        // Counting sort of the entries by key: ranks per key (fill_cells), their inclusive
-        // scan, then every entry written at its slot (place_entries); one dispatch per
-        // primitive type for each.
-        for (ty, name, n) in self.primitive_types("proximity.fill_cells") {
+        // Counting sort of the entries by key: per-key counts (cell_counts), their inclusive
+        // scan, then every entry written at a slot of its key's run (place_entries); one
+        // dispatch per primitive type for each.
+        for (ty, name, n) in self.primitive_types("proximity.cell_counts") {
             g.dispatch(
-                self.per_primitive(name, ids::PROXIMITY_FILL_CELLS, ty, n)
+                self.per_primitive(name, ids::PROXIMITY_CELL_COUNTS, ty, n)
+                    .write(&self.counts)
+                    .write(&self.saturated)
                     .read_write(&key_counts)
-                    .write(&ranks)
-                    .write(&self.total)
                     .push(&params),
             );
         }
@@ -703,7 +669,7 @@ impl ProximitySearch {
             g.dispatch(
                 self.per_primitive(name, ids::PROXIMITY_PLACE_ENTRIES, ty, n)
                     .read(&key_ends)
-                    .read(&ranks)
+                    .read_write(&key_counts)
                     .write(&keys)
                     .write(&vals)
                     .write(&recs)
@@ -832,7 +798,7 @@ impl ProximitySearch {
             Dispatch::new("proximity.finish", ids::PROXIMITY_FINISH, [1, 1, 1])
                 .workgroup_size(WG)
                 .spec(&[WG])
-                .read(&self.total)
+                .read(&key_ends)
                 .read(&self.count_vt)
                 .read(&self.count_ee)
                 .read(&self.ccount_vt)
@@ -847,7 +813,6 @@ impl ProximitySearch {
             params,
             keys,
             vals,
-            ranks,
             key_counts,
             key_ends,
             _key_scan: key_scan,
@@ -873,7 +838,7 @@ impl ProximitySearch {
     }
 
     /// A dispatch over the `n` primitives of type `ty` (specialization constant 1) reading
-    /// positions, triangles, edges, cell counts and entry offsets (bindings 0–4).
+    /// positions, triangles and edges (bindings 0–2).
     fn per_primitive(&self, name: String, kernel: KernelId, ty: u32, n: usize) -> Dispatch {
         Dispatch::new(name, kernel, groups_2d(n))
             .workgroup_size(WG)
@@ -881,8 +846,6 @@ impl ProximitySearch {
             .read(&self.x)
             .read(&self.tris)
             .read(&self.edges)
-            .read(&self.counts)
-            .read(&self.offsets)
     }
 
     /// Uploads new positions (m, f64 → f32); the next [`ProximitySearch::run`] searches them.
@@ -1073,15 +1036,11 @@ impl ProximitySearch {
         &self.ws.key_ends
     }
 
-    /// Entries per key of the last run (`fill_cells.comp`'s atomics).
+    /// Per-key counters after the last run: `cell_counts.comp` counts the entries of each key
+    /// and `place_entries.comp` counts them back down while taking their slots, so every one
+    /// ends at 0 (a test of the two passes' agreement).
     pub fn key_counts(&self) -> &GpuBuffer<u32> {
         &self.ws.key_counts
-    }
-
-    /// Rank of each entry (in [`ProximitySearch::cell_counts`] offset order) among the entries
-    /// of its key.
-    pub fn entry_ranks(&self) -> &GpuBuffer<u32> {
-        &self.ws.ranks
     }
 
     /// Vertex–triangle candidates `(v, triangle entry)` of the last run (the entry's triangle
@@ -1137,7 +1096,6 @@ impl Workspace {
             params: HashParams::zeroed_default(),
             keys: ctx.create_buffer("proximity.keys", 1, usage)?,
             vals: ctx.create_buffer("proximity.vals", 1, usage)?,
-            ranks: ctx.create_buffer("proximity.entry_ranks", 1, usage)?,
             key_counts: ctx.create_buffer("proximity.key_counts", 1, usage)?,
             key_ends: ctx.create_buffer("proximity.key_ends", 1, usage)?,
             _key_scan: Scan::new(ctx, 1)?,
