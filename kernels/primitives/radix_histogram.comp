@@ -8,28 +8,35 @@
 layout(std430, binding = 0) readonly buffer Keys { uint keys[]; };
 layout(std430, binding = 0) readonly buffer Keys4 { uvec4 keys4[]; }; // same buffer, 16-byte loads
 layout(std430, binding = 1) writeonly buffer Hist { uint hist[]; };
-shared uint counts[RADIX];
-shared uint lane_counts[LANE_SERIAL == 1u ? WG * RADIX : 1u];
+// One counter per digit, or with LANE_SERIAL two 16-bit counters per word for each invocation
+// (an invocation counts at most ITEMS < 2^16 keys), so 11-bit digits fit 32 KiB of shared
+// memory with 8 invocations.
+shared uint counts[LANE_SERIAL == 1u ? WG * RADIX / 2u : RADIX];
 void main() {
     uint lid = gl_LocalInvocationID.x;
     if (LANE_SERIAL == 1u) {
         // Private counters per invocation over its ITEMS consecutive keys, written per
         // invocation: hist[(digit * num_tiles + tile) * WG + lid]. One scan of that array gives
         // every invocation its first output slot per digit, so the scatter needs no counting.
-        for (uint d = 0u; d < RADIX; ++d) lane_counts[lid * RADIX + d] = 0u;
+        const uint HALF = RADIX / 2u;
+        for (uint d = 0u; d < HALF; ++d) counts[lid * HALF + d] = 0u;
         uint first = gl_WorkGroupID.x * WG * ITEMS + lid * ITEMS;
         uint last = min(first + ITEMS, p.n);
-        // 16-byte loads (KEYS_PER_UVEC4 keys each): ranges start at multiples of 4 keys.
-        for (uint q = first / KEYS_PER_UVEC4; q * KEYS_PER_UVEC4 < last; ++q) {
+        // 16-byte loads (PER_UVEC4 keys each): ranges start at multiples of 4 keys.
+        for (uint q = first / PER_UVEC4; q * PER_UVEC4 < last; ++q) {
             uvec4 w = keys4[q];
-            for (uint c = 0u; c < KEYS_PER_UVEC4; ++c) {
-                if (q * KEYS_PER_UVEC4 + c < last) {
-                    lane_counts[lid * RADIX + digit_of(w[c * KEY_WORDS], KEY_WORDS == 2u ? w[c * 2u + 1u] : 0u)] += 1u;
+            for (uint c = 0u; c < PER_UVEC4; ++c) {
+                if (q * PER_UVEC4 + c < last) {
+                    uint lo = w[c * (4u / PER_UVEC4)];
+                    uint d = digit_of(lo, KEY_WORDS == 2u ? w[c * 2u + 1u] : 0u);
+                    counts[lid * HALF + (d >> 1u)] += 1u << ((d & 1u) * 16u);
                 }
             }
         }
-        for (uint d = 0u; d < RADIX; ++d) {
-            hist[(d * p.num_tiles + gl_WorkGroupID.x) * WG + lid] = lane_counts[lid * RADIX + d];
+        for (uint d = 0u; d < HALF; ++d) {
+            uint c = counts[lid * HALF + d];
+            hist[(2u * d * p.num_tiles + gl_WorkGroupID.x) * WG + lid] = c & 0xffffu;
+            hist[((2u * d + 1u) * p.num_tiles + gl_WorkGroupID.x) * WG + lid] = c >> 16u;
         }
         return;
     }

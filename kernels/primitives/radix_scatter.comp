@@ -1,7 +1,7 @@
 #version 460
 // Radix sort pass 3: stable scatter of each tile's keys and values to their sorted slots.
-// Within a round of WG keys, a key's rank among equal digits of its subgroup comes from 8
-// ballots (one per digit bit); subgroups then take turns advancing the per-digit cursors, so
+// Within a round of WG keys, a key's rank among equal digits of its subgroup comes from
+// DIGIT_BITS ballots (one per digit bit); subgroups then take turns advancing the per-digit cursors, so
 // equal digits keep their input order (stability).
 // Host: engine/src/primitives/radix_sort.rs. Reference: cpu_reference/radix_sort.rs.
 #include "common.glsl"
@@ -13,39 +13,49 @@ layout(std430, binding = 1) readonly buffer ValsIn4 { uvec4 vals_in4[]; }; // 16
 layout(std430, binding = 2) readonly buffer Offsets { uint offsets[]; };
 layout(std430, binding = 3) writeonly buffer KeysOut { uint keys_out[]; };
 layout(std430, binding = 4) writeonly buffer ValsOut { uint vals_out[]; };
-shared uint cursor[RADIX];
-shared uint lane_cursor[LANE_SERIAL == 1u ? WG * RADIX : 1u];
+layout(std430, binding = 3) writeonly buffer PairsOut { uvec2 pairs_out[]; }; // OUT_PACKED
+// Lane-serial path: per-invocation cursors, invocation-major (the histogram buffer, free once
+// scanned), so an invocation's counters are contiguous.
+layout(std430, binding = 5) buffer Cursors { uint cursors[]; };
+shared uint cursor[LANE_SERIAL == 1u ? 1u : RADIX];
 
 uint popcount4(uvec4 m) {
     return bitCount(m.x) + bitCount(m.y) + bitCount(m.z) + bitCount(m.w);
 }
 
-// LANE_SERIAL path: invocation `lid` owns keys [first, last) of the tile; its first output
-// slot per digit comes straight from the scanned per-invocation histogram, so it scatters its
-// keys in order (stable: invocations own consecutive ranges in order).
+// LANE_SERIAL path: invocation `lid` owns keys [first, last) of the tile; its first output slot
+// per digit comes from the scanned per-invocation histogram, copied to its own contiguous block
+// of cursors in global memory (which costs the same as shared memory on CPU devices and leaves
+// room for 11-bit digits). Stable: invocations own consecutive ranges in order.
 void scatter_lane_serial() {
     uint lid = gl_LocalInvocationID.x;
     uint first = gl_WorkGroupID.x * WG * ITEMS + lid * ITEMS;
     uint last = min(first + ITEMS, p.n);
+    uint base = (gl_WorkGroupID.x * WG + lid) * RADIX;
     for (uint d = 0u; d < RADIX; ++d) {
-        lane_cursor[lid * RADIX + d] = offsets[(d * p.num_tiles + gl_WorkGroupID.x) * WG + lid];
+        cursors[base + d] = offsets[(d * p.num_tiles + gl_WorkGroupID.x) * WG + lid];
     }
-    // 16-byte loads (KEYS_PER_UVEC4 keys each): ranges start at multiples of 4 keys.
-    for (uint q = first / KEYS_PER_UVEC4; q * KEYS_PER_UVEC4 < last; ++q) {
+    // 16-byte loads (PER_UVEC4 keys each): ranges start at multiples of 4 keys.
+    for (uint q = first / PER_UVEC4; q * PER_UVEC4 < last; ++q) {
         uvec4 w = keys_in4[q];
         uvec4 v4 = uvec4(0u);
-        if (KEY_WORDS == 1u) v4 = vals_in4[q];
-        for (uint c = 0u; c < KEYS_PER_UVEC4; ++c) {
-            uint idx = q * KEYS_PER_UVEC4 + c;
+        if (KEY_WORDS == 1u && IN_PACKED == 0u) v4 = vals_in4[q];
+        for (uint c = 0u; c < PER_UVEC4; ++c) {
+            uint idx = q * PER_UVEC4 + c;
             if (idx < last) {
-                uint lo = w[c * KEY_WORDS];
+                uint lo = w[c * (4u / PER_UVEC4)];
                 uint hi = KEY_WORDS == 2u ? w[c * 2u + 1u] : 0u;
-                uint slot = lid * RADIX + digit_of(lo, hi);
-                uint dst = lane_cursor[slot];
-                lane_cursor[slot] = dst + 1u;
-                keys_out[dst * KEY_WORDS] = lo;
-                if (KEY_WORDS == 2u) keys_out[dst * KEY_WORDS + 1u] = hi;
-                vals_out[dst] = KEY_WORDS == 1u ? v4[c] : vals_in[idx];
+                uint val = IN_PACKED == 1u ? w[c * 2u + 1u] : KEY_WORDS == 1u ? v4[c] : vals_in[idx];
+                uint slot = base + digit_of(lo, hi);
+                uint dst = cursors[slot];
+                cursors[slot] = dst + 1u;
+                if (OUT_PACKED == 1u) {
+                    pairs_out[dst] = uvec2(lo, val);
+                } else {
+                    keys_out[dst * KEY_WORDS] = lo;
+                    if (KEY_WORDS == 2u) keys_out[dst * KEY_WORDS + 1u] = hi;
+                    vals_out[dst] = val;
+                }
             }
         }
     }
@@ -72,7 +82,7 @@ void main() {
         }
         uint digit = digit_of(lo, hi);
         uvec4 peers = subgroupBallot(valid);
-        for (uint b = 0u; b < 8u; ++b) {
+        for (uint b = 0u; b < DIGIT_BITS; ++b) {
             bool bit = ((digit >> b) & 1u) != 0u;
             uvec4 m = subgroupBallot(bit);
             peers &= bit ? m : ~m;

@@ -16,6 +16,29 @@ fn tunings(ctx: &Context) -> [Tuning; 2] {
     [Tuning::from_env(ctx.caps()), Tuning::gpu_style(ctx.caps())]
 }
 
+/// The radix-sort shapes under test: the device default (sized per sort), the GPU-style path,
+/// and both with explicit 11-bit digits (lane-serial with few keys per invocation, so small
+/// sorts take the interleaved-pairs passes too).
+fn radix_tunings(ctx: &Context) -> [Tuning; 4] {
+    let [device, gpu] = tunings(ctx);
+    let lane_serial_11 = Tuning {
+        radix_bits: 11,
+        radix_items: 256,
+        lane_serial: true,
+        radix_workgroup: ctx.caps().subgroup_size.max(1),
+        ..device
+    };
+    [
+        device,
+        gpu,
+        lane_serial_11,
+        Tuning {
+            radix_bits: 11,
+            ..gpu
+        },
+    ]
+}
+
 fn run(ctx: &Context, g: Graph) {
     g.compile(ctx, CompileOptions::default())
         .unwrap()
@@ -133,7 +156,7 @@ fn radix_sort_u32_is_stable_and_matches_reference() {
     let mut r = rng(3);
     for &n in &SIZES {
         // Few distinct keys make stability visible.
-        for (tuning, key_range) in tunings(&ctx)
+        for (tuning, key_range) in radix_tunings(&ctx)
             .into_iter()
             .flat_map(|t| [(t, 16u32), (t, u32::MAX)])
         {
@@ -173,7 +196,7 @@ fn radix_sort_u32_is_stable_and_matches_reference() {
 fn radix_sort_u64_and_partial_key_bits() {
     let ctx = context(true);
     let mut r = rng(4);
-    for (tuning, &n) in tunings(&ctx)
+    for (tuning, &n) in radix_tunings(&ctx)
         .into_iter()
         .flat_map(|t| SIZES.iter().map(move |n| (t, n)))
     {
@@ -195,23 +218,30 @@ fn radix_sort_u64_and_partial_key_bits() {
         assert_eq!(k.read().unwrap()[..n], wk[..], "u64 keys, n = {n}");
         assert_eq!(v.read().unwrap()[..n], wv[..], "u64 values, n = {n}");
     }
-    // 24-bit keys sorted with 24 bits: 3 passes (odd: ends with the copy back).
+    // Partial keys: 24 bits are 3 passes of 8 (odd: split layouts end with the copy back) or
+    // 3 of 11; 11 bits are 1 or 2 passes (a single pass never uses interleaved pairs).
     let n = 10_000;
-    let keys: Vec<u32> = (0..n).map(|_| r.random_range(0..1 << 24)).collect();
-    let vals: Vec<u32> = (0..n as u32).collect();
-    let k = ctx
-        .upload_buffer("keys", &keys, BufferUsage::STORAGE)
-        .unwrap();
-    let v = ctx
-        .upload_buffer("vals", &vals, BufferUsage::STORAGE)
-        .unwrap();
-    let sort = RadixSort::new(&ctx, n, SortKeys::U32).unwrap();
-    let mut g = Graph::new("sort24");
-    sort.record(&mut g, &k, &v, n, 24);
-    run(&ctx, g);
-    let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, 24);
-    assert_eq!(k.read().unwrap(), wk);
-    assert_eq!(v.read().unwrap(), wv);
+    for tuning in radix_tunings(&ctx) {
+        for bits in [24, 11, 8] {
+            let keys: Vec<u32> = (0..n).map(|_| r.random_range(0..1 << bits)).collect();
+            let vals: Vec<u32> = (0..n as u32).collect();
+            let k = ctx
+                .upload_buffer("keys", &keys, BufferUsage::STORAGE)
+                .unwrap();
+            let v = ctx
+                .upload_buffer("vals", &vals, BufferUsage::STORAGE)
+                .unwrap();
+            let sort = RadixSort::with_tuning(&ctx, n, SortKeys::U32, tuning).unwrap();
+            let mut g = Graph::new("sort_partial");
+            sort.record(&mut g, &k, &v, n, bits);
+            run(&ctx, g);
+            let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, bits);
+            let (k11, v11) = reference::radix_sort::radix_sort_digits(&keys, &vals, bits, 11);
+            assert_eq!((&k11, &v11), (&wk, &wv), "the reference at 8 and 11 bits");
+            assert_eq!(k.read().unwrap(), wk, "{bits}-bit keys, {tuning:?}");
+            assert_eq!(v.read().unwrap(), wv, "{bits}-bit values, {tuning:?}");
+        }
+    }
     assert_no_validation_errors(&ctx);
 }
 

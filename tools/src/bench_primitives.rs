@@ -9,7 +9,8 @@ use supple::primitives::{
     Compact, RadixSort, Reduce, ReduceOp, ReduceResult, Scan, ScanKind, SortKeys, Tuning,
 };
 use supple::vk::{
-    ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
+    ids, BufferSlice, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer,
+    Graph,
 };
 
 /// Options of `supple bench primitives`.
@@ -35,6 +36,11 @@ struct Row {
     median_ms: f64,
     /// GPU milliseconds over the timed runs.
     ms: Stats,
+    /// Radix sorts: bits per digit and keys per invocation (or per tile round) used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    radix_bits: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    radix_items: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -84,9 +90,27 @@ fn time_graph(c: &CompiledGraph, repeat: usize) -> Result<Stats, String> {
 
 /// GPU milliseconds of each of `repeat` runs (after one warm-up run).
 fn time_graph_samples(c: &CompiledGraph, repeat: usize) -> Result<Vec<f64>, String> {
+    time_graph_samples_after(c, repeat, None)
+}
+
+/// Like [`time_graph_samples`], with an untimed graph (`before`, e.g. restoring the input) run
+/// before every run.
+fn time_graph_samples_after(
+    c: &CompiledGraph,
+    repeat: usize,
+    before: Option<&CompiledGraph>,
+) -> Result<Vec<f64>, String> {
+    let prepare = || -> Result<(), String> {
+        if let Some(b) = before {
+            b.run().map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    };
+    prepare()?;
     c.run().map_err(|e| e.to_string())?;
     let mut t = Vec::new();
     for _ in 0..repeat.max(1) {
+        prepare()?;
         c.run().map_err(|e| e.to_string())?;
         let p = c
             .profile()
@@ -100,6 +124,19 @@ fn time_graph_samples(c: &CompiledGraph, repeat: usize) -> Result<Vec<f64>, Stri
         }
     }
     Ok(t)
+}
+
+/// A graph copying each `(from, to)` pair of buffers (restores benchmark inputs).
+fn restore_graph(
+    ctx: &Context,
+    pairs: &[(BufferSlice, BufferSlice)],
+) -> Result<CompiledGraph, String> {
+    let mut g = Graph::new("bench.restore");
+    for (i, (from, to)) in pairs.iter().enumerate() {
+        g.copy(format!("restore{i}"), from.clone(), to.clone());
+    }
+    g.compile(ctx, CompileOptions::default())
+        .map_err(|e| e.to_string())
 }
 
 fn rand_u32(n: usize, seed: u64) -> Vec<u32> {
@@ -229,6 +266,8 @@ pub fn run(args: &Args) -> Result<(), String> {
             gbps: bytes / (ms * 1e-3) / 1e9,
             median_ms: ms,
             ms: stats,
+            radix_bits: None,
+            radix_items: None,
         };
         eprintln!(
             "[bench] {primitive:>15} n={n:>9}: {:>8.2} ms  {:>7.1} Melem/s  {:>5.2} GB/s",
@@ -239,6 +278,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         results.push(r);
     };
     let mut radix_4m = None;
+    let mut radix_shapes = Vec::new();
     for &n in &sizes {
         let keys = rand_u32(n, n as u64);
         let small: Vec<u32> = keys.iter().map(|k| k & 0xff).collect();
@@ -283,14 +323,25 @@ pub fn run(args: &Args) -> Result<(), String> {
         let mut g = Graph::new("bench.radix_u32");
         sort.record(&mut g, &k, &v, n, 32);
         let compiled = compile(&ctx, g)?;
-        // Each run sorts already-sorted data after the first; radix sort cost does not depend on order.
-        let stats = time_graph(&compiled, repeat.min(3))?;
+        // Every timed run sorts the same random pairs (restored by an untimed graph), as the host
+        // baseline does.
+        let (k0, v0) = (buf(&ctx, "keys0", &keys)?, buf(&ctx, "vals0", &vals)?);
+        let restore = restore_graph(
+            &ctx,
+            &[((&k0).into(), (&k).into()), ((&v0).into(), (&v).into())],
+        )?;
+        let stats = Stats::of(&time_graph_samples_after(
+            &compiled,
+            repeat.min(3),
+            Some(&restore),
+        )?);
         let mut sorted = keys.clone();
         sorted.sort_unstable();
         if k.read().map_err(e)? != sorted {
             return Err(format!("radix sort of {n} keys is wrong"));
         }
         row("radix_sort_u32", n, stats, 16.0 * n as f64);
+        radix_shapes.push(("radix_sort_u32", n, sort.tuning()));
         if n == 4 << 20 {
             radix_4m = Some(n as f64 / (stats.median * 1e-3));
         }
@@ -307,8 +358,28 @@ pub fn run(args: &Args) -> Result<(), String> {
             let sort = RadixSort::new(&ctx, n, SortKeys::U64).map_err(e)?;
             let mut g = Graph::new("bench.radix_u64");
             sort.record(&mut g, &k, &v, n, 64);
-            let ms = time_graph(&compile(&ctx, g)?, repeat.min(3))?;
+            let (k0, v0) = (buf(&ctx, "keys64_0", &keys64)?, buf(&ctx, "vals0", &vals)?);
+            let restore = restore_graph(
+                &ctx,
+                &[((&k0).into(), (&k).into()), ((&v0).into(), (&v).into())],
+            )?;
+            let ms = Stats::of(&time_graph_samples_after(
+                &compile(&ctx, g)?,
+                repeat.min(3),
+                Some(&restore),
+            )?);
             row("radix_sort_u64", n, ms, 24.0 * n as f64);
+            radix_shapes.push(("radix_sort_u64", n, sort.tuning()));
+        }
+    }
+
+    for (primitive, n, t) in radix_shapes {
+        if let Some(r) = results
+            .iter_mut()
+            .find(|r| r.primitive == primitive && r.n == n)
+        {
+            r.radix_bits = Some(t.radix_bits);
+            r.radix_items = Some(t.radix_items);
         }
     }
 

@@ -1,4 +1,5 @@
-//! Stable key-value LSD radix sort (8-bit digits) of u32 or u64 keys with u32 values. Each pass:
+//! Stable key-value LSD radix sort (8- to 11-bit digits, [`Tuning::radix_bits`]) of u32 or u64
+//! keys with u32 values. Each pass:
 //! per-tile digit histograms (`kernels/primitives/radix_histogram.comp`), their exclusive scan
 //! ([`super::Scan`]), and a stable scatter (`kernels/primitives/radix_scatter.comp`).
 //! Reference: [`crate::cpu_reference::radix_sort`].
@@ -32,6 +33,9 @@ pub struct RadixSort {
     tuning: Tuning,
     keys_tmp: GpuBuffer<u32>,
     vals_tmp: GpuBuffer<u32>,
+    /// Lane-serial u32 sorts: interleaved (key, value) ping-pong buffers for the passes between
+    /// the first and the last (empty otherwise).
+    pairs: Vec<GpuBuffer<u32>>,
     hist: GpuBuffer<u32>,
     offsets: GpuBuffer<u32>,
     scan: Scan,
@@ -45,12 +49,13 @@ struct Push {
     num_tiles: u32,
 }
 
-/// Histogram entries for `n` keys: 256 per tile, or per invocation with the lane-serial kernels.
+/// Histogram entries for `n` keys: one per digit per tile, or per invocation with the
+/// lane-serial kernels.
 fn hist_len(n: usize, t: &Tuning) -> usize {
     let per_tile = if t.lane_serial {
-        256 * t.radix_workgroup as usize
+        t.radix_digits() * t.radix_workgroup as usize
     } else {
-        256
+        t.radix_digits()
     };
     n.div_ceil(t.radix_tile()).max(1) * per_tile
 }
@@ -68,8 +73,24 @@ impl RadixSort {
         keys: SortKeys,
         tuning: Tuning,
     ) -> VkResult<RadixSort> {
+        let tuning = tuning.for_radix_sort(capacity, ctx.caps());
         let hist_len = hist_len(capacity, &tuning);
+        let packed = tuning.lane_serial && keys == SortKeys::U32;
+        let pairs = if packed {
+            (0..2)
+                .map(|i| {
+                    ctx.create_buffer(
+                        &format!("radix.pairs[{i}]"),
+                        2 * capacity.max(1),
+                        BufferUsage::STORAGE,
+                    )
+                })
+                .collect::<VkResult<Vec<_>>>()?
+        } else {
+            Vec::new()
+        };
         Ok(RadixSort {
+            pairs,
             capacity,
             keys,
             tuning,
@@ -83,6 +104,12 @@ impl RadixSort {
             offsets: ctx.create_buffer("radix.offsets", hist_len, BufferUsage::STORAGE)?,
             scan: Scan::with_tuning(ctx, hist_len, tuning)?,
         })
+    }
+
+    /// The launch shape this sort uses (digit width and keys per invocation resolved for its
+    /// capacity).
+    pub fn tuning(&self) -> Tuning {
+        self.tuning
     }
 
     /// Records a stable sort of the first `n` (key, value) pairs by the low `key_bits` bits of
@@ -107,25 +134,47 @@ impl RadixSort {
             "sort of {n} exceeds capacity or buffers"
         );
         let max_bits = 32 * words as u32;
-        let passes = key_bits.clamp(1, max_bits).div_ceil(8);
         let t = &self.tuning;
+        let passes = key_bits.clamp(1, max_bits).div_ceil(t.radix_bits);
         let num_tiles = n.div_ceil(t.radix_tile()).max(1) as u32;
         let hist_len = hist_len(n, t);
-        let user_keys: BufferSlice = keys.into();
-        let user_vals: BufferSlice = values.into();
-        let tmp_keys: BufferSlice = (&self.keys_tmp).into();
-        let tmp_vals: BufferSlice = (&self.vals_tmp).into();
+        let user = Side::Split(keys.into(), values.into());
+        let tmp = Side::Split((&self.keys_tmp).into(), (&self.vals_tmp).into());
+        // Lane-serial u32 sorts of two passes or more go caller -> pairs -> ... -> caller.
+        let packed = !self.pairs.is_empty() && passes >= 2;
         for pass in 0..passes {
-            let (src_k, src_v, dst_k, dst_v) = if pass % 2 == 0 {
-                (&user_keys, &user_vals, &tmp_keys, &tmp_vals)
+            let (src, dst) = if packed {
+                let pairs =
+                    |i: u32| Side::Packed(self.pairs[i as usize % 2].slice(0..2 * n.max(1)));
+                let src = if pass == 0 {
+                    user.clone()
+                } else {
+                    pairs(pass - 1)
+                };
+                let dst = if pass + 1 == passes {
+                    user.clone()
+                } else {
+                    pairs(pass)
+                };
+                (src, dst)
+            } else if pass % 2 == 0 {
+                (user.clone(), tmp.clone())
             } else {
-                (&tmp_keys, &tmp_vals, &user_keys, &user_vals)
+                (tmp.clone(), user.clone())
             };
             let push = Push {
                 n: n as u32,
-                shift: pass * 8,
+                shift: pass * t.radix_bits,
                 num_tiles,
             };
+            let spec = [
+                t.radix_items,
+                words as u32,
+                t.lane_serial as u32,
+                t.radix_bits,
+                src.is_packed() as u32,
+                dst.is_packed() as u32,
+            ];
             g.dispatch(
                 Dispatch::new(
                     format!("radix.histogram[{pass}]"),
@@ -133,8 +182,8 @@ impl RadixSort {
                     [num_tiles, 1, 1],
                 )
                 .workgroup_size(t.radix_workgroup)
-                .spec(&[t.radix_items, words as u32, t.lane_serial as u32])
-                .read(src_k.clone())
+                .spec(&spec)
+                .read(src.keys())
                 .write(&self.hist)
                 .push(&push),
             );
@@ -147,16 +196,17 @@ impl RadixSort {
                     [num_tiles, 1, 1],
                 )
                 .workgroup_size(t.radix_workgroup)
-                .spec(&[t.radix_items, words as u32, t.lane_serial as u32])
-                .read(src_k.clone())
-                .read(src_v.clone())
+                .spec(&spec)
+                .read(src.keys())
+                .read(src.values())
                 .read(&self.offsets)
-                .write(dst_k.clone())
-                .write(dst_v.clone())
+                .write(dst.keys())
+                .write(dst.values())
+                .write(&self.hist)
                 .push(&push),
             );
         }
-        if passes % 2 == 1 {
+        if !packed && passes % 2 == 1 {
             g.copy(
                 "radix.copy_keys",
                 self.keys_tmp.slice(0..n * words),
@@ -167,6 +217,33 @@ impl RadixSort {
                 self.vals_tmp.slice(0..n),
                 values.slice(0..n),
             );
+        }
+    }
+}
+
+/// Where a pass reads or writes its pairs.
+#[derive(Clone)]
+enum Side {
+    /// Separate key and value arrays.
+    Split(BufferSlice, BufferSlice),
+    /// Interleaved (key, value) u32 pairs, bound as both the key and the value array.
+    Packed(BufferSlice),
+}
+
+impl Side {
+    fn is_packed(&self) -> bool {
+        matches!(self, Side::Packed(_))
+    }
+
+    fn keys(&self) -> BufferSlice {
+        match self {
+            Side::Split(k, _) | Side::Packed(k) => k.clone(),
+        }
+    }
+
+    fn values(&self) -> BufferSlice {
+        match self {
+            Side::Split(_, v) | Side::Packed(v) => v.clone(),
         }
     }
 }
