@@ -39,6 +39,37 @@ fn radix_tunings(ctx: &Context) -> [Tuning; 4] {
     ]
 }
 
+/// Sorts `keys`/`vals` by their low `bits` bits on the GPU with `tuning`; returns the buffers'
+/// first `n` entries.
+fn gpu_sort<K: bytemuck::Pod>(
+    ctx: &Context,
+    tuning: Tuning,
+    keys: &[K],
+    vals: &[u32],
+    bits: u32,
+) -> (Vec<K>, Vec<u32>) {
+    let n = keys.len();
+    let width = if std::mem::size_of::<K>() == 8 {
+        SortKeys::U64
+    } else {
+        SortKeys::U32
+    };
+    let k = ctx
+        .upload_buffer("keys", keys, BufferUsage::STORAGE)
+        .unwrap();
+    let v = ctx
+        .upload_buffer("vals", vals, BufferUsage::STORAGE)
+        .unwrap();
+    let sort = RadixSort::with_tuning(ctx, n, width, tuning).unwrap();
+    let mut g = Graph::new("sort");
+    sort.record(&mut g, &k, &v, n, bits);
+    run(ctx, g);
+    (
+        k.read().unwrap()[..n].to_vec(),
+        v.read().unwrap()[..n].to_vec(),
+    )
+}
+
 fn run(ctx: &Context, g: Graph) {
     g.compile(ctx, CompileOptions::default())
         .unwrap()
@@ -162,16 +193,7 @@ fn radix_sort_u32_is_stable_and_matches_reference() {
         {
             let keys: Vec<u32> = (0..n).map(|_| r.random_range(0..key_range)).collect();
             let vals: Vec<u32> = (0..n as u32).collect();
-            let k = ctx
-                .upload_buffer("keys", &keys, BufferUsage::STORAGE)
-                .unwrap();
-            let v = ctx
-                .upload_buffer("vals", &vals, BufferUsage::STORAGE)
-                .unwrap();
-            let sort = RadixSort::with_tuning(&ctx, n, SortKeys::U32, tuning).unwrap();
-            let mut g = Graph::new("sort");
-            sort.record(&mut g, &k, &v, n, 32);
-            run(&ctx, g);
+            let (gk, gv) = gpu_sort(&ctx, tuning, &keys, &vals, 32);
             let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, 32);
             let mut std_sorted: Vec<(u32, u32)> =
                 keys.iter().copied().zip(vals.iter().copied()).collect();
@@ -181,12 +203,8 @@ fn radix_sort_u32_is_stable_and_matches_reference() {
                 std_sorted.iter().map(|p| p.0).collect::<Vec<_>>(),
                 "reference is a stable sort"
             );
-            assert_eq!(k.read().unwrap()[..n], wk[..], "keys, n = {n}");
-            assert_eq!(
-                v.read().unwrap()[..n],
-                wv[..],
-                "values (stability), n = {n}"
-            );
+            assert_eq!(gk, wk, "keys, n = {n}");
+            assert_eq!(gv, wv, "values (stability), n = {n}");
         }
     }
     assert_no_validation_errors(&ctx);
@@ -204,19 +222,10 @@ fn radix_sort_u64_and_partial_key_bits() {
             .map(|_| r.random::<u64>() >> r.random_range(0..40))
             .collect();
         let vals: Vec<u32> = (0..n as u32).collect();
-        let k = ctx
-            .upload_buffer("keys64", &keys, BufferUsage::STORAGE)
-            .unwrap();
-        let v = ctx
-            .upload_buffer("vals", &vals, BufferUsage::STORAGE)
-            .unwrap();
-        let sort = RadixSort::with_tuning(&ctx, n, SortKeys::U64, tuning).unwrap();
-        let mut g = Graph::new("sort64");
-        sort.record(&mut g, &k, &v, n, 64);
-        run(&ctx, g);
+        let (gk, gv) = gpu_sort(&ctx, tuning, &keys, &vals, 64);
         let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, 64);
-        assert_eq!(k.read().unwrap()[..n], wk[..], "u64 keys, n = {n}");
-        assert_eq!(v.read().unwrap()[..n], wv[..], "u64 values, n = {n}");
+        assert_eq!(gk, wk, "u64 keys, n = {n}");
+        assert_eq!(gv, wv, "u64 values, n = {n}");
     }
     // Partial keys: 24 bits are 3 passes of 8 (odd: split layouts end with the copy back) or
     // 3 of 11; 11 bits are 1 or 2 passes (a single pass never uses interleaved pairs).
@@ -225,21 +234,12 @@ fn radix_sort_u64_and_partial_key_bits() {
         for bits in [24, 11, 8] {
             let keys: Vec<u32> = (0..n).map(|_| r.random_range(0..1 << bits)).collect();
             let vals: Vec<u32> = (0..n as u32).collect();
-            let k = ctx
-                .upload_buffer("keys", &keys, BufferUsage::STORAGE)
-                .unwrap();
-            let v = ctx
-                .upload_buffer("vals", &vals, BufferUsage::STORAGE)
-                .unwrap();
-            let sort = RadixSort::with_tuning(&ctx, n, SortKeys::U32, tuning).unwrap();
-            let mut g = Graph::new("sort_partial");
-            sort.record(&mut g, &k, &v, n, bits);
-            run(&ctx, g);
+            let (gk, gv) = gpu_sort(&ctx, tuning, &keys, &vals, bits);
             let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, bits);
             let (k11, v11) = reference::radix_sort::radix_sort_digits(&keys, &vals, bits, 11);
             assert_eq!((&k11, &v11), (&wk, &wv), "the reference at 8 and 11 bits");
-            assert_eq!(k.read().unwrap(), wk, "{bits}-bit keys, {tuning:?}");
-            assert_eq!(v.read().unwrap(), wv, "{bits}-bit values, {tuning:?}");
+            assert_eq!(gk, wk, "{bits}-bit keys, {tuning:?}");
+            assert_eq!(gv, wv, "{bits}-bit values, {tuning:?}");
         }
     }
     assert_no_validation_errors(&ctx);

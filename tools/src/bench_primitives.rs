@@ -139,6 +139,40 @@ fn restore_graph(
         .map_err(|e| e.to_string())
 }
 
+/// GPU milliseconds of radix sorts of `keys` with values 0..n: every timed run sorts the same
+/// random pairs (restored by an untimed graph), as the host baseline does. Checks the result and
+/// returns the launch shape used.
+fn time_radix_sort<K: bytemuck::Pod + Ord>(
+    ctx: &Context,
+    keys: &[K],
+    width: SortKeys,
+    repeat: usize,
+) -> Result<(Stats, Tuning), String> {
+    let e = |e: supple::VkError| e.to_string();
+    let n = keys.len();
+    let vals: Vec<u32> = (0..n as u32).collect();
+    let (k, v) = (buf(ctx, "keys", keys)?, buf(ctx, "vals", &vals)?);
+    let (k0, v0) = (buf(ctx, "keys0", keys)?, buf(ctx, "vals0", &vals)?);
+    let sort = RadixSort::new(ctx, n, width).map_err(e)?;
+    let mut g = Graph::new("bench.radix");
+    sort.record(&mut g, &k, &v, n, 8 * std::mem::size_of::<K>() as u32);
+    let restore = restore_graph(
+        ctx,
+        &[((&k0).into(), (&k).into()), ((&v0).into(), (&v).into())],
+    )?;
+    let stats = Stats::of(&time_graph_samples_after(
+        &compile(ctx, g)?,
+        repeat,
+        Some(&restore),
+    )?);
+    let mut sorted = keys.to_vec();
+    sorted.sort_unstable();
+    if k.read().map_err(e)? != sorted {
+        return Err(format!("radix sort of {n} keys is wrong"));
+    }
+    Ok((stats, sort.tuning()))
+}
+
 fn rand_u32(n: usize, seed: u64) -> Vec<u32> {
     // xorshift64*: deterministic, fast, good enough for benchmark data.
     let mut s = seed | 1;
@@ -316,36 +350,12 @@ pub fn run(args: &Args) -> Result<(), String> {
         row("compact", n, ms, 8.0 * n as f64 + 4.0 * kept as f64);
         drop((f, c, input, out, scan));
 
-        let k = buf(&ctx, "keys", &keys)?;
-        let vals: Vec<u32> = (0..n as u32).collect();
-        let v = buf(&ctx, "vals", &vals)?;
-        let sort = RadixSort::new(&ctx, n, SortKeys::U32).map_err(e)?;
-        let mut g = Graph::new("bench.radix_u32");
-        sort.record(&mut g, &k, &v, n, 32);
-        let compiled = compile(&ctx, g)?;
-        // Every timed run sorts the same random pairs (restored by an untimed graph), as the host
-        // baseline does.
-        let (k0, v0) = (buf(&ctx, "keys0", &keys)?, buf(&ctx, "vals0", &vals)?);
-        let restore = restore_graph(
-            &ctx,
-            &[((&k0).into(), (&k).into()), ((&v0).into(), (&v).into())],
-        )?;
-        let stats = Stats::of(&time_graph_samples_after(
-            &compiled,
-            repeat.min(3),
-            Some(&restore),
-        )?);
-        let mut sorted = keys.clone();
-        sorted.sort_unstable();
-        if k.read().map_err(e)? != sorted {
-            return Err(format!("radix sort of {n} keys is wrong"));
-        }
+        let (stats, shape) = time_radix_sort(&ctx, &keys, SortKeys::U32, repeat.min(3))?;
         row("radix_sort_u32", n, stats, 16.0 * n as f64);
-        radix_shapes.push(("radix_sort_u32", n, sort.tuning()));
+        radix_shapes.push(("radix_sort_u32", n, shape));
         if n == 4 << 20 {
             radix_4m = Some(n as f64 / (stats.median * 1e-3));
         }
-        drop((compiled, sort, k, v));
 
         if n * 8 <= caps.max_storage_buffer_range as usize {
             let keys64: Vec<u64> = keys
@@ -353,23 +363,9 @@ pub fn run(args: &Args) -> Result<(), String> {
                 .zip(rand_u32(n, 7))
                 .map(|(&a, b)| (a as u64) << 32 | b as u64)
                 .collect();
-            let k = buf(&ctx, "keys64", &keys64)?;
-            let v = buf(&ctx, "vals", &vals)?;
-            let sort = RadixSort::new(&ctx, n, SortKeys::U64).map_err(e)?;
-            let mut g = Graph::new("bench.radix_u64");
-            sort.record(&mut g, &k, &v, n, 64);
-            let (k0, v0) = (buf(&ctx, "keys64_0", &keys64)?, buf(&ctx, "vals0", &vals)?);
-            let restore = restore_graph(
-                &ctx,
-                &[((&k0).into(), (&k).into()), ((&v0).into(), (&v).into())],
-            )?;
-            let ms = Stats::of(&time_graph_samples_after(
-                &compile(&ctx, g)?,
-                repeat.min(3),
-                Some(&restore),
-            )?);
+            let (ms, shape) = time_radix_sort(&ctx, &keys64, SortKeys::U64, repeat.min(3))?;
             row("radix_sort_u64", n, ms, 24.0 * n as f64);
-            radix_shapes.push(("radix_sort_u64", n, sort.tuning()));
+            radix_shapes.push(("radix_sort_u64", n, shape));
         }
     }
 
