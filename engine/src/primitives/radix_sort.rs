@@ -31,11 +31,12 @@ pub struct RadixSort {
     capacity: usize,
     keys: SortKeys,
     tuning: Tuning,
-    keys_tmp: GpuBuffer<u32>,
-    vals_tmp: GpuBuffer<u32>,
-    /// Lane-serial u32 sorts: interleaved (key, value) ping-pong buffers for the passes between
-    /// the first and the last (empty otherwise).
-    pairs: Vec<GpuBuffer<u32>>,
+    /// Lane-serial u32 sorts: interleaved (key, value) pairs between the first and the last
+    /// pass (the caller's arrays are never read and written by the same pass).
+    packed: bool,
+    /// Temporaries: with `packed`, two ping-pong buffers of 2 × capacity words (a one-pass sort
+    /// uses the halves of the first as separate keys and values); otherwise keys and values.
+    work: [GpuBuffer<u32>; 2],
     hist: GpuBuffer<u32>,
     offsets: GpuBuffer<u32>,
     scan: Scan,
@@ -76,34 +77,44 @@ impl RadixSort {
         let tuning = tuning.for_radix_sort(capacity, ctx.caps());
         let hist_len = hist_len(capacity, &tuning);
         let packed = tuning.lane_serial && keys == SortKeys::U32;
-        let pairs = if packed {
-            (0..2)
-                .map(|i| {
-                    ctx.create_buffer(
-                        &format!("radix.pairs[{i}]"),
-                        2 * capacity.max(1),
-                        BufferUsage::STORAGE,
-                    )
-                })
-                .collect::<VkResult<Vec<_>>>()?
+        let cap = capacity.max(1);
+        let work = if packed {
+            [
+                ctx.create_buffer("radix.pairs[0]", 2 * cap, BufferUsage::STORAGE)?,
+                ctx.create_buffer("radix.pairs[1]", 2 * cap, BufferUsage::STORAGE)?,
+            ]
         } else {
-            Vec::new()
+            [
+                ctx.create_buffer("radix.keys_tmp", cap * keys.words(), BufferUsage::STORAGE)?,
+                ctx.create_buffer("radix.vals_tmp", cap, BufferUsage::STORAGE)?,
+            ]
         };
         Ok(RadixSort {
-            pairs,
             capacity,
             keys,
             tuning,
-            keys_tmp: ctx.create_buffer(
-                "radix.keys_tmp",
-                capacity * keys.words(),
-                BufferUsage::STORAGE,
-            )?,
-            vals_tmp: ctx.create_buffer("radix.vals_tmp", capacity, BufferUsage::STORAGE)?,
+            packed,
+            work,
             hist: ctx.create_buffer("radix.hist", hist_len, BufferUsage::STORAGE)?,
             offsets: ctx.create_buffer("radix.offsets", hist_len, BufferUsage::STORAGE)?,
             scan: Scan::with_tuning(ctx, hist_len, tuning)?,
         })
+    }
+
+    /// Separate keys and values of `len` pairs in the temporaries.
+    fn split_tmp(&self, len: usize) -> Side {
+        if self.packed {
+            let cap = self.capacity.max(1);
+            Side::Split(
+                self.work[0].slice(0..len),
+                self.work[0].slice(cap..cap + len),
+            )
+        } else {
+            Side::Split(
+                self.work[0].slice(0..len * self.keys.words()),
+                self.work[1].slice(0..len),
+            )
+        }
     }
 
     /// The launch shape this sort uses (digit width and keys per invocation resolved for its
@@ -139,13 +150,12 @@ impl RadixSort {
         let num_tiles = n.div_ceil(t.radix_tile()).max(1) as u32;
         let hist_len = hist_len(n, t);
         let user = Side::Split(keys.into(), values.into());
-        let tmp = Side::Split((&self.keys_tmp).into(), (&self.vals_tmp).into());
+        let tmp = self.split_tmp(self.capacity.max(1));
         // Lane-serial u32 sorts of two passes or more go caller -> pairs -> ... -> caller.
-        let packed = !self.pairs.is_empty() && passes >= 2;
+        let packed = self.packed && passes >= 2;
         for pass in 0..passes {
             let (src, dst) = if packed {
-                let pairs =
-                    |i: u32| Side::Packed(self.pairs[i as usize % 2].slice(0..2 * n.max(1)));
+                let pairs = |i: u32| Side::Packed((&self.work[i as usize % 2]).into());
                 let src = if pass == 0 {
                     user.clone()
                 } else {
@@ -207,16 +217,9 @@ impl RadixSort {
             );
         }
         if !packed && passes % 2 == 1 {
-            g.copy(
-                "radix.copy_keys",
-                self.keys_tmp.slice(0..n * words),
-                keys.slice(0..n),
-            );
-            g.copy(
-                "radix.copy_values",
-                self.vals_tmp.slice(0..n),
-                values.slice(0..n),
-            );
+            let back = self.split_tmp(n);
+            g.copy("radix.copy_keys", back.keys(), keys.slice(0..n));
+            g.copy("radix.copy_values", back.values(), values.slice(0..n));
         }
     }
 }
