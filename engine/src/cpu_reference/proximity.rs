@@ -431,16 +431,20 @@ pub fn query_vertex_triangle_quantized(
         for rec in records.iter().take(end).skip(start).flatten() {
             let (lo, hi) = (unpack_local(rec[0]), unpack_local(rec[1]));
             let t = rec[2];
-            let f = triangles[t as usize];
             if (0..3).all(|k| lo[k] <= uq[k] && uq[k] <= hi[k])
-                && !f.contains(&(v as u32))
-                && filter.allows(body[v], body[f[0] as usize])
+                && vt_allowed(v, triangles[t as usize], body, &filter)
             {
                 out.push([v as u32, t]);
             }
         }
     }
     out
+}
+
+/// Whether vertex `v` and triangle `f` may form a candidate: `v` is not a corner of `f` and the
+/// body filter allows the pair.
+fn vt_allowed(v: usize, f: [u32; 3], body: &[u32], filter: &BodyFilter) -> bool {
+    !f.contains(&(v as u32)) && filter.allows(body[v], body[f[0] as usize])
 }
 
 /// Vertex–triangle candidates by the f32 box test (every triangle entry of the vertex's bucket
@@ -463,7 +467,7 @@ pub fn query_vertex_triangle(
         let (start, end) = bucket_span(ranges, 0, bucket, p);
         for &t in &vals[start..end] {
             let f = triangles[t as usize];
-            if f.contains(&(v as u32)) || !filter.allows(body[v], body[f[0] as usize]) {
+            if !vt_allowed(v, f, body, &filter) {
                 continue;
             }
             let (lo, hi) = box32(&f.map(|i| xyz(x[i as usize])), p.pad_t);
