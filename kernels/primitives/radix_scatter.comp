@@ -1,8 +1,8 @@
 #version 460
 // Radix sort pass 3: stable scatter of each tile's keys and values to their sorted slots.
 // Within a round of WG keys, a key's rank among equal digits of its subgroup comes from
-// DIGIT_BITS ballots (one per digit bit); subgroups then take turns advancing the per-digit cursors, so
-// equal digits keep their input order (stability).
+// DIGIT_BITS ballots (one per digit bit); subgroups then take turns advancing the per-digit
+// cursors, so equal digits keep their input order (stability).
 // Host: engine/src/primitives/radix_sort.rs. Reference: cpu_reference/radix_sort.rs.
 #include "common.glsl"
 #include "radix.glsl"

@@ -1,7 +1,8 @@
 //! Stable key-value LSD radix sort (8- to 11-bit digits, [`Tuning::radix_bits`]) of u32 or u64
-//! keys with u32 values. Each pass:
-//! per-tile digit histograms (`kernels/primitives/radix_histogram.comp`), their exclusive scan
-//! ([`super::Scan`]), and a stable scatter (`kernels/primitives/radix_scatter.comp`).
+//! keys with u32 values. Each pass: per-tile digit histograms
+//! (`kernels/primitives/radix_histogram.comp`), their exclusive scan ([`super::Scan`]), and a
+//! stable scatter (`kernels/primitives/radix_scatter.comp`). Lane-serial u32 sorts move
+//! interleaved (key, value) pairs between their first and last pass.
 //! Reference: [`crate::cpu_reference::radix_sort`].
 
 use super::scan::{Scan, ScanKind};
