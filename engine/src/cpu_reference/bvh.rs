@@ -5,10 +5,10 @@
 //!
 //! All geometry is f32 exactly as on the GPU: AABBs are min/max of f32 vertex coordinates (exact,
 //! so no rounding is needed to keep them conservative), centroids are `(min + max) * 0.5` and the
-//! Morton quantisation divides once by the centroid-bounds extent (correctly rounded on both
-//! sides). Tree nodes are numbered as on the GPU: internal nodes `0..n-1` (the root is 0), leaf
-//! `j` (the j-th primitive in Morton order) is node `n - 1 + j`; with one primitive the root is
-//! that leaf (node 0).
+//! Morton quantisation scales by a power of two (the centroid-bounds extent rounded up), so the
+//! codes are bit-identical on every conforming device. Tree nodes are numbered as on the GPU:
+//! internal nodes `0..n-1` (the root is 0), leaf `j` (the j-th primitive in Morton order) is node
+//! `n - 1 + j`; with one primitive the root is that leaf (node 0).
 
 use super::distance::{point_edge, point_triangle};
 use nalgebra::Vector3;
@@ -127,17 +127,31 @@ pub fn centroid_bounds(boxes: &[Aabb]) -> Aabb {
     b
 }
 
-/// Quantises `c` in `[lo, hi]` to `bits` bits: `min(floor(clamp((c - lo) / (hi - lo), 0, 1) *
-/// 2^bits), 2^bits - 1)`, 0 when the extent is not positive.
+/// Quantises `c` in `[lo, hi]` to `bits` bits in a frame rounded up to a power of two:
+/// `min(floor((c - lo) * 2^bits / 2^k), 2^bits - 1)` with `2^k` the smallest power of two
+/// `>= hi - lo`, 0 when the extent is not positive or `c <= lo`. Every step is exact or one
+/// correctly rounded f32 subtraction, so any conforming GPU gives the same bits.
 pub fn quantize(c: f32, lo: f32, hi: f32, bits: u32) -> u32 {
     let ext = hi - lo;
-    // Also 0 for a NaN extent, as on the GPU.
+    // Also 0 for a NaN extent or coordinate, as on the GPU.
     if ext.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
         return 0;
     }
-    let t = ((c - lo) / ext).clamp(0.0, 1.0);
-    let scale = (1u32 << bits) as f32;
-    ((t * scale) as u32).min((1u32 << bits) - 1)
+    let d = c - lo;
+    if d.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+        return 0;
+    }
+    let e = ext.to_bits();
+    let biased = ((e >> 23) & 0xff) as i32;
+    let k = if biased == 0 {
+        -126
+    } else {
+        biased - 127 + i32::from(e & 0x7f_ffff != 0)
+    };
+    let se = (bits as i32 - k).clamp(-126, 127);
+    let scale = f32::from_bits(((se + 127) as u32) << 23);
+    let t = (d * scale).min((1u32 << bits) as f32);
+    (t as u32).min((1u32 << bits) - 1)
 }
 
 /// Interleaves three `bits`-bit coordinates: bit b of x goes to 3b+2, of y to 3b+1, of z to 3b.
