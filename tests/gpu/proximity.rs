@@ -18,6 +18,17 @@ use supple_gpu_tests::{assert_no_validation_errors, context, rng};
 /// Pairs whose exact distance is within this relative band of D may differ (f32 rounding).
 const BOUNDARY: f64 = 1e-5;
 
+/// f32 distances are accurate relative to the coordinates they are computed from, not to the
+/// distance: a pair's absolute slack is this many f32 epsilons times its extent (the largest
+/// coordinate difference among its vertices). Drivers may contract a*b+c into fma and divide
+/// to 2.5 ulp (Vulkan's precision rules), so results differ from the IEEE reference that much.
+const ULPS_OF_EXTENT: f64 = 16.0 * f32::EPSILON as f64;
+
+/// Largest coordinate difference among `pts`.
+fn extent(pts: &[Vec3]) -> f64 {
+    pts.iter().map(|p| (p - pts[0]).amax()).fold(0.0, f64::max)
+}
+
 fn data(rel: &str) -> String {
     format!("{}/../data/meshes/{rel}", env!("CARGO_MANIFEST_DIR"))
 }
@@ -63,39 +74,32 @@ fn v(p: [f64; 3]) -> Vec3 {
     Vec3::new(p[0], p[1], p[2])
 }
 
-fn vt_dist(x: &[[f64; 3]], m: &ProximityMesh, a: u32, b: u32) -> f64 {
+/// Exact vertex–triangle distance and the pair's f32 slack.
+fn vt_dist(x: &[[f64; 3]], m: &ProximityMesh, a: u32, b: u32) -> (f64, f64) {
     let t = m.triangles[b as usize];
-    point_triangle(
-        &v(x[a as usize]),
-        &v(x[t[0] as usize]),
-        &v(x[t[1] as usize]),
-        &v(x[t[2] as usize]),
-    )
-    .sq_dist
-    .sqrt()
+    let p = [a, t[0], t[1], t[2]].map(|i| v(x[i as usize]));
+    let d = point_triangle(&p[0], &p[1], &p[2], &p[3]).sq_dist.sqrt();
+    (d, ULPS_OF_EXTENT * extent(&p))
 }
 
-fn ee_dist(x: &[[f64; 3]], m: &ProximityMesh, a: u32, b: u32) -> f64 {
+/// Exact edge–edge distance and the pair's f32 slack.
+fn ee_dist(x: &[[f64; 3]], m: &ProximityMesh, a: u32, b: u32) -> (f64, f64) {
     let (ea, eb) = (m.edges[a as usize], m.edges[b as usize]);
-    edge_edge(
-        &v(x[ea[0] as usize]),
-        &v(x[ea[1] as usize]),
-        &v(x[eb[0] as usize]),
-        &v(x[eb[1] as usize]),
-    )
-    .sq_dist
-    .sqrt()
+    let p = [ea[0], ea[1], eb[0], eb[1]].map(|i| v(x[i as usize]));
+    let d = edge_edge(&p[0], &p[1], &p[2], &p[3]).sq_dist.sqrt();
+    (d, ULPS_OF_EXTENT * extent(&p))
 }
 
 /// Compares a GPU pair list with the brute-force set: no duplicates, no pair sharing a vertex,
-/// and every difference within the boundary band |dist - d| <= BOUNDARY d. Returns the number
-/// of boundary differences.
+/// every difference within the boundary band |dist - d| <= BOUNDARY d + the pair's f32 slack,
+/// and every GPU distance within 1e-4 of the exact one (relative) + that slack. Returns the
+/// number of boundary differences.
 fn compare(
     what: &str,
     gpu: &[Pair],
     brute: &[reference::RefPair],
     d: f64,
-    dist: impl Fn(u32, u32) -> f64,
+    dist: impl Fn(u32, u32) -> (f64, f64),
 ) -> usize {
     let mut g: HashMap<(u32, u32), f32> = HashMap::new();
     for p in gpu {
@@ -111,8 +115,9 @@ fn compare(
     for r in brute {
         b.insert((r.a, r.b), r.dist);
         if !g.contains_key(&(r.a, r.b)) {
+            let slack = dist(r.a, r.b).1;
             assert!(
-                r.dist >= d * (1.0 - BOUNDARY),
+                r.dist >= d * (1.0 - BOUNDARY) - slack,
                 "{what}: GPU misses pair ({}, {}) at distance {} < D = {d}",
                 r.a,
                 r.b,
@@ -122,15 +127,15 @@ fn compare(
         }
     }
     for (&(a, bb), &sq) in &g {
-        let exact = dist(a, bb);
+        let (exact, slack) = dist(a, bb);
         assert!(
-            ((sq as f64).sqrt() - exact).abs() <= 1e-4 * exact.max(d),
+            ((sq as f64).sqrt() - exact).abs() <= 1e-4 * exact.max(d) + slack,
             "{what}: pair ({a}, {bb}) GPU distance {} vs exact {exact}",
             (sq as f64).sqrt()
         );
         if !b.contains_key(&(a, bb)) {
             assert!(
-                exact < d * (1.0 + BOUNDARY),
+                exact < d * (1.0 + BOUNDARY) + slack,
                 "{what}: GPU reports pair ({a}, {bb}) at distance {exact} >= D = {d}"
             );
             boundary += 1;
