@@ -17,6 +17,8 @@ layout(constant_id = 5) const uint IN_PACKED = 0;
 layout(constant_id = 6) const uint OUT_PACKED = 0;
 // Lane-serial kernels: keys per 16-byte load.
 const uint PER_UVEC4 = IN_PACKED == 1u ? 2u : 4u / KEY_WORDS;
+// Words per key in the input key buffer (2 for pairs or u64 keys); it holds at least p.n keys.
+const uint IN_WORDS = 4u / PER_UVEC4;
 layout(push_constant) uniform P { uint n; uint shift; uint num_tiles; } p;
 
 uint digit_of(uint lo, uint hi) {
@@ -24,3 +26,4 @@ uint digit_of(uint lo, uint hi) {
     uint w = s >= 32u ? hi >> (s - 32u) : (s == 0u ? lo : (lo >> s) | (hi << (32u - s)));
     return w & (RADIX - 1u);
 }
+

@@ -30,12 +30,6 @@ uint workgroup_add(uint value) {
     return total;
 }
 
-// Zeroes the components of v (uvec4 number i) that lie at or beyond element n.
-uvec4 mask_tail(uvec4 v, uint i, uint n) {
-    uint first = 4u * i;
-    return uvec4(first + 0u < n ? v.x : 0u, first + 1u < n ? v.y : 0u, first + 2u < n ? v.z : 0u, first + 3u < n ? v.w : 0u);
-}
-
 // Tile layouts of the streaming kernels. LANE_SERIAL = 0: in round k the workgroup reads WG
 // consecutive uvec4s (coalesced; GPUs). LANE_SERIAL = 1: invocation `lid` owns ITEMS
 // consecutive uvec4s and scans them serially, one subgroup scan per tile (CPU devices, where

@@ -12,6 +12,19 @@ layout(std430, binding = 1) writeonly buffer Hist { uint hist[]; };
 // (an invocation counts at most ITEMS < 2^16 keys), so 11-bit digits fit 32 KiB of shared
 // memory with 8 invocations.
 shared uint counts[LANE_SERIAL == 1u ? WG * RADIX / 2u : RADIX];
+
+// Lane-serial: counts the keys of quad q (PER_UVEC4 keys in w) that lie before `last`.
+void count_quad(uvec4 w, uint q, uint last, uint lid) {
+    const uint HALF = RADIX / 2u;
+    for (uint c = 0u; c < PER_UVEC4; ++c) {
+        if (q * PER_UVEC4 + c < last) {
+            uint lo = w[c * (4u / PER_UVEC4)];
+            uint d = digit_of(lo, KEY_WORDS == 2u ? w[c * 2u + 1u] : 0u);
+            counts[lid * HALF + (d >> 1u)] += 1u << ((d & 1u) * 16u);
+        }
+    }
+}
+
 void main() {
     uint lid = gl_LocalInvocationID.x;
     if (LANE_SERIAL == 1u) {
@@ -22,16 +35,15 @@ void main() {
         for (uint d = 0u; d < HALF; ++d) counts[lid * HALF + d] = 0u;
         uint first = gl_WorkGroupID.x * WG * ITEMS + lid * ITEMS;
         uint last = min(first + ITEMS, p.n);
-        // 16-byte loads (PER_UVEC4 keys each): ranges start at multiples of 4 keys.
-        for (uint q = first / PER_UVEC4; q * PER_UVEC4 < last; ++q) {
-            uvec4 w = keys4[q];
-            for (uint c = 0u; c < PER_UVEC4; ++c) {
-                if (q * PER_UVEC4 + c < last) {
-                    uint lo = w[c * (4u / PER_UVEC4)];
-                    uint d = digit_of(lo, KEY_WORDS == 2u ? w[c * 2u + 1u] : 0u);
-                    counts[lid * HALF + (d >> 1u)] += 1u << ((d & 1u) * 16u);
-                }
-            }
+        // 16-byte loads (PER_UVEC4 keys each): ranges start at multiples of 4 keys; the key
+        // array's partial last quad, if this invocation has it, is read word by word.
+        uint qlast = (last + PER_UVEC4 - 1u) / PER_UVEC4;
+        uint q = first / PER_UVEC4;
+        for (; q < min(qlast, p.n * IN_WORDS / 4u); ++q) count_quad(keys4[q], q, last, lid);
+        if (q < qlast) {
+            uvec4 w;
+            LOAD_TAIL4(w, keys, q, p.n * IN_WORDS, uvec4(0u))
+            count_quad(w, q, last, lid);
         }
         for (uint d = 0u; d < HALF; ++d) {
             uint c = counts[lid * HALF + d];

@@ -23,6 +23,29 @@ uint popcount4(uvec4 m) {
     return bitCount(m.x) + bitCount(m.y) + bitCount(m.z) + bitCount(m.w);
 }
 
+// Lane-serial: scatters the keys of quad q (PER_UVEC4 keys in w, u32 values in v4 when the
+// values are separate u32s) that lie before `last`, advancing the cursors at `base`.
+void scatter_quad(uvec4 w, uvec4 v4, uint q, uint last, uint base) {
+    for (uint c = 0u; c < PER_UVEC4; ++c) {
+        uint idx = q * PER_UVEC4 + c;
+        if (idx < last) {
+            uint lo = w[c * (4u / PER_UVEC4)];
+            uint hi = KEY_WORDS == 2u ? w[c * 2u + 1u] : 0u;
+            uint val = IN_PACKED == 1u ? w[c * 2u + 1u] : KEY_WORDS == 1u ? v4[c] : vals_in[idx];
+            uint slot = base + digit_of(lo, hi);
+            uint dst = cursors[slot];
+            cursors[slot] = dst + 1u;
+            if (OUT_PACKED == 1u) {
+                pairs_out[dst] = uvec2(lo, val);
+            } else {
+                keys_out[dst * KEY_WORDS] = lo;
+                if (KEY_WORDS == 2u) keys_out[dst * KEY_WORDS + 1u] = hi;
+                vals_out[dst] = val;
+            }
+        }
+    }
+}
+
 // LANE_SERIAL path: invocation `lid` owns keys [first, last) of the tile; its first output slot
 // per digit comes from the scanned per-invocation histogram, copied to its own contiguous block
 // of cursors in global memory (which costs the same as shared memory on CPU devices and leaves
@@ -35,29 +58,23 @@ void scatter_lane_serial() {
     for (uint d = 0u; d < RADIX; ++d) {
         cursors[base + d] = offsets[(d * p.num_tiles + gl_WorkGroupID.x) * WG + lid];
     }
-    // 16-byte loads (PER_UVEC4 keys each): ranges start at multiples of 4 keys.
-    for (uint q = first / PER_UVEC4; q * PER_UVEC4 < last; ++q) {
-        uvec4 w = keys_in4[q];
+    // 16-byte loads (PER_UVEC4 keys each): ranges start at multiples of 4 keys; the arrays'
+    // partial last quad, if this invocation has it, is read word by word.
+    const bool SPLIT_U32 = KEY_WORDS == 1u && IN_PACKED == 0u;
+    uint qlast = (last + PER_UVEC4 - 1u) / PER_UVEC4;
+    uint q = first / PER_UVEC4;
+    for (; q < min(qlast, p.n * IN_WORDS / 4u); ++q) {
         uvec4 v4 = uvec4(0u);
-        if (KEY_WORDS == 1u && IN_PACKED == 0u) v4 = vals_in4[q];
-        for (uint c = 0u; c < PER_UVEC4; ++c) {
-            uint idx = q * PER_UVEC4 + c;
-            if (idx < last) {
-                uint lo = w[c * (4u / PER_UVEC4)];
-                uint hi = KEY_WORDS == 2u ? w[c * 2u + 1u] : 0u;
-                uint val = IN_PACKED == 1u ? w[c * 2u + 1u] : KEY_WORDS == 1u ? v4[c] : vals_in[idx];
-                uint slot = base + digit_of(lo, hi);
-                uint dst = cursors[slot];
-                cursors[slot] = dst + 1u;
-                if (OUT_PACKED == 1u) {
-                    pairs_out[dst] = uvec2(lo, val);
-                } else {
-                    keys_out[dst * KEY_WORDS] = lo;
-                    if (KEY_WORDS == 2u) keys_out[dst * KEY_WORDS + 1u] = hi;
-                    vals_out[dst] = val;
-                }
-            }
+        if (SPLIT_U32) v4 = vals_in4[q];
+        scatter_quad(keys_in4[q], v4, q, last, base);
+    }
+    if (q < qlast) {
+        uvec4 w, v4 = uvec4(0u);
+        LOAD_TAIL4(w, keys_in, q, p.n * IN_WORDS, uvec4(0u))
+        if (SPLIT_U32) {
+            LOAD_TAIL4(v4, vals_in, q, p.n, uvec4(0u))
         }
+        scatter_quad(w, v4, q, last, base);
     }
 }
 

@@ -181,6 +181,46 @@ fn compaction_matches_reference_and_counts_on_device() {
     assert_no_validation_errors(&ctx);
 }
 
+/// A scan of the first n words of a longer array leaves the words after n alone: the partial
+/// last quad is written word by word (a 16-byte store would clobber up to 3 neighbours, which
+/// may belong to another slice, and crosses the bound range of an exact slice).
+#[test]
+fn scan_leaves_the_words_after_n_untouched() {
+    let ctx = context(false);
+    let mut r = rng(9);
+    const SENTINEL: u32 = 0xDEAD_BEEF;
+    for n in [1usize, 2, 3, 5, 7, 257, 4097 + 2] {
+        let data: Vec<u32> = (0..n + 5).map(|_| r.random_range(0..1000)).collect();
+        let input = ctx
+            .upload_buffer("in", &data, BufferUsage::STORAGE)
+            .unwrap();
+        for (tuning, kind) in tunings(&ctx)
+            .into_iter()
+            .flat_map(|t| [(t, ScanKind::Exclusive), (t, ScanKind::Inclusive)])
+        {
+            let out = ctx
+                .upload_buffer("out", &vec![SENTINEL; n + 5], BufferUsage::STORAGE)
+                .unwrap();
+            let scan = Scan::with_tuning(&ctx, n, tuning).unwrap();
+            let mut g = Graph::new("scan");
+            scan.record(&mut g, &input, &out, n, kind);
+            run(&ctx, g);
+            let got = out.read().unwrap();
+            let want = match kind {
+                ScanKind::Exclusive => reference::scan::exclusive_scan(&data[..n]),
+                ScanKind::Inclusive => reference::scan::inclusive_scan(&data[..n]),
+            };
+            assert_eq!(got[..n], want[..], "n = {n}, {kind:?}, {tuning:?}");
+            assert_eq!(
+                got[n..],
+                [SENTINEL; 5],
+                "words after n, n = {n}, {kind:?}, {tuning:?}"
+            );
+        }
+    }
+    assert_no_validation_errors(&ctx);
+}
+
 #[test]
 fn radix_sort_u32_is_stable_and_matches_reference() {
     let ctx = context(false);
