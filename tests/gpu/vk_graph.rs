@@ -268,3 +268,74 @@ fn disjoint_ranges_of_one_buffer_are_independent() {
     drop(c);
     assert_no_validation_errors(&ctx);
 }
+
+/// On random graphs of overlapping slices (reads, writes, fills), the compiled levels are those
+/// of the full pairwise conflict relation: the compiler tracks only live accesses per buffer
+/// (a write covering an earlier access shadows it) and must lose no ordering doing so.
+#[test]
+fn levels_match_the_full_conflict_relation_on_random_graphs() {
+    use rand::Rng;
+    let ctx = context(false);
+    let mut r = supple_gpu_tests::rng(17);
+    let bufs: Vec<_> = (0..3)
+        .map(|k| {
+            ctx.create_buffer::<u32>(&format!("b{k}"), 256, BufferUsage::STORAGE)
+                .unwrap()
+        })
+        .collect();
+    for round in 0..4 {
+        // (buffer, first, last) in elements, multiples of 16 (64 bytes).
+        let slice = |r: &mut rand_pcg::Pcg64| {
+            let b = r.random_range(0..bufs.len());
+            let lo = r.random_range(0..16usize) * 16;
+            let hi = r.random_range(lo / 16 + 1..=16usize) * 16;
+            (b, lo, hi)
+        };
+        let mut g = Graph::new("random");
+        // Per node: (slice, writes) of each use.
+        let mut uses: Vec<Vec<((usize, usize, usize), bool)>> = Vec::new();
+        for i in 0..300 {
+            if r.random_range(0..8) == 0 {
+                let d = slice(&mut r);
+                g.fill(format!("fill{i}"), bufs[d.0].slice(d.1..d.2), 0);
+                uses.push(vec![(d, true)]);
+            } else {
+                let (s, d) = (slice(&mut r), slice(&mut r));
+                let n = (s.2 - s.1).min(d.2 - d.1) as u32;
+                g.dispatch(
+                    Dispatch::new(format!("inc{i}"), ids::TEST_INCREMENT, [1, 1, 1])
+                        .workgroup_size(64)
+                        .read(bufs[s.0].slice(s.1..s.2))
+                        .write(bufs[d.0].slice(d.1..d.2))
+                        .push(&n),
+                );
+                uses.push(vec![(s, false), (d, true)]);
+            }
+        }
+        let c = g.compile(&ctx, CompileOptions::default()).unwrap();
+        let mut got = vec![0usize; uses.len()];
+        let mut level = 0;
+        for step in c.schedule() {
+            match step {
+                Step::Barrier(_) => level += 1,
+                Step::Node(i) => got[*i] = level,
+            }
+        }
+        let overlap = |a: (usize, usize, usize), b: (usize, usize, usize)| {
+            a.0 == b.0 && a.1 < b.2 && b.1 < a.2
+        };
+        let mut want = vec![0usize; uses.len()];
+        for i in 0..uses.len() {
+            for j in 0..i {
+                let conflict = uses[i]
+                    .iter()
+                    .any(|&(a, wa)| uses[j].iter().any(|&(b, wb)| overlap(a, b) && (wa || wb)));
+                if conflict {
+                    want[i] = want[i].max(want[j] + 1);
+                }
+            }
+        }
+        assert_eq!(got, want, "round {round}:\n{}", c.to_text());
+    }
+    assert_no_validation_errors(&ctx);
+}

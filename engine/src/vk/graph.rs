@@ -403,36 +403,56 @@ impl Graph {
         }
     }
 
-    /// Infers dependencies and levels: `(deps[i], level[i])`.
+    /// Infers dependencies and levels: `(deps[i], level[i])`. `deps[i]` holds the earlier nodes
+    /// whose accesses conflict with node i's and are still live: an access whose range a later
+    /// node overwrites entirely is shadowed by that write (every node that would conflict with
+    /// it conflicts with the write too, and comes after it), so levels are those of the full
+    /// conflict relation while the work stays near linear in the number of nodes.
     fn analyse(&self) -> (Vec<Vec<usize>>, Vec<usize>) {
-        let uses: Vec<_> = self.nodes.iter().map(Node::uses).collect();
-        let mut deps = vec![Vec::new(); self.nodes.len()];
-        let mut level = vec![0usize; self.nodes.len()];
-        // Per buffer id: the earlier nodes that touched it.
-        let mut by_buffer: std::collections::HashMap<u64, Vec<usize>> =
-            std::collections::HashMap::new();
-        for i in 0..self.nodes.len() {
-            let mut candidates: Vec<usize> = uses[i]
-                .iter()
-                .flat_map(|(b, _)| by_buffer.get(&b.raw.id).into_iter().flatten().copied())
-                .collect();
-            candidates.sort_unstable();
-            candidates.dedup();
-            for j in candidates {
-                let hazard = uses[i].iter().any(|(a, ua)| {
-                    uses[j]
-                        .iter()
-                        .any(|(b, ub)| a.overlaps(b) && (ua.write || ub.write))
-                });
-                if hazard {
-                    deps[i].push(j);
-                    level[i] = level[i].max(level[j] + 1);
-                }
+        /// Accesses of one buffer that later nodes may conflict with.
+        #[derive(Default)]
+        struct Live {
+            /// (node, byte range) of writes not shadowed by a later covering write.
+            writes: Vec<(usize, u64, u64)>,
+            /// (node, byte range) of reads not shadowed by a later covering write.
+            reads: Vec<(usize, u64, u64)>,
+        }
+        let overlaps = |a: (u64, u64), b: (u64, u64)| a.0 < b.1 && b.0 < a.1;
+        let n = self.nodes.len();
+        let mut deps = vec![Vec::new(); n];
+        let mut level = vec![0usize; n];
+        let mut live: std::collections::HashMap<u64, Live> = std::collections::HashMap::new();
+        for (i, node) in self.nodes.iter().enumerate() {
+            let uses = node.uses();
+            let mut ds: Vec<usize> = Vec::new();
+            for (b, u) in &uses {
+                let Some(l) = live.get(&b.raw.id) else {
+                    continue;
+                };
+                let r = (b.offset, b.end());
+                let conflicting = l
+                    .writes
+                    .iter()
+                    .chain(if u.write { &l.reads[..] } else { &[] })
+                    .filter(|&&(_, lo, hi)| overlaps(r, (lo, hi)))
+                    .map(|&(j, _, _)| j);
+                ds.extend(conflicting);
             }
-            for (b, _) in &uses[i] {
-                let e = by_buffer.entry(b.raw.id).or_default();
-                if e.last() != Some(&i) {
-                    e.push(i);
+            ds.sort_unstable();
+            ds.dedup();
+            ds.retain(|&j| j != i);
+            level[i] = ds.iter().map(|&j| level[j] + 1).max().unwrap_or(0);
+            deps[i] = ds;
+            for (b, u) in &uses {
+                let l = live.entry(b.raw.id).or_default();
+                let (lo, hi) = (b.offset, b.end());
+                if u.write {
+                    let shadowed = |&(j, a, z): &(usize, u64, u64)| j != i && lo <= a && z <= hi;
+                    l.writes.retain(|e| !shadowed(e));
+                    l.reads.retain(|e| !shadowed(e));
+                    l.writes.push((i, lo, hi));
+                } else {
+                    l.reads.push((i, lo, hi));
                 }
             }
         }
@@ -547,8 +567,11 @@ impl Graph {
         let uses: Vec<_> = self.nodes.iter().map(Node::uses).collect();
         let levels = level.iter().copied().max().map_or(0, |m| m + 1);
         let mut schedule = Vec::with_capacity(self.nodes.len() + levels);
-        for l in 0..levels {
-            let members: Vec<usize> = (0..self.nodes.len()).filter(|&i| level[i] == l).collect();
+        let mut by_level = vec![Vec::new(); levels];
+        for (i, &l) in level.iter().enumerate() {
+            by_level[l].push(i);
+        }
+        for (l, members) in by_level.into_iter().enumerate() {
             if l > 0 {
                 let mut b = BarrierInfo::default();
                 for &i in &members {
