@@ -243,7 +243,7 @@ pub enum CollisionBackward {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CollisionColoring {
-    /// Host on CPU Vulkan devices (lavapipe), GPU otherwise.
+    /// Host on CPU Vulkan devices (lavapipe) and up to 20,000 collision vertices, GPU otherwise.
     Auto,
     /// Jones–Plassmann on the GPU.
     Gpu,
@@ -255,7 +255,8 @@ pub enum CollisionColoring {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CollisionSweepDispatch {
-    /// Fused on CPU Vulkan devices (lavapipe), per color otherwise.
+    /// Fused on CPU Vulkan devices (lavapipe) and up to 20,000 collision vertices, per color
+    /// otherwise.
     Auto,
     /// One dispatch per color.
     PerColor,

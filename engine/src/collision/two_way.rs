@@ -80,10 +80,18 @@ pub enum Backward {
     },
 }
 
+/// Up to this many collision vertices, `Auto` colors contacts on the host and fuses the sweep
+/// into one dispatch on GPUs too: on an H100 (docs/measurements.md, 2026-11-26) that was 6x
+/// faster at 1,231 vertices and 2.4x at 19,683 than Jones–Plassmann rounds and per-color
+/// dispatches (the device idles between hundreds of tiny dispatches and round trips), while at
+/// 77,763 vertices the per-color sweep was 3.7x faster than the single-workgroup one.
+pub const AUTO_SMALL_VERTICES: usize = 20_000;
+
 /// Where the contact constraints of each proximity search are colored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ContactColoring {
-    /// On the host for CPU Vulkan devices (lavapipe), on the GPU otherwise.
+    /// On the host for CPU Vulkan devices (lavapipe) and for up to [`AUTO_SMALL_VERTICES`]
+    /// collision vertices, on the GPU otherwise.
     Auto,
     /// Jones–Plassmann rounds on the GPU (the paper's choice; hundreds of small dispatches
     /// when dense contact needs hundreds of colors).
@@ -96,7 +104,8 @@ pub enum ContactColoring {
 /// How the backward step's multicolor sweep is dispatched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SweepDispatch {
-    /// Fused on CPU Vulkan devices (lavapipe), per color otherwise.
+    /// Fused on CPU Vulkan devices (lavapipe) and for up to [`AUTO_SMALL_VERTICES`] collision
+    /// vertices, per color otherwise.
     Auto,
     /// One dispatch per contact color and per edge color (the paper's GPU scheme).
     PerColor,
@@ -670,7 +679,8 @@ impl TwoWay {
         let edge_offsets = ctx
             .upload_buffer("two_way.edge_offsets", &scan, storage)
             .map_err(err)?;
-        let cpu = ctx.caps().device_type == "cpu";
+        // CPU devices, and small problems on GPUs: one dispatch and one host pass beat hundreds.
+        let small = ctx.caps().device_type == "cpu" || n <= AUTO_SMALL_VERTICES;
         let mut g = Graph::new("two_way.reset");
         g.fill("two_way.reset_clocks", &r, ONE_BITS);
         if let Some(y0) = &y0 {
@@ -702,7 +712,7 @@ impl TwoWay {
             fused: match settings.sweep_dispatch {
                 SweepDispatch::Fused => true,
                 SweepDispatch::PerColor => false,
-                SweepDispatch::Auto => cpu,
+                SweepDispatch::Auto => small,
             },
             reset,
             args: None,
@@ -712,7 +722,7 @@ impl TwoWay {
             host_coloring: match settings.contact_coloring {
                 ContactColoring::Host => true,
                 ContactColoring::Gpu => false,
-                ContactColoring::Auto => cpu,
+                ContactColoring::Auto => small,
             },
             host_scratch: HostColoringScratch::default(),
             friction: Default::default(),
