@@ -412,9 +412,11 @@ fn thrown_cube_tunnels_with_dcd_and_is_stopped_by_ccd_and_the_hybrid() {
         dcd.0 < 0.09,
         "with DCD only the cube passes the slab's bottom (z = 0.09)"
     );
-    // CCD only, one response pass and no fail-safe: what the solver failed to resolve at
-    // impact is never detected again (the paper's Fig. 9a).
-    assert!(ccd_raw.1[9] > 0, "{:?}", ccd_raw.1);
+    // CCD only, one response pass and no fail-safe: what the solver fails to resolve at impact
+    // is never detected again (the paper's Fig. 9a), so intersections get through. Whether the
+    // tangle then persists is chaotic: on lavapipe it lasts to the last frame, on an H100 the
+    // cube rebounded and the elements came apart by frame 2 (2026-11-26).
+    assert!(ccd_raw.1.iter().any(|&k| k > 0), "{:?}", ccd_raw.1);
     // With the fail-safe, CCD lets nothing through: every frame is intersection-free.
     assert!(ccd.1.iter().all(|&k| k == 0), "{:?}", ccd.1);
     assert!(
