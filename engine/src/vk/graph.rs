@@ -859,8 +859,10 @@ impl CompiledGraph {
     }
 
     /// Records this graph's commands (barriers, dispatches, fills, copies; no timestamps) into
-    /// a command buffer the host owns and submits, e.g. inside its frame. The host is then
-    /// responsible for ordering: the recorded commands read and write Supple's buffers, so
+    /// a command buffer the host owns and submits, e.g. inside its frame. The commands start
+    /// with a full memory barrier, so they run after everything recorded or submitted before
+    /// them on that queue. The host is otherwise responsible for ordering: the recorded
+    /// commands read and write Supple's buffers, so
     /// the host must not submit them while a Supple submission that uses the same buffers is
     /// pending (wait on [`Context::timeline_semaphore`] for the last [`Ticket`], or make the
     /// host's submission wait on it), and must make the commands' writes visible to its own
@@ -894,6 +896,18 @@ impl CompiledGraph {
                 self.query_pool,
                 2 * n,
             );
+        }
+        // Work submitted earlier on the queue (other graphs, the host's own commands) comes
+        // first and its writes are visible here: a barrier's first scope includes every
+        // command earlier in submission order, so graphs submitted back to back (without a host
+        // wait, or recorded into a host's command buffer) never overlap or read stale data.
+        let full = [vk::MemoryBarrier2::default()
+            .src_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
+            .src_access_mask(vk::AccessFlags2::MEMORY_WRITE)
+            .dst_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
+            .dst_access_mask(vk::AccessFlags2::MEMORY_READ | vk::AccessFlags2::MEMORY_WRITE)];
+        if !self.schedule.is_empty() {
+            d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&full));
         }
         let mut any_write = false;
         for step in &self.schedule {
@@ -987,13 +1001,6 @@ impl CompiledGraph {
                         l.cmd_end_debug_utils_label(cmd);
                     }
                     if let Some(m) = &self.marker {
-                        let full = [vk::MemoryBarrier2::default()
-                            .src_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
-                            .src_access_mask(vk::AccessFlags2::MEMORY_WRITE)
-                            .dst_stage_mask(vk::PipelineStageFlags2::ALL_COMMANDS)
-                            .dst_access_mask(
-                                vk::AccessFlags2::MEMORY_READ | vk::AccessFlags2::MEMORY_WRITE,
-                            )];
                         d.cmd_pipeline_barrier2(
                             cmd,
                             &vk::DependencyInfo::default().memory_barriers(&full),
