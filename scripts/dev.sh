@@ -41,7 +41,7 @@ case "${1:-run}" in
     python3 -c "import pxr" 2>/dev/null || python3 -m pip install -q usd-core 2>/dev/null \
       || python3 -m pip install -q --break-system-packages usd-core 2>/dev/null \
       || echo "[test] usd-core unavailable: the USD check will report NOT RUN"
-    export SUPPLE_VALIDATION=1 SUPPLE_PIPELINE_CACHE=off
+    export SUPPLE_VALIDATION=1 SUPPLE_SYNC_VALIDATION=1 SUPPLE_PIPELINE_CACHE=off
     cargo test --workspace --release --no-fail-fast -- --test-threads 2
     ;;
   *)

@@ -334,7 +334,7 @@ impl NewtonStepper {
             penalty_k: penalty_k as f32,
             _pad: [0; 2],
         };
-        let (rd, wr) = (Access::READ, Access::WRITE);
+        let (rd, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
         // All vector kernels share one binding layout; `acc` gives each mode's real accesses.
         let vectors = |g: &mut Graph, name: &str, mode: u32, acc: [Access; 13]| {
             // f_ext, colliders, time: read; friction lag and contact blocks: written by the
@@ -470,11 +470,14 @@ impl NewtonStepper {
         // trial: x_trial = x + α d, energy at x_trial (the element kernel also leaves the
         // gradient at x_trial, reused when the trial is accepted).
         let mut g = Graph::new("newton.trial");
+        // The direction (binding 8) is only read here, but vectors.comp binds it writable in
+        // every mode and the norm below reads it: declared written so that the synchronization
+        // validation in the tests, which goes by the SPIR-V, sees the barrier it expects.
         vectors(
             &mut g,
             "newton.trial",
             2,
-            [r, r, r, r, r, r, r, r, r, wr, wr, r, r],
+            [r, r, r, r, r, r, r, r, rw, wr, wr, r, r],
         );
         elements.record_gradient(&mut g, &x_trial);
         energy_sums(&mut g);

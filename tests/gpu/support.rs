@@ -8,6 +8,7 @@ use supple::vk::{Context, ContextOptions, Severity};
 pub fn context(force_staging: bool) -> Context {
     let mut o = ContextOptions::from_env();
     o.validation = true;
+    o.sync_validation = true;
     o.force_staging = force_staging;
     o.wait_timeout = std::time::Duration::from_secs(120);
     o.pipeline_cache = None;

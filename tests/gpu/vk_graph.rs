@@ -339,3 +339,41 @@ fn levels_match_the_full_conflict_relation_on_random_graphs() {
     }
     assert_no_validation_errors(&ctx);
 }
+
+/// A dispatch that writes a buffer it declared as read-only leaves the next reader without a
+/// barrier: the validation layer's synchronization validation reports the hazard (proves it is on
+/// in the tests, so a wrong barrier inference cannot pass on lavapipe, which runs dispatches in
+/// order anyway).
+#[test]
+fn a_missing_barrier_is_reported_by_synchronization_validation() {
+    let ctx = context(false);
+    let a = ctx
+        .upload_buffer("a", &vec![0u32; 64], BufferUsage::STORAGE)
+        .unwrap();
+    let b = ctx
+        .create_buffer::<u32>("b", 64, BufferUsage::STORAGE)
+        .unwrap();
+    let c = ctx
+        .create_buffer::<u32>("c", 64, BufferUsage::STORAGE)
+        .unwrap();
+    let mut g = Graph::new("undeclared-write");
+    // TEST_INCREMENT writes its second binding; declaring it read hides the write.
+    g.dispatch(
+        Dispatch::new("writes-b-undeclared", ids::TEST_INCREMENT, [1, 1, 1])
+            .workgroup_size(64)
+            .read(&a)
+            .read(&b)
+            .push(&64u32),
+    );
+    g.dispatch(increment("reads-b".into(), &b, &c, 64));
+    let compiled = g.compile(&ctx, CompileOptions::default()).unwrap();
+    assert_eq!(compiled.barrier_count(), 0, "{}", compiled.to_text());
+    compiled.run().unwrap();
+    drop(compiled);
+    let errors = ctx.validation_errors();
+    assert!(
+        errors.iter().any(|m| m.text.contains("SYNC-HAZARD")),
+        "expected a SYNC-HAZARD report, got {errors:?}"
+    );
+    ctx.take_validation_messages();
+}

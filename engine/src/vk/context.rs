@@ -21,6 +21,10 @@ use std::time::Duration;
 pub struct ContextOptions {
     /// Enable the Khronos validation layer and collect its messages (`SUPPLE_VALIDATION=1`).
     pub validation: bool,
+    /// With `validation`: also the layer's synchronization validation, which reports missing
+    /// or insufficient barriers (hazards) that a CPU driver running dispatches in order would
+    /// hide (`SUPPLE_SYNC_VALIDATION=1`; always on in the tests).
+    pub sync_validation: bool,
     /// Device selector: an index or a case-insensitive substring of the name (`SUPPLE_DEVICE`).
     pub device: Option<String>,
     /// Always upload/read back through staging buffers, even on unified memory (`SUPPLE_FORCE_STAGING=1`).
@@ -118,6 +122,7 @@ impl Default for ContextOptions {
     fn default() -> Self {
         ContextOptions {
             validation: false,
+            sync_validation: false,
             device: None,
             force_staging: false,
             wait_timeout: Duration::from_secs(60),
@@ -129,7 +134,8 @@ impl Default for ContextOptions {
 }
 
 impl ContextOptions {
-    /// Options from the environment (`SUPPLE_VALIDATION`, `SUPPLE_DEVICE`, `SUPPLE_FORCE_STAGING`,
+    /// Options from the environment (`SUPPLE_VALIDATION`, `SUPPLE_SYNC_VALIDATION`,
+    /// `SUPPLE_DEVICE`, `SUPPLE_FORCE_STAGING`,
     /// `SUPPLE_WAIT_TIMEOUT_MS`, `SUPPLE_PIPELINE_CACHE`, `SUPPLE_KERNEL_DIR`, `SUPPLE_WORKGROUP`).
     pub fn from_env() -> Self {
         let cache = match std::env::var("SUPPLE_PIPELINE_CACHE") {
@@ -142,6 +148,7 @@ impl ContextOptions {
         };
         ContextOptions {
             validation: env_flag("SUPPLE_VALIDATION"),
+            sync_validation: env_flag("SUPPLE_SYNC_VALIDATION"),
             device: std::env::var("SUPPLE_DEVICE")
                 .ok()
                 .filter(|s| !s.is_empty()),
@@ -395,7 +402,11 @@ fn load_entry() -> VkResult<ash::Entry> {
     unsafe { ash::Entry::load() }.map_err(|e| VkError::Loader(e.to_string()))
 }
 
-fn create_instance(entry: &ash::Entry, validation: bool) -> VkResult<(ash::Instance, bool)> {
+fn create_instance(
+    entry: &ash::Entry,
+    validation: bool,
+    sync_validation: bool,
+) -> VkResult<(ash::Instance, bool)> {
     // SAFETY: plain enumeration/creation calls with valid create infos.
     unsafe {
         let available_ext = entry
@@ -432,6 +443,26 @@ fn create_instance(entry: &ash::Entry, validation: bool) -> VkResult<(ash::Insta
             }
             layers.push(VALIDATION_LAYER.as_ptr());
         }
+        let sync = validation && sync_validation;
+        if sync {
+            let layer_ext = entry
+                .enumerate_instance_extension_properties(Some(VALIDATION_LAYER))
+                .vk("vkEnumerateInstanceExtensionProperties")?;
+            let name = ash::ext::validation_features::NAME;
+            if !layer_ext
+                .iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(name))
+            {
+                return Err(VkError::Unsupported {
+                    device: "instance".into(),
+                    what: "VK_EXT_validation_features (synchronization validation)".into(),
+                });
+            }
+            exts.push(name.as_ptr());
+        }
+        let enables = [vk::ValidationFeatureEnableEXT::SYNCHRONIZATION_VALIDATION];
+        let mut features =
+            vk::ValidationFeaturesEXT::default().enabled_validation_features(&enables);
         let app = vk::ApplicationInfo::default()
             .application_name(c"supple")
             .engine_name(c"supple")
@@ -441,11 +472,14 @@ fn create_instance(entry: &ash::Entry, validation: bool) -> VkResult<(ash::Insta
         } else {
             vk::InstanceCreateFlags::empty()
         };
-        let info = vk::InstanceCreateInfo::default()
+        let mut info = vk::InstanceCreateInfo::default()
             .application_info(&app)
             .enabled_extension_names(&exts)
             .enabled_layer_names(&layers)
             .flags(flags);
+        if sync {
+            info = info.push_next(&mut features);
+        }
         let instance = entry.create_instance(&info, None).vk("vkCreateInstance")?;
         Ok((instance, debug_utils))
     }
@@ -454,7 +488,7 @@ fn create_instance(entry: &ash::Entry, validation: bool) -> VkResult<(ash::Insta
 /// Lists every physical device with its capabilities (creates and destroys a temporary instance).
 pub fn list_devices() -> VkResult<Vec<Capabilities>> {
     let entry = load_entry()?;
-    let (instance, _) = create_instance(&entry, false)?;
+    let (instance, _) = create_instance(&entry, false, false)?;
     // SAFETY: the instance is alive for the duration of the query and destroyed after.
     unsafe {
         let pds = instance.enumerate_physical_devices();
@@ -534,7 +568,8 @@ impl Context {
     /// preference (discrete > integrated > virtual > CPU).
     pub fn new(options: ContextOptions) -> VkResult<Context> {
         let entry = load_entry()?;
-        let (instance, debug_utils) = create_instance(&entry, options.validation)?;
+        let (instance, debug_utils) =
+            create_instance(&entry, options.validation, options.sync_validation)?;
         // From here on, failures must destroy the instance.
         let result = (|| unsafe {
             let pds = instance
