@@ -267,6 +267,17 @@ fn radix_sort_u64_and_partial_key_bits() {
         assert_eq!(gk, wk, "u64 keys, n = {n}");
         assert_eq!(gv, wv, "u64 values, n = {n}");
     }
+    // One-pass sorts at sizes that are not multiples of 4 (the temporaries are slices of one
+    // workspace buffer; their offsets must stay aligned).
+    for tuning in radix_tunings(&ctx) {
+        for n in [1usize, 7, 257, 1001] {
+            let keys: Vec<u32> = (0..n).map(|_| r.random_range(0..256)).collect();
+            let vals: Vec<u32> = (0..n as u32).collect();
+            let (gk, gv) = gpu_sort(&ctx, tuning, &keys, &vals, 8);
+            let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, 8);
+            assert_eq!((gk, gv), (wk, wv), "one pass, n = {n}, {tuning:?}");
+        }
+    }
     // Partial keys: 24 bits are 3 passes of 8 (odd: split layouts end with the copy back) or
     // 3 of 11; 11 bits are 1 or 2 passes (a single pass never uses interleaved pairs).
     let n = 10_000;

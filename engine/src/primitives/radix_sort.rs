@@ -36,8 +36,12 @@ pub struct RadixSort {
     /// pass (the caller's arrays are never read and written by the same pass).
     packed: bool,
     /// Temporaries: with `packed`, two ping-pong buffers of 2 × capacity words (a one-pass sort
-    /// uses the halves of the first as separate keys and values); otherwise keys and values.
+    /// uses the first as separate keys, then values from word `value_offset`); otherwise keys
+    /// and values.
     work: [GpuBuffer<u32>; 2],
+    /// Where a one-pass packed sort's values start in `work[0]`: the capacity rounded up to
+    /// the device's storage-buffer offset alignment.
+    value_offset: usize,
     hist: GpuBuffer<u32>,
     offsets: GpuBuffer<u32>,
     scan: Scan,
@@ -79,9 +83,11 @@ impl RadixSort {
         let hist_len = hist_len(capacity, &tuning);
         let packed = tuning.lane_serial && keys == SortKeys::U32;
         let cap = capacity.max(1);
+        let align_words = (ctx.caps().min_storage_offset_alignment as usize / 4).max(1);
+        let value_offset = cap.next_multiple_of(align_words);
         let work = if packed {
             [
-                ctx.create_buffer("radix.pairs[0]", 2 * cap, BufferUsage::STORAGE)?,
+                ctx.create_buffer("radix.pairs[0]", value_offset + cap, BufferUsage::STORAGE)?,
                 ctx.create_buffer("radix.pairs[1]", 2 * cap, BufferUsage::STORAGE)?,
             ]
         } else {
@@ -96,6 +102,7 @@ impl RadixSort {
             tuning,
             packed,
             work,
+            value_offset,
             hist: ctx.create_buffer("radix.hist", hist_len, BufferUsage::STORAGE)?,
             offsets: ctx.create_buffer("radix.offsets", hist_len, BufferUsage::STORAGE)?,
             scan: Scan::with_tuning(ctx, hist_len, tuning)?,
@@ -105,11 +112,8 @@ impl RadixSort {
     /// Separate keys and values of `len` pairs in the temporaries.
     fn split_tmp(&self, len: usize) -> Side {
         if self.packed {
-            let cap = self.capacity.max(1);
-            Side::Split(
-                self.work[0].slice(0..len),
-                self.work[0].slice(cap..cap + len),
-            )
+            let v = self.value_offset;
+            Side::Split(self.work[0].slice(0..len), self.work[0].slice(v..v + len))
         } else {
             Side::Split(
                 self.work[0].slice(0..len * self.keys.words()),
