@@ -276,6 +276,14 @@ fn radix_sort_u64_and_partial_key_bits() {
             let (gk, gv) = gpu_sort(&ctx, tuning, &keys, &vals, 8);
             let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, 8);
             assert_eq!((gk, gv), (wk, wv), "one pass, n = {n}, {tuning:?}");
+            let keys: Vec<u64> = keys.iter().map(|&k| k as u64).collect();
+            let (gk, gv) = gpu_sort(&ctx, tuning, &keys, &vals, 8);
+            let (wk, wv) = reference::radix_sort::radix_sort(&keys, &vals, 8);
+            assert_eq!(
+                (gk, gv),
+                (wk, wv),
+                "one pass, u64 keys, n = {n}, {tuning:?}"
+            );
         }
     }
     // Partial keys: 24 bits are 3 passes of 8 (odd: split layouts end with the copy back) or
