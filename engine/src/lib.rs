@@ -10,24 +10,21 @@
 #![deny(missing_docs)]
 
 pub mod bvh;
-pub mod collision;
 pub mod coloring;
+pub mod contact;
 pub mod cpu_reference;
 pub mod fem;
 pub mod geometry;
-pub mod integrate;
 pub mod intersection_check;
+pub mod linear;
 pub mod math;
 pub mod model;
-pub mod newton;
 pub mod primitives;
 pub mod proximity;
-pub mod recovery;
 pub mod scene;
 pub mod simulation;
-pub mod solver;
+pub mod stepper;
 pub mod vk;
-pub mod xpbd;
 
 pub use supple_mesh as mesh;
 pub use vk::{Context, ContextOptions, VkError, VkResult};

@@ -124,7 +124,7 @@ pub enum SolverKind {
     Newton,
     /// Semi-implicit (symplectic) Euler, the RAINBOW baseline.
     SymplecticEuler,
-    /// XPBD with substeps and multicolor constraint sweeps ([`crate::xpbd`]).
+    /// XPBD with substeps and multicolor constraint sweeps ([`crate::stepper::xpbd`]).
     Xpbd,
 }
 
@@ -133,7 +133,7 @@ pub enum SolverKind {
 #[serde(deny_unknown_fields, default)]
 pub struct XpbdSettings {
     /// Substeps per time step (default 20): each predicts, sweeps the constraints and updates
-    /// velocities. Stiff solids need short substeps (see [`crate::xpbd::TetSolve`]).
+    /// velocities. Stiff solids need short substeps (see [`crate::stepper::xpbd::TetSolve`]).
     pub substeps: u32,
     /// Constraint sweeps over all colors per substep (default 1).
     pub iterations: u32,
@@ -141,7 +141,7 @@ pub struct XpbdSettings {
     /// per substep.
     pub damping: f64,
     /// How each tet's deviatoric and hydrostatic constraints are solved (default coupled).
-    pub tet_solve: crate::xpbd::TetSolve,
+    pub tet_solve: crate::stepper::xpbd::TetSolve,
 }
 
 impl Default for XpbdSettings {
@@ -150,7 +150,7 @@ impl Default for XpbdSettings {
             substeps: 20,
             iterations: 1,
             damping: 0.0,
-            tet_solve: crate::xpbd::TetSolve::Coupled,
+            tet_solve: crate::stepper::xpbd::TetSolve::Coupled,
         }
     }
 }
@@ -345,7 +345,7 @@ pub struct CollisionSettings {
     /// Shortest-path method: which collisions are detected, `"hybrid"` (CCD for new
     /// collisions, DCD with the shortest path at the start of each substep; the paper's
     /// recommendation), `"dcd"` or `"ccd"` only (the paper's Fig. 9 comparison).
-    pub detection: crate::recovery::DetectionMode,
+    pub detection: crate::contact::shortest_path::DetectionMode,
     /// Shortest-path method: proximity search distance of the CCD candidate pairs (m); a
     /// search is reused while every vertex moved less than half of it.
     pub ccd_distance: f64,
@@ -366,7 +366,7 @@ pub struct CollisionSettings {
 
 impl Default for CollisionSettings {
     fn default() -> Self {
-        let d = crate::collision::TwoWaySettings::default();
+        let d = crate::contact::two_way::TwoWaySettings::default();
         CollisionSettings {
             method: CollisionMethod::None,
             self_collision: true,
@@ -399,7 +399,7 @@ impl Default for CollisionSettings {
             response_passes: 4,
             detect_every_iteration: true,
             start_time: 0.0,
-            detection: crate::recovery::DetectionMode::Hybrid,
+            detection: crate::contact::shortest_path::DetectionMode::Hybrid,
             ccd_distance: 0.01,
             ccd_failsafe: false,
             penalty_stiffness: 10.0,
@@ -411,8 +411,8 @@ impl Default for CollisionSettings {
 
 impl CollisionSettings {
     /// The shortest-path recovery settings.
-    pub fn recovery(&self) -> crate::recovery::RecoverySettings {
-        let mut r = crate::recovery::RecoverySettings {
+    pub fn recovery(&self) -> crate::contact::shortest_path::ShortestPathSettings {
+        let mut r = crate::contact::shortest_path::ShortestPathSettings {
             offset: self.contact_offset as f32,
             friction: self.friction as f32,
             all_vertices: self.query_all_vertices,
@@ -442,8 +442,8 @@ impl CollisionSettings {
     }
 
     /// The two-way solver's settings.
-    pub fn two_way(&self) -> crate::collision::TwoWaySettings {
-        crate::collision::TwoWaySettings {
+    pub fn two_way(&self) -> crate::contact::two_way::TwoWaySettings {
+        crate::contact::two_way::TwoWaySettings {
             d_min: self.d_min,
             d_max: self.d_max,
             delta: self.delta,
@@ -453,28 +453,30 @@ impl CollisionSettings {
             max_steps: self.max_steps,
             min_separation: self.min_separation,
             bound: match self.bound {
-                CollisionBound::HalfDistance => crate::collision::StepBound::HalfDistance,
-                CollisionBound::Ogc => crate::collision::StepBound::Ogc {
+                CollisionBound::HalfDistance => crate::contact::two_way::StepBound::HalfDistance,
+                CollisionBound::Ogc => crate::contact::two_way::StepBound::Ogc {
                     relaxation: self.ogc_relaxation,
                 },
             },
             floor_release: self.floor_release.then(|| self.floor_release_distance()),
             backward: match self.backward {
-                CollisionBackward::GaussSeidel => crate::collision::Backward::GaussSeidel,
-                CollisionBackward::LogBarrier => crate::collision::Backward::LogBarrier {
+                CollisionBackward::GaussSeidel => crate::contact::two_way::Backward::GaussSeidel,
+                CollisionBackward::LogBarrier => crate::contact::two_way::Backward::LogBarrier {
                     strength: self.barrier_strength,
                     range: self.barrier_range,
                 },
             },
             contact_coloring: match self.contact_coloring {
-                CollisionColoring::Auto => crate::collision::ContactColoring::Auto,
-                CollisionColoring::Gpu => crate::collision::ContactColoring::Gpu,
-                CollisionColoring::Host => crate::collision::ContactColoring::Host,
+                CollisionColoring::Auto => crate::contact::two_way::ContactColoring::Auto,
+                CollisionColoring::Gpu => crate::contact::two_way::ContactColoring::Gpu,
+                CollisionColoring::Host => crate::contact::two_way::ContactColoring::Host,
             },
             sweep_dispatch: match self.sweep_dispatch {
-                CollisionSweepDispatch::Auto => crate::collision::SweepDispatch::Auto,
-                CollisionSweepDispatch::PerColor => crate::collision::SweepDispatch::PerColor,
-                CollisionSweepDispatch::Fused => crate::collision::SweepDispatch::Fused,
+                CollisionSweepDispatch::Auto => crate::contact::two_way::SweepDispatch::Auto,
+                CollisionSweepDispatch::PerColor => {
+                    crate::contact::two_way::SweepDispatch::PerColor
+                }
+                CollisionSweepDispatch::Fused => crate::contact::two_way::SweepDispatch::Fused,
             },
             sweeps: 1,
             steps_per_batch: self.steps_per_batch,
@@ -1626,7 +1628,7 @@ friction = 0.3
         assert_eq!(s.simulation.solver, SolverKind::Xpbd);
         assert_eq!(s.xpbd.iterations, 3);
         assert_eq!(s.xpbd.substeps, 20, "default");
-        assert_eq!(s.xpbd.tet_solve, crate::xpbd::TetSolve::Sequential);
+        assert_eq!(s.xpbd.tet_solve, crate::stepper::xpbd::TetSolve::Sequential);
         for (o, field) in [
             ("xpbd.substeps=0", "xpbd.substeps"),
             ("xpbd.iterations=0", "xpbd.iterations"),
@@ -1658,7 +1660,7 @@ friction = 0.3
         .unwrap();
         assert_eq!(
             s.collision.two_way().backward,
-            crate::collision::Backward::LogBarrier {
+            crate::contact::two_way::Backward::LogBarrier {
                 strength: 20.0,
                 range: 1e-3
             }
@@ -1691,11 +1693,11 @@ friction = 0.3
         }
         assert_eq!(
             s.collision.two_way().contact_coloring,
-            crate::collision::ContactColoring::Gpu
+            crate::contact::two_way::ContactColoring::Gpu
         );
         assert_eq!(
             s.collision.two_way().sweep_dispatch,
-            crate::collision::SweepDispatch::PerColor
+            crate::contact::two_way::SweepDispatch::PerColor
         );
         let e =
             Scene::parse(CUBE, "cube.toml", &set(&["collision.contact_coloring=cpu"])).unwrap_err();

@@ -6,7 +6,7 @@
 //! (`cpu_reference::two_way::{floor_distances, release_fractions, forward_released}`) and is
 //! checked by the exact trajectory checker.
 
-use supple::collision::{TwoWay, TwoWayReport, TwoWaySettings};
+use supple::contact::two_way::{TwoWay, TwoWayReport, TwoWaySettings};
 use supple::cpu_reference::two_way as reference;
 use supple::intersection_check::{frame_intersections, trajectory_check, Surface};
 use supple::math::Vec3;

@@ -4,7 +4,7 @@
 //! intersection-free (exact checker).
 
 use rand::Rng;
-use supple::collision::{TwoWay, TwoWayReport, TwoWaySettings};
+use supple::contact::two_way::{TwoWay, TwoWayReport, TwoWaySettings};
 use supple::cpu_reference::two_way as reference;
 use supple::math::Vec3;
 use supple::mesh::procedural::cloth_grid;

@@ -4,7 +4,7 @@
 //! repulsion on, every frame intersection-free (exact checker).
 
 use rand::Rng;
-use supple::collision::{Repulsion, TwoWay, TwoWayReport, TwoWaySettings};
+use supple::contact::two_way::{Repulsion, TwoWay, TwoWayReport, TwoWaySettings};
 use supple::cpu_reference::recovery_response::{PENALTY_GRAD_SCALE, PENALTY_HESS_SCALE};
 use supple::cpu_reference::two_way as reference;
 use supple::math::Vec3;

@@ -3,10 +3,10 @@
 //! claim on the whole solve (every intermediate state intersection-free).
 
 use rand::Rng;
-use supple::collision::{
+use supple::coloring::{check_coloring, MAX_COLORS};
+use supple::contact::two_way::{
     Backward, ContactColoring, StepBound, SweepDispatch, TwoWay, TwoWaySettings,
 };
-use supple::coloring::{check_coloring, MAX_COLORS};
 use supple::cpu_reference::two_way as reference;
 use supple::intersection_check::{frame_intersections, trajectory_check, Surface};
 use supple::math::Vec3;

@@ -4,8 +4,8 @@ use nalgebra::Vector3;
 use supple::cpu_reference::fem::{lame, Material, TetRest};
 use supple::cpu_reference::integrate::{symplectic_euler, Plane};
 use supple::fem::{ElementModel, TetElements};
-use supple::integrate::{SymplecticEuler, SymplecticEulerParams};
 use supple::mesh::procedural::{box_tets, CellSplit};
+use supple::stepper::symplectic::{SymplecticEuler, SymplecticEulerParams};
 use supple::vk::{BufferUsage, CompileOptions, Graph};
 use supple_gpu_tests::{assert_no_validation_errors, context};
 

@@ -5,8 +5,8 @@ use supple::cpu_reference::contact::{Collider, Shape};
 use supple::cpu_reference::fem::{lame, Material, TetRest};
 use supple::fem::ElementModel;
 use supple::model::SimModel;
-use supple::newton::{NewtonSettings, NewtonStepper};
 use supple::scene::Scene;
+use supple::stepper::newton::{NewtonSettings, NewtonStepper};
 use supple_gpu_tests::{assert_no_validation_errors, context};
 
 const BEAM: &str = r#"

@@ -11,13 +11,13 @@
 //!   (exact intersection checker).
 
 use rand::Rng;
+use supple::contact::shortest_path::{DetectionMode, ShortestPathContact, ShortestPathSettings};
 use supple::cpu_reference::ccd::{ccd, CcdKind};
 use supple::cpu_reference::recovery_response as rr;
 use supple::cpu_reference::shortest_path::INVALID;
 use supple::intersection_check::frame_intersections;
 use supple::mesh::procedural::{box_tets, CellSplit};
 use supple::mesh::TetMesh;
-use supple::recovery::{DetectionMode, Recovery, RecoverySettings};
 use supple::scene::Scene;
 use supple::simulation::Simulation;
 use supple::vk::BufferUsage;
@@ -66,15 +66,15 @@ fn recovery_for(
     m: &TetMesh,
     x0: &[[f32; 4]],
     x1: &[[f32; 4]],
-    settings: RecoverySettings,
-) -> (Recovery, supple::vk::GpuBuffer<[f32; 4]>) {
+    settings: ShortestPathSettings,
+) -> (ShortestPathContact, supple::vk::GpuBuffer<[f32; 4]>) {
     let s = BufferUsage::STORAGE;
     let x = ctx.upload_buffer("test.x", x1, s).expect("x");
     let prev = ctx.upload_buffer("test.prev", x0, s).expect("prev");
     let w = ctx
         .upload_buffer("test.w", &vec![1.0f32; x0.len()], s)
         .expect("w");
-    let rec = Recovery::new(ctx, m, &x, &prev, &w, settings).expect("recovery");
+    let rec = ShortestPathContact::new(ctx, m, &x, &prev, &w, settings).expect("recovery");
     (rec, x)
 }
 
@@ -84,7 +84,7 @@ fn ccd_constraints_match_the_reference_and_miss_no_collision() {
     let m = two_cubes();
     let n = m.positions.len();
     let (x0, x1) = falling_cubes(&m, 7);
-    let settings = RecoverySettings {
+    let settings = ShortestPathSettings {
         detection: DetectionMode::Ccd,
         ccd_distance: 0.12,
         max_correction: 0.05,
@@ -247,7 +247,7 @@ fn failsafe_matches_the_reference_and_leaves_no_collision() {
     let m = two_cubes();
     let n = m.positions.len();
     let (x0, x1) = falling_cubes(&m, 11);
-    let settings = RecoverySettings {
+    let settings = ShortestPathSettings {
         detection: DetectionMode::Ccd,
         ccd_distance: 0.12,
         ccd_failsafe: true,
@@ -348,13 +348,20 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
 "#;
 
 /// Lowest z of the cube and intersecting triangle pairs per frame.
-fn throw(set: &[&str], frames: u32) -> (f64, Vec<usize>, supple::recovery::RecoveryFrameStats) {
+fn throw(
+    set: &[&str],
+    frames: u32,
+) -> (
+    f64,
+    Vec<usize>,
+    supple::contact::shortest_path::ShortestPathFrameStats,
+) {
     let ctx = context(false);
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, "throw.toml", &set).unwrap_or_else(|e| panic!("{e}"));
     let mut sim = Simulation::new(&ctx, &scene).unwrap_or_else(|e| panic!("{set:?}: {e}"));
     let surface = body_surface(&sim);
-    let mut total = supple::recovery::RecoveryFrameStats::default();
+    let mut total = supple::contact::shortest_path::ShortestPathFrameStats::default();
     let mut inter = Vec::new();
     let mut x = Vec::new();
     for f in 0..frames {

@@ -10,17 +10,17 @@
 //! - a Newton simulation of the overlapping cubes separates them: the exact intersection
 //!   checker finds the first frame intersecting and the last one clean.
 
+use supple::contact::shortest_path::PenaltyContact;
+use supple::contact::shortest_path::{DetectionMode, ShortestPathContact, ShortestPathSettings};
 use supple::cpu_reference::recovery_response as rr;
 use supple::fem::ElementModel;
 use supple::intersection_check::frame_intersections;
+use supple::linear::{BlockMatrixF32, Pcg};
 use supple::mesh::TetMesh;
 use supple::model::SimModel;
-use supple::newton::{NewtonSettings, NewtonStepper};
-use supple::recovery::PenaltyContact;
-use supple::recovery::{DetectionMode, Recovery, RecoverySettings};
 use supple::scene::Scene;
 use supple::simulation::Simulation;
-use supple::solver::{BlockMatrixF32, Pcg};
+use supple::stepper::newton::{NewtonSettings, NewtonStepper};
 use supple::vk::BufferUsage;
 use supple_gpu_tests::{assert_no_validation_errors, body_surface, context};
 
@@ -79,13 +79,13 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         positions: model.positions.clone(),
         tets: model.tets.clone(),
     };
-    let rs = RecoverySettings {
+    let rs = ShortestPathSettings {
         detection: DetectionMode::Dcd,
         all_vertices: true,
         offset: 1e-3,
         ..Default::default()
     };
-    let rec = Recovery::new(
+    let rec = ShortestPathContact::new(
         &ctx,
         &mesh,
         stepper.positions(),
@@ -219,13 +219,13 @@ fn contact_couplings_in_the_pcg_product_match_the_reference() {
         tets: model.tets.clone(),
     };
     let offset = 1e-3f32;
-    let rs = RecoverySettings {
+    let rs = ShortestPathSettings {
         detection: DetectionMode::Dcd,
         all_vertices: true,
         offset,
         ..Default::default()
     };
-    let rec = Recovery::new(&ctx, &mesh, &pos, &pos, &im, rs).expect("recovery");
+    let rec = ShortestPathContact::new(&ctx, &mesh, &pos, &pos, &im, rs).expect("recovery");
     let k = 1234.5;
     let penalty = PenaltyContact::new(
         &ctx,

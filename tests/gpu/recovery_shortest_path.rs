@@ -1,5 +1,5 @@
 //! Shortest path to boundary on the GPU (`kernels/recovery/*.comp`, host
-//! `supple::recovery::ShortestPath`) against the plain-Rust twin and the brute-force f64
+//! `supple::contact::shortest_path::ShortestPathQuery`) against the plain-Rust twin and the brute-force f64
 //! oracle of `supple::cpu_reference::shortest_path`:
 //! - on self-intersecting meshes (a beam folded through itself, a pre-intersected noodle coil,
 //!   a squishy ball with curled tentacles) vertex-in-tet detection equals brute force, and for
@@ -11,11 +11,11 @@
 //! - on the sample mesh `sphere_low`, interior vertices reach the Euclidean nearest boundary
 //!   point, never farther than the third-party Dijkstra edge-path oracle;
 //! - answers are bit-identical run to run.
+use supple::contact::shortest_path::{QuerySettings, ShortestPathQuery};
 use supple::cpu_reference::bvh::Tree;
 use supple::cpu_reference::shortest_path::{self as reference, Answer, Counters, Query, INVALID};
 use supple::mesh::procedural::{box_tets, CellSplit};
 use supple::mesh::TetMesh;
-use supple::recovery::{ShortestPath, ShortestPathSettings};
 use supple::vk::{BufferUsage, CompileOptions, Context, GpuBuffer, Graph};
 use supple_gpu_tests::{assert_no_validation_errors, context};
 
@@ -44,18 +44,18 @@ fn dist(a: [f32; 3], b: [f32; 3]) -> f32 {
 
 /// The three self-intersecting shapes of the issue (no inverted tet in any).
 fn shapes() -> Vec<(&'static str, TetMesh)> {
-    let s = supple::recovery::sample_shapes(1);
+    let s = supple::contact::shortest_path::sample_shapes(1);
     assert_eq!(s.len(), 3);
     s
 }
 
 struct Run {
-    sp: ShortestPath,
+    sp: ShortestPathQuery,
     x: GpuBuffer<[f32; 4]>,
 }
 
-fn setup(ctx: &Context, m: &TetMesh, capacity: usize, settings: ShortestPathSettings) -> Run {
-    let sp = ShortestPath::new(ctx, m, capacity, settings).expect("shortest path");
+fn setup(ctx: &Context, m: &TetMesh, capacity: usize, settings: QuerySettings) -> Run {
+    let sp = ShortestPathQuery::new(ctx, m, capacity, settings).expect("shortest path");
     let x = ctx
         .upload_buffer("test.x", &f4(m), BufferUsage::STORAGE)
         .expect("positions");
@@ -99,7 +99,7 @@ fn self_intersecting_meshes_match_the_oracle() {
         let x = f4(&m);
         let n = x.len();
         let tol = 1e-5 * size(&x);
-        let settings = ShortestPathSettings::default();
+        let settings = QuerySettings::default();
         let r = setup(&ctx, &m, n, settings);
         let (queries, answers, gpu_c) = dcd_and_query(&ctx, &r, n);
         let b = r.sp.boundary();
@@ -174,9 +174,9 @@ fn edge_queries_match_the_oracle() {
     for (name, m) in shapes() {
         let x = f4(&m);
         let tol = 1e-5 * size(&x);
-        let settings = ShortestPathSettings::default();
+        let settings = QuerySettings::default();
         // Every boundary edge (the surface edges the paper tests against tets).
-        let edges = ShortestPath::topology(&m)
+        let edges = ShortestPathQuery::topology(&m)
             .expect("topology")
             .boundary_edges();
         let ne = edges.len();
@@ -231,12 +231,12 @@ fn culling_changes_no_answer_and_saves_traversals() {
     let ctx = context(true);
     for (name, m) in shapes() {
         let n = m.positions.len();
-        let on = setup(&ctx, &m, n, ShortestPathSettings::default());
+        let on = setup(&ctx, &m, n, QuerySettings::default());
         let off = setup(
             &ctx,
             &m,
             n,
-            ShortestPathSettings {
+            QuerySettings {
                 cull: false,
                 ..Default::default()
             },
@@ -322,7 +322,7 @@ fn lattice_rays_branch_but_never_loop_or_answer_wrong() {
             }
         }
         let nq = queries.len();
-        let r = setup(&ctx, &m, nq, ShortestPathSettings::default());
+        let r = setup(&ctx, &m, nq, QuerySettings::default());
         let pts: Vec<[f32; 4]> = queries
             .iter()
             .map(|q| [q.point[0], q.point[1], q.point[2], 0.0])
@@ -390,7 +390,7 @@ fn sample_mesh_interior_vertices_reach_the_nearest_boundary() {
     assert_eq!(edge_dist.len(), m.positions.len());
     let x = f4(&m);
     let n = x.len();
-    let r = setup(&ctx, &m, n, ShortestPathSettings::default());
+    let r = setup(&ctx, &m, n, QuerySettings::default());
     let b = r.sp.boundary().clone();
     let on_boundary: Vec<bool> = {
         let mut f = vec![false; n];
@@ -490,8 +490,8 @@ fn sample_mesh_interior_vertices_reach_the_nearest_boundary() {
 /// equal the twin's, and the penetrating count falls.
 #[test]
 fn response_matches_the_twin_and_resolves_penetrations() {
+    use supple::contact::shortest_path::{ShortestPathContact, ShortestPathSettings};
     use supple::cpu_reference::recovery_response as rr;
-    use supple::recovery::{Recovery, RecoverySettings};
     let ctx = context(false);
     for (name, m) in shapes() {
         let x0 = f4(&m);
@@ -501,14 +501,14 @@ fn response_matches_the_twin_and_resolves_penetrations() {
         let prev = ctx.upload_buffer("test.prev", &x0, s).expect("prev");
         let w = ctx.upload_buffer("test.w", &vec![1.0f32; n], s).expect("w");
         // Overlaps here are centimetres deep: let one projection close up to 1 cm.
-        let settings = RecoverySettings {
-            detection: supple::recovery::DetectionMode::Dcd,
+        let settings = ShortestPathSettings {
+            detection: supple::contact::shortest_path::DetectionMode::Dcd,
             passes: 1,
             all_vertices: true,
             max_correction: 0.01,
             ..Default::default()
         };
-        let mut r = Recovery::new(&ctx, &m, &x, &prev, &w, settings).expect("recovery");
+        let mut r = ShortestPathContact::new(&ctx, &m, &x, &prev, &w, settings).expect("recovery");
         let first = r.detect().expect("detect");
         // Twin of the setup and one projection.
         let sp = r.shortest_path();

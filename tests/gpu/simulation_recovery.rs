@@ -194,7 +194,7 @@ fn paper_scenes_end_intersection_free_with_the_hybrid() {
         let scene = Scene::load(&path, &[]).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(
             scene.collision.detection,
-            supple::recovery::DetectionMode::Hybrid,
+            supple::contact::shortest_path::DetectionMode::Hybrid,
             "{file}"
         );
         let mut sim = Simulation::new(&ctx, &scene).unwrap_or_else(|e| panic!("{file}: {e}"));

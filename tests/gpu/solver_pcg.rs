@@ -6,7 +6,7 @@ use rand::Rng;
 use supple::cpu_reference::pcg::{
     decade_thresholds, pcg, pcg_warm_started, stiffness_groups, BlockMatrix,
 };
-use supple::solver::{BlockMatrixF32, Pcg, WarmStart, GROUP_MAX, GROUP_MIN};
+use supple::linear::{BlockMatrixF32, Pcg, WarmStart, GROUP_MAX, GROUP_MIN};
 use supple_gpu_tests::{assert_no_validation_errors, context, rng};
 
 /// A random SPD block matrix: random sparse off-diagonal blocks, diagonal blocks made

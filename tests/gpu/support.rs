@@ -128,7 +128,7 @@ pub fn step_checked(
 /// `x` (updated) toward `y` with reuse bound `bound`, every vertex on the collision surface.
 /// Returns the largest displacement (m).
 pub fn reference_forward(
-    st: &supple::collision::TwoWaySettings,
+    st: &supple::contact::two_way::TwoWaySettings,
     x: &mut [supple::math::Vec3],
     y: &[supple::math::Vec3],
     cons: &[[u32; 4]],

@@ -7,7 +7,7 @@ use supple::cpu_reference::xpbd::XpbdReference;
 use supple::model::SimModel;
 use supple::scene::Scene;
 use supple::simulation::{scene_colliders, SimError, Simulation};
-use supple::xpbd::{TetSolve, XpbdPhase, XpbdSettings, XpbdStepper, XpbdSystem};
+use supple::stepper::xpbd::{TetSolve, XpbdPhase, XpbdSettings, XpbdStepper, XpbdSystem};
 use supple_gpu_tests::{assert_no_validation_errors, context};
 
 const BEAM: &str = r#"

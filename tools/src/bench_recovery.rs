@@ -5,8 +5,8 @@
 
 use crate::stats::Stats;
 use serde::Serialize;
+use supple::contact::shortest_path::{sample_shapes, QuerySettings, ShortestPathQuery};
 use supple::cpu_reference::shortest_path::Counters;
-use supple::recovery::{sample_shapes, ShortestPath, ShortestPathSettings};
 use supple::vk::{BufferUsage, CompileOptions, Context, ContextOptions, Graph};
 
 /// Options of `supple bench recovery`.
@@ -59,16 +59,16 @@ fn measure(
     cull: bool,
     repeat: usize,
 ) -> Result<(Variant, f64, usize, usize), String> {
-    let e = |x: supple::recovery::RecoveryError| x.to_string();
+    let e = |x: supple::contact::shortest_path::ShortestPathError| x.to_string();
     let v = |x: supple::VkError| x.to_string();
     let n = m.positions.len();
-    let probe = ShortestPath::topology(m).map_err(e)?.boundary_edges();
+    let probe = ShortestPathQuery::topology(m).map_err(e)?.boundary_edges();
     let nq = n + probe.len();
-    let settings = ShortestPathSettings {
+    let settings = QuerySettings {
         cull,
         ..Default::default()
     };
-    let sp = ShortestPath::new(ctx, m, nq, settings).map_err(e)?;
+    let sp = ShortestPathQuery::new(ctx, m, nq, settings).map_err(e)?;
     let x: Vec<[f32; 4]> = m
         .positions
         .iter()

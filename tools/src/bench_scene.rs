@@ -180,7 +180,7 @@ struct RecoverySummary {
     /// issue's "share of the step", host overheads included in the denominator).
     shortest_path_share_of_frame_time: f64,
     #[serde(skip)]
-    sums: supple::recovery::RecoveryFrameStats,
+    sums: supple::contact::shortest_path::ShortestPathFrameStats,
     #[serde(skip)]
     frames: u32,
     #[serde(skip)]

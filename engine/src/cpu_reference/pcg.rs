@@ -1,6 +1,6 @@
 //! Reference block-sparse symmetric matrices (3×3 blocks) and block-Jacobi preconditioned
 //! conjugate gradients, in f64: the twin of `kernels/solver/*.comp` and
-//! [`crate::solver`]. The matrix is `A = D + Σ_k (E_ij(B_k) + E_ji(B_kᵀ))`: diagonal blocks `D_r`
+//! [`crate::linear`]. The matrix is `A = D + Σ_k (E_ij(B_k) + E_ji(B_kᵀ))`: diagonal blocks `D_r`
 //! plus symmetric off-diagonal block pairs (mesh adjacency or contact pairs).
 
 use nalgebra::{Matrix3, Vector3};

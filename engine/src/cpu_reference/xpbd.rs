@@ -1,12 +1,12 @@
 //! Reference XPBD substeps (the CPU twin of `kernels/xpbd/*.comp`, scheduled like
-//! [`crate::xpbd::XpbdStepper`]): the same packed [`XpbdSystem`], the same color order, the same
+//! [`crate::stepper::xpbd::XpbdStepper`]): the same packed [`XpbdSystem`], the same color order, the same
 //! branches and f32 arithmetic, so GPU and reference agree to rounding (the order of
 //! constraints within a color does not matter: they share no vertex).
 
 // `!(x > 0.0)` mirrors the kernels' NaN-rejecting tests exactly.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
-use crate::xpbd::{ConstraintSet, TetSolve, XpbdSettings, XpbdSystem};
+use crate::stepper::xpbd::{ConstraintSet, TetSolve, XpbdSettings, XpbdSystem};
 
 type V3 = [f32; 3];
 

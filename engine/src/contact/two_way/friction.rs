@@ -8,7 +8,7 @@
 //! the penetration left, so a vertex with several pairs is not slowed several times over).
 //! Reference: [`crate::cpu_reference::two_way::friction_sweep`].
 
-use super::two_way::{TwoWay, TwoWayReport};
+use super::solve::{TwoWay, TwoWayReport};
 use crate::vk::{ids, CompileOptions, CompiledGraph, Dispatch, Graph};
 use std::time::Instant;
 

@@ -9,7 +9,7 @@ use supple_mesh::TetMesh;
 
 /// Why a shortest-path structure could not be built or read.
 #[derive(Debug, thiserror::Error)]
-pub enum RecoveryError {
+pub enum ShortestPathError {
     /// A Vulkan failure.
     #[error(transparent)]
     Vk(#[from] VkError),
@@ -26,7 +26,7 @@ pub enum RecoveryError {
 
 /// Parameters of the queries (see [`crate::cpu_reference::shortest_path::Params`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ShortestPathSettings {
+pub struct QuerySettings {
     /// Face extension ε_i of the crossing test (barycentric, dimensionless).
     pub eps_i: f32,
     /// Infeasible-region culling tolerance ε_r (cosine).
@@ -40,10 +40,10 @@ pub struct ShortestPathSettings {
     pub dcd_margin: f32,
 }
 
-impl Default for ShortestPathSettings {
+impl Default for QuerySettings {
     fn default() -> Self {
         use crate::cpu_reference::shortest_path as r;
-        ShortestPathSettings {
+        QuerySettings {
             eps_i: r::DEFAULT_EPS_I,
             eps_r: r::DEFAULT_EPS_R,
             cull: true,
@@ -53,7 +53,7 @@ impl Default for ShortestPathSettings {
     }
 }
 
-impl ShortestPathSettings {
+impl QuerySettings {
     /// The reference's parameters.
     pub fn params(&self) -> crate::cpu_reference::shortest_path::Params {
         crate::cpu_reference::shortest_path::Params {
@@ -94,9 +94,9 @@ enum DcdKind {
 
 /// Persistent buffers of the shortest-path queries of one tet mesh: topology, a boundary-face
 /// LBVH and a tet LBVH, a query list of fixed capacity and its answers.
-pub struct ShortestPath {
+pub struct ShortestPathQuery {
     boundary: TetBoundary,
-    settings: ShortestPathSettings,
+    settings: QuerySettings,
     capacity: usize,
     workgroup: u32,
     tets: GpuBuffer<[u32; 4]>,
@@ -126,20 +126,20 @@ fn nonempty(mut v: Vec<u32>) -> Vec<u32> {
     v
 }
 
-impl ShortestPath {
+impl ShortestPathQuery {
     /// Builds the topology of `mesh` (its positions only give the vertex count) and allocates
     /// room for `capacity` queries.
     pub fn new(
         ctx: &Context,
         mesh: &TetMesh,
         capacity: usize,
-        settings: ShortestPathSettings,
-    ) -> Result<ShortestPath, RecoveryError> {
+        settings: QuerySettings,
+    ) -> Result<ShortestPathQuery, ShortestPathError> {
         Self::from_boundary(ctx, Self::topology(mesh)?, capacity, settings)
     }
 
     /// Checks the tet indices of `mesh` and builds its boundary topology (host side).
-    pub fn topology(mesh: &TetMesh) -> Result<TetBoundary, RecoveryError> {
+    pub fn topology(mesh: &TetMesh) -> Result<TetBoundary, ShortestPathError> {
         let n = mesh.positions.len();
         if let Some((t, _)) = mesh
             .tets
@@ -147,21 +147,21 @@ impl ShortestPath {
             .enumerate()
             .find(|(_, t)| t.iter().any(|&v| v as usize >= n))
         {
-            return Err(RecoveryError::Invalid(format!(
+            return Err(ShortestPathError::Invalid(format!(
                 "tet {t} refers to a vertex beyond the {n} vertices"
             )));
         }
         Ok(TetBoundary::new(mesh))
     }
 
-    /// Uploads an already built topology (see [`ShortestPath::topology`]) and allocates room
+    /// Uploads an already built topology (see [`ShortestPathQuery::topology`]) and allocates room
     /// for `capacity` queries.
     pub fn from_boundary(
         ctx: &Context,
         b: TetBoundary,
         capacity: usize,
-        settings: ShortestPathSettings,
-    ) -> Result<ShortestPath, RecoveryError> {
+        settings: QuerySettings,
+    ) -> Result<ShortestPathQuery, ShortestPathError> {
         for (name, v) in [
             ("eps_i", settings.eps_i),
             ("eps_r", settings.eps_r),
@@ -169,7 +169,7 @@ impl ShortestPath {
             ("dcd_margin", settings.dcd_margin),
         ] {
             if !v.is_finite() || v < 0.0 {
-                return Err(RecoveryError::Invalid(format!(
+                return Err(ShortestPathError::Invalid(format!(
                     "{name} = {v} must be finite and >= 0"
                 )));
             }
@@ -206,7 +206,7 @@ impl ShortestPath {
             MortonBits::B30,
         )?;
         let cap = capacity.max(1);
-        Ok(ShortestPath {
+        Ok(ShortestPathQuery {
             settings,
             capacity,
             // CPU devices (lavapipe): one SIMD row per workgroup, so llvmpipe's loop limiter
@@ -254,7 +254,7 @@ impl ShortestPath {
     }
 
     /// The query parameters.
-    pub fn settings(&self) -> &ShortestPathSettings {
+    pub fn settings(&self) -> &QuerySettings {
         &self.settings
     }
 
@@ -273,7 +273,7 @@ impl ShortestPath {
         &self.tet_bvh
     }
 
-    /// Query points (xyz; m). Fill them and [`ShortestPath::query_meta`] for explicit queries.
+    /// Query points (xyz; m). Fill them and [`ShortestPathQuery::query_meta`] for explicit queries.
     pub fn query_points(&self) -> &GpuBuffer<[f32; 4]> {
         &self.q_point
     }
@@ -432,14 +432,14 @@ impl ShortestPath {
     }
 
     /// Reads the counters of the last recorded query batch.
-    pub fn read_counters(&self) -> Result<Counters, RecoveryError> {
+    pub fn read_counters(&self) -> Result<Counters, ShortestPathError> {
         let mut w = [0u32; Counters::WORDS];
         self.counters.read_into(&mut w)?;
         Ok(Counters::from_words(&w))
     }
 
     /// Reads the first `nq` answers.
-    pub fn read_answers(&self, nq: usize) -> Result<Vec<Answer>, RecoveryError> {
+    pub fn read_answers(&self, nq: usize) -> Result<Vec<Answer>, ShortestPathError> {
         let p = self.out_point.read()?;
         let n = self.out_normal.read()?;
         let f = self.out_face.read()?;
@@ -458,7 +458,7 @@ impl ShortestPath {
     pub fn read_queries(
         &self,
         nq: usize,
-    ) -> Result<Vec<crate::cpu_reference::shortest_path::Query>, RecoveryError> {
+    ) -> Result<Vec<crate::cpu_reference::shortest_path::Query>, ShortestPathError> {
         let p = self.q_point.read()?;
         let m = self.q_meta.read()?;
         Ok((0..nq.min(self.capacity))

@@ -27,8 +27,8 @@ pub mod system;
 pub use system::{ConstraintSet, XpbdSystem};
 
 use crate::cpu_reference::contact::Collider;
+use crate::linear::pcg::graph_ms;
 use crate::model::SimModel;
-use crate::solver::pcg::graph_ms;
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph, VkError,
     VkResult,
@@ -286,7 +286,7 @@ impl Bufs<'_> {
                 .read(self.motions)
                 .read(self.clock)
                 .push(&PredictPush {
-                    gravity: crate::integrate::vec4(s.gravity),
+                    gravity: crate::stepper::symplectic::vec4(s.gravity),
                     n: n as u32,
                     h: h as f32,
                     damp: (1.0 - s.damping * h).max(0.0) as f32,
@@ -603,7 +603,7 @@ impl XpbdStepper {
             });
         }
         self.colliders
-            .write_at(0, &crate::newton::pack_colliders(colliders))
+            .write_at(0, &crate::stepper::newton::pack_colliders(colliders))
     }
 
     /// Sets the substeps completed (the clock scripted motions and moving colliders read), for

@@ -234,7 +234,7 @@ impl XpbdSystem {
             external_forces: model.external_forces.iter().copied().map(f4).collect(),
             vertex_motion: model.vertex_motion.clone(),
             motions,
-            colliders: crate::newton::pack_colliders(colliders),
+            colliders: crate::stepper::newton::pack_colliders(colliders),
             num_colliders: colliders.len() as u32,
             tets: ConstraintSet::colored(tv, td, 4, n)?,
             edges: ConstraintSet::colored(ev, ed, 1, n)?,

@@ -8,9 +8,9 @@
 //! apart); [`Repulsion::sync`] re-records the graphs when the solver replaced its pair buffers.
 //! Reference: [`crate::cpu_reference::two_way::repulsion`].
 
-use super::two_way::TwoWay;
+use super::solve::TwoWay;
+use crate::linear::pcg::graph_ms;
 use crate::primitives::{Reduce, ReduceOp, ReduceResult};
-use crate::solver::pcg::graph_ms;
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
     VkError, VkResult,

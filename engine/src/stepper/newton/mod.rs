@@ -1,7 +1,7 @@
 //! Implicit Euler as minimisation of the incremental potential
 //! `E(x) = 1/(2h²) ‖x − y‖²_M + Ψ(x)`, `y = xₜ + h vₜ + h² g`, by Newton's method on the GPU:
 //! per-element gradients and PSD-projected Hessians ([`crate::fem`]), assembly into 3×3 block
-//! storage (`kernels/fem/assemble_hessian.comp`), block-Jacobi PCG ([`crate::solver`]) and a
+//! storage (`kernels/fem/assemble_hessian.comp`), block-Jacobi PCG ([`crate::linear`]) and a
 //! backtracking line search on the energy reduced on the GPU. Every step runs from graphs
 //! compiled once; the host reads back scalars only (energies, norms, PCG residuals).
 //! Analytic colliders (plane, sphere, box; static or moving) enter the energy as a penalty with
@@ -14,10 +14,10 @@ use crate::cpu_reference::contact::{Collider, Shape};
 use crate::fem::elements::csr;
 use crate::fem::thin::NO_VERTEX;
 use crate::fem::{ElementModel, TetElements};
+use crate::linear::pcg::graph_ms;
+use crate::linear::{Pcg, WarmStart};
 use crate::model::SimModel;
 use crate::primitives::{Reduce, ReduceOp, ReduceResult};
-use crate::solver::pcg::graph_ms;
-use crate::solver::{Pcg, WarmStart};
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
     VkResult,
@@ -176,9 +176,9 @@ pub struct NewtonStepper {
     x_trial: GpuBuffer<[f32; 4]>,
     inv_mass: GpuBuffer<f32>,
     penalty_accum: GpuBuffer<[i32; 4]>,
-    penalty: Option<crate::recovery::PenaltyContact>,
+    penalty: Option<crate::contact::shortest_path::PenaltyContact>,
     /// Two-way repulsion energy (uses the penalty sums and k; exclusive with `penalty`).
-    repulsion: Option<crate::collision::Repulsion>,
+    repulsion: Option<crate::contact::two_way::Repulsion>,
     penalty_k: f64,
     pcg: Pcg,
     predict: CompiledGraph,
@@ -206,7 +206,7 @@ impl NewtonStepper {
     ) -> VkResult<NewtonStepper> {
         let n = model.positions.len();
         let storage = BufferUsage::STORAGE;
-        let f4 = crate::integrate::vec4s;
+        let f4 = crate::stepper::symplectic::vec4s;
         let positions = ctx.upload_buffer("newton.x", &f4(&model.positions), storage)?;
         let velocities = ctx.upload_buffer("newton.v", &f4(&model.velocities), storage)?;
         let vec4 = |name: &str| ctx.create_buffer::<[f32; 4]>(name, n, storage);
@@ -325,7 +325,7 @@ impl NewtonStepper {
         let reduce = Reduce::new(ctx, n.max(num_elements))?;
         let h = settings.h;
         let vp = VecPush {
-            gravity: crate::integrate::vec4(settings.gravity),
+            gravity: crate::stepper::symplectic::vec4(settings.gravity),
             n: n as u32,
             h: h as f32,
             kappa: settings.contact_stiffness as f32,
@@ -756,11 +756,11 @@ impl NewtonStepper {
     /// over `tw`'s proximity pairs to the incremental potential, k = `penalty_stiffness` m̄/h²,
     /// through the penalty sums (gradient and block-diagonal majorizer of the Gauss–Newton
     /// Hessian). Exclusive with [`NewtonStepper::attach_penalty`]. The caller keeps the graphs
-    /// current with [`crate::collision::Repulsion::sync`] after every solve of `tw`.
+    /// current with [`crate::contact::two_way::Repulsion::sync`] after every solve of `tw`.
     pub fn attach_repulsion(
         &mut self,
         ctx: &Context,
-        tw: &crate::collision::TwoWay,
+        tw: &crate::contact::two_way::TwoWay,
         distance: f64,
     ) -> VkResult<()> {
         if self.penalty_k <= 0.0 || self.penalty.is_some() {
@@ -770,7 +770,7 @@ impl NewtonStepper {
                     .into(),
             });
         }
-        self.repulsion = Some(crate::collision::Repulsion::new(
+        self.repulsion = Some(crate::contact::two_way::Repulsion::new(
             ctx,
             tw,
             &self.positions,
@@ -783,7 +783,7 @@ impl NewtonStepper {
     }
 
     /// The attached two-way repulsion, if any.
-    pub fn repulsion(&self) -> Option<&crate::collision::Repulsion> {
+    pub fn repulsion(&self) -> Option<&crate::contact::two_way::Repulsion> {
         self.repulsion.as_ref()
     }
 
@@ -797,7 +797,7 @@ impl NewtonStepper {
     pub fn attach_penalty(
         &mut self,
         ctx: &Context,
-        recovery: &crate::recovery::Recovery,
+        recovery: &crate::contact::shortest_path::ShortestPathContact,
     ) -> VkResult<()> {
         self.attach_penalty_with(ctx, recovery, true)
     }
@@ -809,7 +809,7 @@ impl NewtonStepper {
     pub fn attach_penalty_with(
         &mut self,
         ctx: &Context,
-        recovery: &crate::recovery::Recovery,
+        recovery: &crate::contact::shortest_path::ShortestPathContact,
         couplings: bool,
     ) -> VkResult<()> {
         if self.penalty_k <= 0.0 {
@@ -818,7 +818,7 @@ impl NewtonStepper {
                 message: "a penalty needs penalty_stiffness > 0".into(),
             });
         }
-        self.penalty = Some(crate::recovery::PenaltyContact::new(
+        self.penalty = Some(crate::contact::shortest_path::PenaltyContact::new(
             ctx,
             recovery.constraint_slots(),
             &self.positions,
@@ -834,7 +834,7 @@ impl NewtonStepper {
     }
 
     /// The attached penalty contact, if any.
-    pub fn penalty(&self) -> Option<&crate::recovery::PenaltyContact> {
+    pub fn penalty(&self) -> Option<&crate::contact::shortest_path::PenaltyContact> {
         self.penalty.as_ref()
     }
 

@@ -84,7 +84,7 @@ const BB: u32 = 4;
 pub use crate::cpu_reference::pcg::{GROUP_MAX, GROUP_MIN};
 
 /// Matrix-free couplings C of the shortest-path penalty Hessian (built by
-/// [`crate::recovery::PenaltyContact`]): the unmasked SpMV computes q = (A + C) p.
+/// [`crate::contact::shortest_path::PenaltyContact`]): the unmasked SpMV computes q = (A + C) p.
 #[derive(Clone)]
 pub struct ContactOperator {
     /// Per constraint slot its weight k_c (N/m; 0 when not violated).

@@ -6,13 +6,13 @@
 
 mod ccd;
 mod penalty;
+mod query;
 mod response;
-mod shortest_path;
 
 pub use ccd::{CcdDetection, CcdFailsafe, CcdStage};
 pub use penalty::{ConstraintSlots, PenaltyContact};
-pub use response::{DetectionMode, Recovery, RecoveryDetection, RecoverySettings};
-pub use shortest_path::{RecoveryError, ShortestPath, ShortestPathSettings};
+pub use query::{QuerySettings, ShortestPathError, ShortestPathQuery};
+pub use response::{Detection, DetectionMode, ShortestPathContact, ShortestPathSettings};
 
 /// Self-intersecting sample shapes without inverted tets (the test meshes, used by the
 /// tests and `supple bench recovery`): a beam folded through itself, a pre-intersected noodle
@@ -47,7 +47,7 @@ pub fn sample_shapes(refine: usize) -> Vec<(&'static str, supple_mesh::TetMesh)>
 /// Shortest-path collision handling over one frame (report.json `recovery`; the paper's
 /// Table 1 columns per detection are these sums divided by `detections`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct RecoveryFrameStats {
+pub struct ShortestPathFrameStats {
     /// Detections run (one per XPBD substep, or one per iteration with
     /// `detect_every_iteration`).
     pub detections: u32,
@@ -89,9 +89,9 @@ pub struct RecoveryFrameStats {
     pub failsafe_full_rollbacks: u32,
 }
 
-impl std::ops::AddAssign for RecoveryFrameStats {
+impl std::ops::AddAssign for ShortestPathFrameStats {
     /// Accumulates frames: sums, maxima of the maximum fields, the latest point count.
-    fn add_assign(&mut self, o: RecoveryFrameStats) {
+    fn add_assign(&mut self, o: ShortestPathFrameStats) {
         self.detections += o.detections;
         self.points = o.points.max(self.points);
         self.collisions += o.collisions;
@@ -113,7 +113,7 @@ impl std::ops::AddAssign for RecoveryFrameStats {
     }
 }
 
-impl RecoveryFrameStats {
+impl ShortestPathFrameStats {
     /// Adds one fail-safe run.
     pub fn add_failsafe(&mut self, f: &CcdFailsafe) {
         self.failsafe_pairs += f.pairs;
@@ -133,7 +133,7 @@ impl RecoveryFrameStats {
     }
 
     /// Adds one detection.
-    pub fn add_detection(&mut self, d: &RecoveryDetection) {
+    pub fn add_detection(&mut self, d: &Detection) {
         let c = &d.counters;
         self.detections += 1;
         self.points = d.points;

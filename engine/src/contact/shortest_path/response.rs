@@ -7,7 +7,7 @@
 //! [`crate::cpu_reference::recovery_response`].
 
 use super::ccd::{CcdDetection, CcdFailsafe, CcdStage};
-use super::shortest_path::{RecoveryError, ShortestPath, ShortestPathSettings};
+use super::query::{QuerySettings, ShortestPathError, ShortestPathQuery};
 use crate::cpu_reference::recovery_response::{Contact, FIXED_SCALE};
 use crate::cpu_reference::shortest_path::Counters;
 use crate::vk::{ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer};
@@ -44,7 +44,7 @@ impl DetectionMode {
 
 /// Parameters of the recovery collision handling.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RecoverySettings {
+pub struct ShortestPathSettings {
     /// Which collisions are detected.
     pub detection: DetectionMode,
     /// Proximity search distance D of the CCD candidate pairs (m): searches are reused while
@@ -54,7 +54,7 @@ pub struct RecoverySettings {
     /// left colliding goes back to the start of the substep.
     pub ccd_failsafe: bool,
     /// Shortest-path query parameters.
-    pub query: ShortestPathSettings,
+    pub query: QuerySettings,
     /// Target separation of a resolved point from the boundary (m).
     pub offset: f32,
     /// Coulomb friction coefficient of self and inter-body contact.
@@ -74,13 +74,13 @@ pub struct RecoverySettings {
     pub passes: u32,
 }
 
-impl Default for RecoverySettings {
+impl Default for ShortestPathSettings {
     fn default() -> Self {
-        RecoverySettings {
+        ShortestPathSettings {
             detection: DetectionMode::default(),
             ccd_distance: 0.01,
             ccd_failsafe: false,
-            query: ShortestPathSettings::default(),
+            query: QuerySettings::default(),
             offset: 1e-4,
             friction: 0.0,
             all_vertices: false,
@@ -94,7 +94,7 @@ impl Default for RecoverySettings {
 
 /// What one detection found (the paper's Table 1 operations, per substep).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct RecoveryDetection {
+pub struct Detection {
     /// Query points (vertices plus edges) examined.
     pub points: u32,
     /// Shortest-path work counters.
@@ -131,9 +131,9 @@ struct PushApply {
     relax: f32,
 }
 
-/// Recovery collision handling bound to a solver's position buffers.
-pub struct Recovery {
-    sp: ShortestPath,
+/// Shortest-path collision handling bound to a solver's position buffers.
+pub struct ShortestPathContact {
+    sp: ShortestPathQuery,
     nv: usize,
     ne: usize,
     vertices: Vec<u32>,
@@ -154,7 +154,7 @@ pub struct Recovery {
     prev: GpuBuffer<[f32; 4]>,
     inv_mass: GpuBuffer<f32>,
     accum: GpuBuffer<[i32; 4]>,
-    settings: RecoverySettings,
+    settings: ShortestPathSettings,
     n: usize,
 }
 
@@ -162,7 +162,7 @@ fn groups(n: usize) -> [u32; 3] {
     [(n.div_ceil(64).max(1)) as u32, 1, 1]
 }
 
-impl Recovery {
+impl ShortestPathContact {
     /// Builds the topology of `mesh` (tets over the solver's vertex indexing) and the graphs
     /// acting on `positions` (current), `prev` (start of the substep) and `inv_mass`. With
     /// [`DetectionMode::Hybrid`] the discrete detection reads `prev` (the start of the substep),
@@ -173,30 +173,30 @@ impl Recovery {
         positions: &GpuBuffer<[f32; 4]>,
         prev: &GpuBuffer<[f32; 4]>,
         inv_mass: &GpuBuffer<f32>,
-        settings: RecoverySettings,
-    ) -> Result<Recovery, RecoveryError> {
+        settings: ShortestPathSettings,
+    ) -> Result<ShortestPathContact, ShortestPathError> {
         if !(settings.relaxation.is_finite()
             && settings.relaxation > 0.0
             && settings.relaxation < 2.0)
         {
-            return Err(RecoveryError::Invalid(
+            return Err(ShortestPathError::Invalid(
                 "relaxation must be in (0, 2)".into(),
             ));
         }
         if !(settings.max_correction.is_finite() && settings.max_correction > 0.0) {
-            return Err(RecoveryError::Invalid(
+            return Err(ShortestPathError::Invalid(
                 "max_correction must be positive".into(),
             ));
         }
         if !(settings.offset.is_finite() && settings.offset >= 0.0)
             || !(settings.friction.is_finite() && settings.friction >= 0.0)
         {
-            return Err(RecoveryError::Invalid(
+            return Err(ShortestPathError::Invalid(
                 "offset and friction must be finite and >= 0".into(),
             ));
         }
         let n = mesh.positions.len();
-        let topology = ShortestPath::topology(mesh)?;
+        let topology = ShortestPathQuery::topology(mesh)?;
         let vertices = topology.used_vertices(settings.all_vertices);
         let edges = if settings.edges {
             topology.boundary_edges()
@@ -205,7 +205,7 @@ impl Recovery {
         };
         let (nv, ne) = (vertices.len(), edges.len());
         let nq = nv + ne;
-        let sp = ShortestPath::from_boundary(ctx, topology, nq, settings.query)?;
+        let sp = ShortestPathQuery::from_boundary(ctx, topology, nq, settings.query)?;
         let s = BufferUsage::STORAGE;
         let vbuf = ctx.upload_buffer("recovery.vertices", &pad(&vertices, 0), s)?;
         let ebuf = ctx.upload_buffer("recovery.edges", &pad(&edges, [0, 0]), s)?;
@@ -294,7 +294,7 @@ impl Recovery {
         } else {
             None
         };
-        let mut r = Recovery {
+        let mut r = ShortestPathContact {
             sp,
             nv,
             ne,
@@ -324,7 +324,7 @@ impl Recovery {
 
     /// Records one Jacobi projection of every constraint (shortest-path slots, CCD slots) and
     /// the averaged update.
-    fn record_respond(&self, ctx: &Context) -> Result<CompiledGraph, RecoveryError> {
+    fn record_respond(&self, ctx: &Context) -> Result<CompiledGraph, ShortestPathError> {
         let settings = &self.settings;
         let (positions, prev, inv_mass, accum) =
             (&self.positions, &self.prev, &self.inv_mass, &self.accum);
@@ -402,7 +402,7 @@ impl Recovery {
 
     /// Runs the CCD fail-safe at the end of a substep (`None` without CCD or with the
     /// fail-safe off).
-    pub fn ccd_failsafe(&mut self) -> Result<Option<CcdFailsafe>, RecoveryError> {
+    pub fn ccd_failsafe(&mut self) -> Result<Option<CcdFailsafe>, ShortestPathError> {
         match self.ccd.as_mut().filter(|_| self.settings.ccd_failsafe) {
             Some(c) => Ok(Some(c.failsafe()?)),
             None => Ok(None),
@@ -410,7 +410,7 @@ impl Recovery {
     }
 
     /// Settings the handling was built with.
-    pub fn settings(&self) -> &RecoverySettings {
+    pub fn settings(&self) -> &ShortestPathSettings {
         &self.settings
     }
 
@@ -422,7 +422,10 @@ impl Recovery {
     /// Runs continuous detection over the motion from the start of the substep to the current
     /// positions (`new_substep`: clear the constraints of the previous substep first); `None`
     /// without CCD.
-    pub fn detect_ccd(&mut self, new_substep: bool) -> Result<Option<CcdDetection>, RecoveryError> {
+    pub fn detect_ccd(
+        &mut self,
+        new_substep: bool,
+    ) -> Result<Option<CcdDetection>, ShortestPathError> {
         match self.ccd.as_mut() {
             Some(c) => Ok(Some(c.detect(new_substep)?)),
             None => Ok(None),
@@ -430,7 +433,7 @@ impl Recovery {
     }
 
     /// The shortest-path structure (topology, trees, answers).
-    pub fn shortest_path(&self) -> &ShortestPath {
+    pub fn shortest_path(&self) -> &ShortestPathQuery {
         &self.sp
     }
 
@@ -446,24 +449,24 @@ impl Recovery {
 
     /// Runs detection (rebuilding both trees), the queries and the constraint setup at the
     /// current positions.
-    pub fn detect(&self) -> Result<RecoveryDetection, RecoveryError> {
+    pub fn detect(&self) -> Result<Detection, ShortestPathError> {
         self.run_detection(&self.detect)
     }
 
-    /// Like [`Recovery::detect`] but refits the trees of the last detection instead of
+    /// Like [`ShortestPathContact::detect`] but refits the trees of the last detection instead of
     /// rebuilding them (for re-detection within a substep, when vertices moved little).
-    pub fn redetect(&self) -> Result<RecoveryDetection, RecoveryError> {
+    pub fn redetect(&self) -> Result<Detection, ShortestPathError> {
         self.run_detection(&self.redetect)
     }
 
-    fn run_detection(&self, detect: &CompiledGraph) -> Result<RecoveryDetection, RecoveryError> {
+    fn run_detection(&self, detect: &CompiledGraph) -> Result<Detection, ShortestPathError> {
         detect.run()?;
         self.query.run()?;
         let counters = self.sp.read_counters()?;
         let ms = |g: &CompiledGraph| -> Result<f64, VkError> {
             Ok(g.profile()?.map_or(0.0, |p| p.total_ms))
         };
-        Ok(RecoveryDetection {
+        Ok(Detection {
             points: (self.nv + self.ne) as u32,
             counters,
             ms_detect: ms(detect)?,
@@ -472,7 +475,7 @@ impl Recovery {
     }
 
     /// Runs one projection of the current constraints; returns its GPU milliseconds.
-    pub fn respond(&mut self) -> Result<f64, RecoveryError> {
+    pub fn respond(&mut self) -> Result<f64, ShortestPathError> {
         let generation = self.ccd.as_ref().map_or(0, |c| c.generation());
         if generation != self.respond_generation {
             let ctx = self.positions.context();
@@ -497,7 +500,7 @@ impl Recovery {
     }
 
     /// Reads the constraints of the last detection.
-    pub fn read_contacts(&self) -> Result<Vec<Contact>, RecoveryError> {
+    pub fn read_contacts(&self) -> Result<Vec<Contact>, ShortestPathError> {
         read_contacts(
             &self.c_idx,
             &self.c_w,
@@ -517,7 +520,7 @@ pub(super) fn read_contacts(
     c_n: &GpuBuffer<[f32; 4]>,
     c_f: &GpuBuffer<[u32; 4]>,
     count: usize,
-) -> Result<Vec<Contact>, RecoveryError> {
+) -> Result<Vec<Contact>, ShortestPathError> {
     let (i, w, b, n, f) = (
         c_idx.read()?,
         c_w.read()?,

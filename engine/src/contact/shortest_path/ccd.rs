@@ -17,7 +17,7 @@
 // `!(x < d)` on purpose: a NaN displacement must count as unsafe and trigger a search.
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
-use super::shortest_path::RecoveryError;
+use super::query::ShortestPathError;
 use crate::proximity::{MaxDisplacement, ProximityMesh, ProximityOptions, ProximitySearch};
 use crate::vk::{ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer};
 use crate::vk::{Graph, VkError};
@@ -165,17 +165,17 @@ impl CcdStage {
         positions: &GpuBuffer<[f32; 4]>,
         prev: &GpuBuffer<[f32; 4]>,
         penetrating: &GpuBuffer<u32>,
-    ) -> Result<CcdStage, RecoveryError> {
+    ) -> Result<CcdStage, ShortestPathError> {
         let n = x.len();
         if !(distance.is_finite() && distance > offset as f64) {
-            return Err(RecoveryError::Invalid(format!(
+            return Err(ShortestPathError::Invalid(format!(
                 "ccd_distance must be finite and larger than the contact offset ({offset} m), \
                  got {distance}"
             )));
         }
-        let mesh = ProximityMesh::new(faces, vec![0; n]).map_err(RecoveryError::Invalid)?;
+        let mesh = ProximityMesh::new(faces, vec![0; n]).map_err(ShortestPathError::Invalid)?;
         let search = ProximitySearch::new(ctx, mesh, x, ProximityOptions::new(distance))
-            .map_err(RecoveryError::Invalid)?;
+            .map_err(ShortestPathError::Invalid)?;
         let disp = [
             MaxDisplacement::new(ctx, n)?,
             MaxDisplacement::new(ctx, n)?,
@@ -236,7 +236,7 @@ impl CcdStage {
         search: &ProximitySearch,
         b: &SlotBuffers,
         offset: f32,
-    ) -> Result<Slots, RecoveryError> {
+    ) -> Result<Slots, ShortestPathError> {
         let (hits, positions, prev, penetrating) = (b.hits, b.positions, b.prev, b.penetrating);
         let p = search.params();
         let caps = [p.vt_cap, p.ee_cap];
@@ -368,7 +368,7 @@ impl CcdStage {
     /// Tests the motion from the start of the substep to the current positions: searches
     /// again first when the reuse bound fails, clears the constraints when `new_substep` (or
     /// after a search), then writes a constraint per hit (earlier hits of the substep stay).
-    pub fn detect(&mut self, new_substep: bool) -> Result<CcdDetection, RecoveryError> {
+    pub fn detect(&mut self, new_substep: bool) -> Result<CcdDetection, ShortestPathError> {
         let mut out = CcdDetection::default();
         let clear = self.ensure_pairs(&mut out)? || new_substep;
         if !out.searched {
@@ -386,7 +386,7 @@ impl CcdStage {
 
     /// Makes the pair list cover the motion from the start of the substep to the current
     /// positions (searching again when the reuse bound fails); returns whether it searched.
-    fn ensure_pairs(&mut self, out: &mut CcdDetection) -> Result<bool, RecoveryError> {
+    fn ensure_pairs(&mut self, out: &mut CcdDetection) -> Result<bool, ShortestPathError> {
         // One check run gives all three displacements (the start → current one does not
         // depend on the search positions, so it stays valid after a new search).
         self.check.run()?;
@@ -400,7 +400,7 @@ impl CcdStage {
             return Ok(false);
         }
         self.copy.run()?;
-        let report = self.search.run().map_err(RecoveryError::Invalid)?;
+        let report = self.search.run().map_err(ShortestPathError::Invalid)?;
         self.searched = true;
         self.searches += 1;
         out.searched = true;
@@ -428,7 +428,7 @@ impl CcdStage {
     /// collides after the response send their vertices back to the start, repeated until none
     /// collides ([`FAILSAFE_ROUNDS`] at most; then every vertex goes back). Constraints of the
     /// substep are kept (a new search clears them).
-    pub fn failsafe(&mut self) -> Result<CcdFailsafe, RecoveryError> {
+    pub fn failsafe(&mut self) -> Result<CcdFailsafe, ShortestPathError> {
         let mut out = CcdFailsafe::default();
         let mut d = CcdDetection::default();
         if self.ensure_pairs(&mut d)? {
@@ -488,7 +488,7 @@ impl CcdStage {
     /// Reads the CCD constraint slots (vertex–triangle slots, then edge–edge slots).
     pub fn read_contacts(
         &self,
-    ) -> Result<Vec<crate::cpu_reference::recovery_response::Contact>, RecoveryError> {
+    ) -> Result<Vec<crate::cpu_reference::recovery_response::Contact>, ShortestPathError> {
         super::response::read_contacts(
             &self.slots.c_idx,
             &self.slots.c_w,

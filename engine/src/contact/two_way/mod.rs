@@ -6,10 +6,10 @@
 
 pub mod friction;
 pub mod repulsion;
-pub mod two_way;
+pub mod solve;
 
 pub use repulsion::Repulsion;
-pub use two_way::{
+pub use solve::{
     Backward, ContactColoring, StepBound, SweepDispatch, TwoWay, TwoWayReport, TwoWaySettings,
 };
 

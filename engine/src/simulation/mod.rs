@@ -1,11 +1,11 @@
 //! A simulation built from a scene: the library entry point behind `supple run`. Create it from
 //! a [`Scene`], advance it frame by frame, read positions back. Solids, cloth and rods with fixed
 //! and scripted vertices, loads and analytic colliders (with friction) run on the Newton–PCG
-//! implicit Euler solver ([`crate::newton`]); symplectic Euler ([`crate::integrate`]) is the
+//! implicit Euler solver ([`crate::stepper::newton`]); symplectic Euler ([`crate::stepper::symplectic`]) is the
 //! explicit baseline (no scripted motion, loads, friction or non-plane colliders); XPBD
-//! ([`crate::xpbd`]) runs stable Neo-Hookean and corotated solids, cloth and rods with scripted
+//! ([`crate::stepper::xpbd`]) runs stable Neo-Hookean and corotated solids, cloth and rods with scripted
 //! motion, loads and every analytic collider; both run the shortest-path collision handling of
-//! [`crate::recovery`] (XPBD constraints, Newton penalty). Scene features a solver does not support (different solid models in one
+//! [`crate::contact::shortest_path`] (XPBD constraints, Newton penalty). Scene features a solver does not support (different solid models in one
 //! Newton scene, surface collision methods on the wrong solver) are refused with an error
 //! naming the field rather than ignored.
 //!
@@ -18,11 +18,11 @@
 
 use crate::cpu_reference::contact::{Collider, Shape};
 use crate::fem::{ElementModel, TetElements};
-use crate::integrate::{SymplecticEuler, SymplecticEulerParams};
+use crate::linear::WarmStart;
 use crate::model::SimModel;
-use crate::newton::{NewtonSettings, NewtonStepper};
 use crate::scene::{ColliderShape, MaterialModel, Scene, SceneError, SolverKind};
-use crate::solver::WarmStart;
+use crate::stepper::newton::{NewtonSettings, NewtonStepper};
+use crate::stepper::symplectic::{SymplecticEuler, SymplecticEulerParams};
 use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, Graph, VkError};
 use std::ops::Range;
 
@@ -79,17 +79,17 @@ pub struct FrameStats {
     pub gradient_norm: f64,
     /// GPU milliseconds per part of the solver, summed over the frame's time steps (whole-graph
     /// timestamps; the symplectic frame graph and XPBD's fused step graphs count as `evaluate`).
-    pub gpu_ms: crate::newton::StepGpuMs,
+    pub gpu_ms: crate::stepper::newton::StepGpuMs,
     /// Surface collision handling (zeros without `collision.method`).
-    pub collision: crate::collision::CollisionFrameStats,
+    pub collision: crate::contact::two_way::CollisionFrameStats,
     /// Shortest-path collision handling (zeros unless `collision.method = "shortest-path"`).
-    pub recovery: crate::recovery::RecoveryFrameStats,
+    pub recovery: crate::contact::shortest_path::ShortestPathFrameStats,
 }
 
 /// The two-way solver bound to the Newton positions: `load` copies them into its target,
 /// `store` copies its safe positions back.
 struct CollisionHandler {
-    solver: crate::collision::TwoWay,
+    solver: crate::contact::two_way::TwoWay,
     load: CompiledGraph,
     store: CompiledGraph,
     observer: Option<StepObserver>,
@@ -136,7 +136,7 @@ impl CollisionHandler {
         let curves = model.curve_segments();
         let mesh =
             crate::proximity::ProximityMesh::with_curves(tris, &curves, body).map_err(field)?;
-        let solver = crate::collision::TwoWay::new(
+        let solver = crate::contact::two_way::TwoWay::new(
             ctx,
             mesh,
             &model.positions,
@@ -164,7 +164,7 @@ impl CollisionHandler {
 
     /// Runs the two-way method from the last safe state toward the Newton positions and writes
     /// the result back.
-    fn handle(&mut self) -> Result<crate::collision::TwoWayReport, VkError> {
+    fn handle(&mut self) -> Result<crate::contact::two_way::TwoWayReport, VkError> {
         self.load.run()?;
         let r = match self.observer.as_mut() {
             Some(f) => self.solver.solve_observed(|_, x| f(x)),
@@ -181,7 +181,7 @@ impl CollisionHandler {
 
 enum Stepper {
     Newton(Box<NewtonStepper>),
-    Xpbd(Box<crate::xpbd::XpbdStepper>),
+    Xpbd(Box<crate::stepper::xpbd::XpbdStepper>),
     Symplectic {
         positions: GpuBuffer<[f32; 4]>,
         velocities: GpuBuffer<[f32; 4]>,
@@ -200,7 +200,7 @@ pub struct Simulation {
     substeps: u32,
     stepper: Stepper,
     collision: Option<CollisionHandler>,
-    recovery: Option<crate::recovery::Recovery>,
+    recovery: Option<crate::contact::shortest_path::ShortestPathContact>,
     /// Simulated time (s) from which `recovery` acts.
     recovery_start: f64,
     /// Detect again before every constraint iteration after the first.
@@ -245,17 +245,20 @@ pub fn scene_colliders(scene: &Scene) -> Vec<Collider> {
 
 /// A detection's result as a graph error when it failed or its traversal stacks overflowed.
 fn checked_detection(
-    d: Result<crate::recovery::RecoveryDetection, crate::recovery::RecoveryError>,
-) -> Result<crate::recovery::RecoveryDetection, VkError> {
-    let err = |e: crate::recovery::RecoveryError| VkError::Graph {
+    d: Result<
+        crate::contact::shortest_path::Detection,
+        crate::contact::shortest_path::ShortestPathError,
+    >,
+) -> Result<crate::contact::shortest_path::Detection, VkError> {
+    let err = |e: crate::contact::shortest_path::ShortestPathError| VkError::Graph {
         graph: "recovery".into(),
         message: e.to_string(),
     };
     let d = d.map_err(err)?;
     if d.counters.overflows > 0 {
-        return Err(err(crate::recovery::RecoveryError::Overflow(
-            d.counters.overflows,
-        )));
+        return Err(err(
+            crate::contact::shortest_path::ShortestPathError::Overflow(d.counters.overflows),
+        ));
     }
     Ok(d)
 }
@@ -314,7 +317,9 @@ impl Simulation {
                     "shortest-path collision handling needs the xpbd or newton solver",
                 ));
             }
-            if !xpbd && scene.collision.detection == crate::recovery::DetectionMode::Ccd {
+            if !xpbd
+                && scene.collision.detection == crate::contact::shortest_path::DetectionMode::Ccd
+            {
                 return Err(unsupported(
                     "collision.detection".into(),
                     "the newton solver's shortest-path penalty uses discrete detection \
@@ -402,10 +407,10 @@ impl Simulation {
                     },
                 },
             )?)),
-            SolverKind::Xpbd => Stepper::Xpbd(Box::new(crate::xpbd::XpbdStepper::new(
+            SolverKind::Xpbd => Stepper::Xpbd(Box::new(crate::stepper::xpbd::XpbdStepper::new(
                 ctx,
                 &model,
-                crate::xpbd::XpbdSettings {
+                crate::stepper::xpbd::XpbdSettings {
                     h,
                     gravity: sim.gravity,
                     substeps: scene.xpbd.substeps,
@@ -416,7 +421,7 @@ impl Simulation {
                 },
             )?)),
             SolverKind::SymplecticEuler => {
-                let f4 = crate::integrate::vec4s;
+                let f4 = crate::stepper::symplectic::vec4s;
                 let positions =
                     ctx.upload_buffer("sim.x", &f4(&model.positions), BufferUsage::STORAGE)?;
                 let velocities =
@@ -431,9 +436,9 @@ impl Simulation {
                     kind,
                     &model.thin_elements,
                 )?);
-                let plane = crate::integrate::plane_vec4(ground);
+                let plane = crate::stepper::symplectic::plane_vec4(ground);
                 let params = SymplecticEulerParams {
-                    gravity: crate::integrate::vec4(sim.gravity),
+                    gravity: crate::stepper::symplectic::vec4(sim.gravity),
                     plane,
                     n: model.positions.len() as u32,
                     h: h as f32,
@@ -538,7 +543,7 @@ impl Simulation {
             let (x, prev, inv_mass) = match &stepper {
                 Stepper::Xpbd(s) => (s.positions(), s.previous_positions(), s.inverse_masses()),
                 Stepper::Newton(s) => {
-                    settings.detection = crate::recovery::DetectionMode::Dcd;
+                    settings.detection = crate::contact::shortest_path::DetectionMode::Dcd;
                     (s.positions(), s.positions(), s.inverse_masses())
                 }
                 Stepper::Symplectic { .. } => {
@@ -548,8 +553,10 @@ impl Simulation {
                     ))
                 }
             };
-            let r = crate::recovery::Recovery::new(ctx, &mesh, x, prev, inv_mass, settings)
-                .map_err(|e| unsupported("collision".into(), &e.to_string()))?;
+            let r = crate::contact::shortest_path::ShortestPathContact::new(
+                ctx, &mesh, x, prev, inv_mass, settings,
+            )
+            .map_err(|e| unsupported("collision".into(), &e.to_string()))?;
             if let Stepper::Newton(s) = &mut stepper {
                 s.attach_penalty(ctx, &r)?;
             }
@@ -605,16 +612,17 @@ impl Simulation {
                     let redetect = self.recovery_redetect;
                     if let Some(r) = self.recovery.as_mut().filter(|_| active) {
                         let rs = &mut stats.recovery;
-                        let err = |e: crate::recovery::RecoveryError| VkError::Graph {
-                            graph: "recovery".into(),
-                            message: e.to_string(),
-                        };
+                        let err =
+                            |e: crate::contact::shortest_path::ShortestPathError| VkError::Graph {
+                                graph: "recovery".into(),
+                                message: e.to_string(),
+                            };
                         let mode = r.settings().detection;
                         let iterations = s.settings().iterations;
                         let st = s.step_with(&mut |phase| {
-                            use crate::recovery::DetectionMode;
+                            use crate::contact::shortest_path::DetectionMode;
                             match phase {
-                                crate::xpbd::XpbdPhase::Predicted => {
+                                crate::stepper::xpbd::XpbdPhase::Predicted => {
                                     // Hybrid: DCD of the start of the substep (what earlier
                                     // substeps left intersecting); DCD only: of the prediction.
                                     if mode.dcd() {
@@ -624,7 +632,7 @@ impl Simulation {
                                         rs.add_ccd(&c);
                                     }
                                 }
-                                crate::xpbd::XpbdPhase::Iteration(k) => {
+                                crate::stepper::xpbd::XpbdPhase::Iteration(k) => {
                                     if k > 0 && redetect {
                                         if mode == DetectionMode::Dcd {
                                             let d = r.redetect().map_err(err)?;
@@ -700,7 +708,7 @@ impl Simulation {
             }
             Stepper::Symplectic { frame, .. } => {
                 frame.run()?;
-                stats.gpu_ms.evaluate += crate::solver::pcg::graph_ms(frame)?;
+                stats.gpu_ms.evaluate += crate::linear::pcg::graph_ms(frame)?;
             }
         }
         self.frames += 1;

@@ -7,8 +7,8 @@
 
 use std::cell::Cell;
 
+use crate::linear::pcg::{graph_ms, ContactOperator};
 use crate::primitives::{RadixSort, Reduce, ReduceOp, ReduceResult, SortKeys};
-use crate::solver::pcg::{graph_ms, ContactOperator};
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
     VkError, VkResult,
@@ -224,7 +224,7 @@ impl PenaltyContact {
     }
 
     /// The operator of the penalty Hessian's couplings between a constraint's vertices, for
-    /// [`crate::solver::pcg::Pcg::set_contact_operator`] (present with the exact diagonal; its
+    /// [`crate::linear::pcg::Pcg::set_contact_operator`] (present with the exact diagonal; its
     /// buffers are rewritten by every [`PenaltyContact::evaluate`]).
     pub fn operator(&self) -> Option<&ContactOperator> {
         self.operator.as_ref()
