@@ -2,7 +2,7 @@
 //! structure-of-arrays model (what the GPU buffers hold), with lumped masses, fixed vertices,
 //! per-tet Lamé parameters and each body's boundary surface for export. Host side, built once.
 
-use crate::cpu_reference::fem::{lame, TetRest};
+use crate::fem::rest::{lame, TetRest};
 use crate::fem::thin::{cloth_elements, rod_elements, ClothMaterial, ThinElement};
 use crate::scene::{
     Body, Force, Generator, MaterialModel, MeshSource, Scene, SceneError, VertexSet,

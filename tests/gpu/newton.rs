@@ -1,7 +1,7 @@
 //! Newton–PCG implicit Euler on the GPU: a clamped beam settles to the static deflection of an
 //! independent dense CPU Newton solve (f64).
 use nalgebra::{DMatrix, DVector, Vector3};
-use supple::cpu_reference::contact::{Collider, Shape};
+use supple::contact::colliders::{Collider, Shape};
 use supple::cpu_reference::fem::{lame, Material, TetRest};
 use supple::fem::ElementModel;
 use supple::model::SimModel;
@@ -436,7 +436,7 @@ fn gpu_linearization_matches_the_cpu_reference_with_cloth_rods_colliders_and_fri
     let ctx = context(false);
     let scene = Scene::parse(MIXED, "mixed", &[]).unwrap();
     let model = SimModel::from_scene(&scene).unwrap();
-    let colliders = supple::simulation::scene_colliders(&scene);
+    let colliders = supple::contact::colliders::from_scene(&scene);
     let h = 1.0 / 60.0;
     let settings = NewtonSettings {
         h,

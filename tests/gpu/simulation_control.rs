@@ -3,8 +3,8 @@
 //! state untouched, and bad arguments are errors naming the argument.
 use supple::intersection_check::frame_intersections;
 use supple::scene::{
-    Aabb, Body, Collider, ColliderShape, Force, Generator, Material, MaterialModel, MeshSource,
-    Scene, SolverKind, VertexSet,
+    Body, Collider, ColliderShape, Force, Generator, Material, MaterialModel, MeshSource,
+    RegionBox, Scene, SolverKind, VertexSet,
 };
 use supple::simulation::{SimError, Simulation, SimulationBuilder};
 use supple::Context;
@@ -30,7 +30,7 @@ fn clamped_beam() -> Body {
     )
     .translated([0.0, 0.0, 0.5]);
     b.fixed.push(VertexSet {
-        region: Some(Aabb {
+        region: Some(RegionBox {
             min: [-0.21, -1.0, -1.0],
             max: [-0.19, 1.0, 1.0],
         }),
@@ -133,7 +133,7 @@ fn loads_accelerate_the_centre_of_mass_by_f_over_m() {
         let c0 = centre(&sim.positions().expect("positions"));
         // 8 N along +x and −4 N along y on an 8 kg cube: a = (1, −0.5, 0) m/s².
         let all = VertexSet {
-            region: Some(Aabb {
+            region: Some(RegionBox {
                 min: [-1.0; 3],
                 max: [1.0; 3],
             }),

@@ -3,10 +3,11 @@
 //! disjointness; physical checks (a clamped beam settles with bounded sag and no inverted tet,
 //! a dropped cloth rests above the ground, a scripted twist follows its motion) and run-to-run
 //! bit identity of the GPU result.
+use supple::contact::colliders::from_scene as scene_colliders;
 use supple::cpu_reference::xpbd::XpbdReference;
 use supple::model::SimModel;
 use supple::scene::Scene;
-use supple::simulation::{scene_colliders, SimError, Simulation};
+use supple::simulation::{SimError, Simulation};
 use supple::stepper::xpbd::{TetSolve, XpbdPhase, XpbdSettings, XpbdStepper, XpbdSystem};
 use supple_gpu_tests::{assert_no_validation_errors, context};
 

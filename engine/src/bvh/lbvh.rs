@@ -2,7 +2,7 @@
 //! query recorders. Positions are `vec4` per vertex (`w` ignored), in metres, supplied by the
 //! caller at record time; the caller keeps them alive as long as the compiled graph.
 
-use crate::cpu_reference::bvh::{Aabb, Topology, Tree, INVALID};
+use super::tree::{Aabb, Topology, Tree, INVALID};
 use crate::primitives::{RadixSort, SortKeys};
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph, KernelId,
@@ -570,7 +570,7 @@ impl Lbvh {
 
     /// Reads the centroid bounds of the last build (min, max), decoded from the atomic keys.
     pub fn read_centroid_bounds(&self) -> Result<Aabb, BvhError> {
-        use crate::cpu_reference::bvh::ordered_to_float;
+        use super::tree::ordered_to_float;
         let b = self.bounds.read()?;
         Ok(Aabb {
             min: [0, 1, 2].map(|k| ordered_to_float(!b[k])),

@@ -6,6 +6,7 @@
 //! reference: [`crate::cpu_reference::bvh`].
 
 mod lbvh;
+pub mod tree;
 
 pub use lbvh::{
     BvhError, Lbvh, MortonBits, NearestOutput, PairOutput, PointInTetOutput, PrimitiveKind,

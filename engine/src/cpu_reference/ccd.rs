@@ -32,15 +32,10 @@
 use super::distance::{edge_edge, point_triangle, Real};
 use nalgebra::Vector3;
 
-/// Which primitive pair a CCD query is about (GPU code = discriminant).
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CcdKind {
-    /// Vertices `[p, t0, t1, t2]`: point p against triangle (t0, t1, t2).
-    PointTriangle = 0,
-    /// Vertices `[ea0, ea1, eb0, eb1]`: edge a against edge b.
-    EdgeEdge = 1,
-}
+pub use crate::geometry::ccd::{
+    CcdKind, CCD_FLAG_CAPPED, CCD_FLAG_HIT, CCD_MAX_ADVANCE, CCD_MAX_BACKTRACK,
+    CCD_MAX_ROOT_ITERATIONS,
+};
 
 /// Outcome of a CCD query.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -53,17 +48,6 @@ pub struct CcdResult<T> {
     /// The advancement hit its iteration cap; `toi` is then a safe lower bound only.
     pub capped: bool,
 }
-
-/// Bit 0 of the GPU flags word: hit.
-pub const CCD_FLAG_HIT: u32 = 1;
-/// Bit 1 of the GPU flags word: the advancement iteration cap was reached.
-pub const CCD_FLAG_CAPPED: u32 = 2;
-/// Maximum conservative-advancement steps per query (GPU and reference).
-pub const CCD_MAX_ADVANCE: u32 = 256;
-/// Maximum Newton–bisection iterations per window end.
-pub const CCD_MAX_ROOT_ITERATIONS: u32 = 64;
-/// Maximum 0.9-backtracking steps of the reference-frame sign check.
-pub const CCD_MAX_BACKTRACK: u32 = 64;
 
 /// Cubic `c[0] + c[1] t + c[2] t² + c[3] t³` (Horner).
 pub fn cubic_eval<T: Real>(c: &[T; 4], t: T) -> T {

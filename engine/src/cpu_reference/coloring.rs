@@ -6,14 +6,7 @@
 //! Constraints are `[u32; 4]` lists of the vertices they touch, padded with [`PAD`]; two
 //! constraints conflict when they share a vertex.
 
-/// Padding of unused vertex slots of a constraint.
-pub const PAD: u32 = u32::MAX;
-/// Color of a constraint not colored yet.
-pub const UNCOLORED: u32 = u32::MAX;
-/// Color of a constraint that found all [`MAX_COLORS`] colors taken by its neighbours.
-pub const OVERFLOW: u32 = u32::MAX - 1;
-/// Colors the GPU coloring can assign (a 256-bit mask per vertex).
-pub const MAX_COLORS: u32 = 256;
+pub use crate::coloring::{check_coloring, MAX_COLORS, OVERFLOW, PAD, UNCOLORED};
 
 /// Bijective 32-bit mixer (lowbias32); the same code is in `kernels/coloring/jp_priority.comp` and `jp_select.comp`.
 pub fn mix(mut x: u32) -> u32 {
@@ -102,46 +95,6 @@ pub fn jones_plassmann(constraints: &[[u32; 4]], num_vertices: usize, seed: u32)
         rounds,
         overflowed,
     }
-}
-
-/// Checks a coloring: every constraint has a color below `max_colors` and no two constraints
-/// of the same color share a vertex (padding [`PAD`] ignored). Returns the number of colors.
-pub fn check_coloring(
-    constraints: &[[u32; 4]],
-    colors: &[u32],
-    max_colors: u32,
-) -> Result<u32, String> {
-    if colors.len() != constraints.len() {
-        return Err(format!(
-            "{} colors for {} constraints",
-            colors.len(),
-            constraints.len()
-        ));
-    }
-    let mut seen: Vec<(u32, u32, usize)> = Vec::new();
-    let mut num_colors = 0;
-    for (i, (c, &color)) in constraints.iter().zip(colors).enumerate() {
-        if color >= max_colors {
-            return Err(format!(
-                "constraint {i} has color {color:#x} (limit {max_colors})"
-            ));
-        }
-        num_colors = num_colors.max(color + 1);
-        let mut vs: Vec<u32> = c.iter().copied().filter(|&v| v != PAD).collect();
-        vs.sort_unstable();
-        vs.dedup();
-        seen.extend(vs.into_iter().map(|v| (v, color, i)));
-    }
-    seen.sort_unstable();
-    for w in seen.windows(2) {
-        if w[0].0 == w[1].0 && w[0].1 == w[1].1 {
-            return Err(format!(
-                "constraints {} and {} share vertex {} and color {}",
-                w[0].2, w[1].2, w[0].0, w[0].1
-            ));
-        }
-    }
-    Ok(num_colors)
 }
 
 /// Counting sort of constraints by color: `(offsets, order)` with `offsets.len() ==

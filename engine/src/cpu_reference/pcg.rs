@@ -113,23 +113,7 @@ pub fn pcg(
     }
 }
 
-/// Smallest stiffness group: stiffness estimates below `10^GROUP_MIN` (including zero,
-/// negative and NaN values) fall into it.
-pub const GROUP_MIN: i32 = -30;
-/// Largest stiffness group (f32 reaches about 3.4·10^38).
-pub const GROUP_MAX: i32 = 38;
-
-/// The f32 nearest to `10^k` for `k` in `GROUP_MIN..=GROUP_MAX` (correctly rounded), in order:
-/// the thresholds between stiffness groups, shared bit for bit with the GPU kernel.
-pub fn decade_thresholds() -> Vec<f32> {
-    (GROUP_MIN..=GROUP_MAX)
-        .map(|k| {
-            format!("1e{k}")
-                .parse::<f32>()
-                .expect("a decimal power of ten parses")
-        })
-        .collect()
-}
+pub use crate::linear::pcg::{decade_thresholds, GROUP_MAX, GROUP_MIN};
 
 /// Stiffness group of one node, `⌊log10(max(e, 10^GROUP_MIN))⌋` clamped to `GROUP_MAX`: the
 /// largest `k` with `decade_thresholds()[k - GROUP_MIN] ≤ e` (paper §4.2.2).

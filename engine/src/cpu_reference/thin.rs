@@ -19,106 +19,10 @@
 use super::fem::{Mat12, Vec12};
 use nalgebra::{Matrix2, Matrix3, Matrix3x2, Vector3};
 
-/// One thin element with its rest data (SI units).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ThinElement {
-    /// Cloth membrane triangle.
-    Membrane {
-        /// Vertices.
-        v: [u32; 3],
-        /// Inverse of the rest edge matrix in the triangle's own 2D frame.
-        dm_inv: [[f64; 2]; 2],
-        /// Rest area (m²).
-        area: f64,
-        /// Shear modulus × thickness (N/m).
-        mu: f64,
-        /// Plane-stress first Lamé parameter × thickness (N/m).
-        lambda: f64,
-    },
-    /// `½ ‖Σ wᵢ xᵢ‖²` over 3 or 4 vertices (cloth hinge or rod bend).
-    Quadratic {
-        /// Vertices (`u32::MAX` for an unused fourth corner).
-        v: [u32; 4],
-        /// Weights (√(N/m)).
-        w: [f64; 4],
-    },
-    /// Rod stretch spring.
-    Spring {
-        /// Vertices.
-        v: [u32; 2],
-        /// Rest length (m).
-        rest_length: f64,
-        /// Stiffness EA / L (N/m).
-        k: f64,
-    },
-}
+pub use crate::fem::thin::{ThinElement, NO_VERTEX};
 
-/// Unused corner marker.
-pub const NO_VERTEX: u32 = u32::MAX;
-
+/// Reference-only methods: energies, gradients and Hessians of the thin elements.
 impl ThinElement {
-    /// Vertices with unused corners as [`NO_VERTEX`].
-    pub fn vertices(&self) -> [u32; 4] {
-        match *self {
-            ThinElement::Membrane { v, .. } => [v[0], v[1], v[2], NO_VERTEX],
-            ThinElement::Quadratic { v, .. } => v,
-            ThinElement::Spring { v, .. } => [v[0], v[1], NO_VERTEX, NO_VERTEX],
-        }
-    }
-
-    /// A membrane triangle over `x` (rest positions, m) with Lamé parameters × thickness.
-    pub fn membrane(v: [u32; 3], x: &[Vector3<f64>; 3], mu: f64, lambda: f64) -> Option<Self> {
-        let (e1, e2) = (x[1] - x[0], x[2] - x[0]);
-        let l1 = e1.norm();
-        let n = e1.cross(&e2);
-        let area = 0.5 * n.norm();
-        if !(l1 > 0.0 && area > 1e-14 * l1 * l1) {
-            return None;
-        }
-        // Rest frame: u along e1, w in the plane orthogonal to it.
-        let u = e1 / l1;
-        let w = n.cross(&e1).normalize();
-        let dm = Matrix2::new(l1, e2.dot(&u), 0.0, e2.dot(&w));
-        let inv = dm.try_inverse()?;
-        Some(ThinElement::Membrane {
-            v,
-            dm_inv: [[inv[(0, 0)], inv[(0, 1)]], [inv[(1, 0)], inv[(1, 1)]]],
-            area,
-            mu,
-            lambda,
-        })
-    }
-
-    /// A bending hinge over the edge (x₀, x₁) with opposite vertices x₂, x₃ (rest positions)
-    /// and bending stiffness `k_b` (N·m).
-    pub fn hinge(v: [u32; 4], x: &[Vector3<f64>; 4], k_b: f64) -> Option<Self> {
-        let cot = |a: Vector3<f64>, b: Vector3<f64>| -> Option<f64> {
-            let s = a.cross(&b).norm();
-            (s > 1e-14 * a.norm() * b.norm()).then(|| a.dot(&b) / s)
-        };
-        let (e0, e1, e2) = (x[1] - x[0], x[2] - x[0], x[3] - x[0]);
-        let (e3, e4) = (x[2] - x[1], x[3] - x[1]);
-        let (c01, c02) = (cot(e0, e1)?, cot(e0, e2)?);
-        let (c03, c04) = (cot(-e0, e3)?, cot(-e0, e4)?);
-        let area = 0.5 * (e0.cross(&e1).norm() + e0.cross(&e2).norm());
-        let k = [c03 + c04, c01 + c02, -c01 - c03, -c02 - c04];
-        let s = (3.0 * k_b / area).sqrt();
-        Some(ThinElement::Quadratic {
-            v,
-            w: k.map(|k| s * k),
-        })
-    }
-
-    /// A rod bend over three consecutive vertices with bending stiffness `ei` (N·m²) and rest
-    /// segment length `l` (m).
-    pub fn rod_bend(v: [u32; 3], ei: f64, l: f64) -> Self {
-        let s = (ei / (l * l * l)).sqrt();
-        ThinElement::Quadratic {
-            v: [v[0], v[1], v[2], NO_VERTEX],
-            w: [s, -2.0 * s, s, 0.0],
-        }
-    }
-
     fn membrane_f(x: &[Vector3<f64>; 4], dm_inv: &[[f64; 2]; 2]) -> (Matrix3x2<f64>, Matrix2<f64>) {
         let ds = Matrix3x2::from_columns(&[x[1] - x[0], x[2] - x[0]]);
         let dmi = Matrix2::new(dm_inv[0][0], dm_inv[0][1], dm_inv[1][0], dm_inv[1][1]);

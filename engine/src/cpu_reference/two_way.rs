@@ -191,16 +191,34 @@ impl Settings {
     /// The paper's Table 3: L = 512, D_min = 2 mm, D_max = 4 mm, δ = 1 mm, σ = 1.1, γ = 0.9,
     /// ε = 1e-4.
     pub fn paper() -> Self {
+        use crate::contact::two_way::settings::paper;
         Settings {
-            d_min: 2e-3,
-            d_max: 4e-3,
-            delta: 1e-3,
-            sigma: 1.1,
-            step_fraction: 0.45,
-            epsilon: 1e-4,
-            max_steps: 512,
-            min_separation: 1e-5,
+            d_min: paper::D_MIN,
+            d_max: paper::D_MAX,
+            delta: paper::DELTA,
+            sigma: paper::SIGMA,
+            step_fraction: 0.5 * paper::GAMMA,
+            epsilon: paper::EPSILON,
+            max_steps: paper::MAX_STEPS,
+            min_separation: paper::MIN_SEPARATION,
             release_distance: 0.0,
+        }
+    }
+}
+
+impl From<&crate::contact::two_way::TwoWaySettings> for Settings {
+    /// The reference solver's settings for the GPU solver's.
+    fn from(s: &crate::contact::two_way::TwoWaySettings) -> Settings {
+        Settings {
+            d_min: s.d_min,
+            d_max: s.d_max,
+            delta: s.delta,
+            sigma: s.sigma,
+            step_fraction: s.step_fraction(),
+            epsilon: s.epsilon,
+            max_steps: s.max_steps,
+            min_separation: s.min_separation,
+            release_distance: s.floor_release.unwrap_or(0.0),
         }
     }
 }

@@ -3,8 +3,8 @@
 //! index `e < T` is tet `e`, `e ≥ T` thin element `e − T`; corner gradients live at `4e + k`,
 //! Hessians at `144e`. References: [`crate::cpu_reference::fem`], [`crate::cpu_reference::thin`].
 
+use super::rest::TetRest;
 use super::thin::{ThinElement, NO_VERTEX};
-use crate::cpu_reference::fem::TetRest;
 use crate::vk::{ids, BufferUsage, Context, Dispatch, GpuBuffer, Graph, VkError, VkResult};
 use nalgebra::Vector3;
 

@@ -3,6 +3,7 @@
 //! (`kernels/fem/gather_vertex.comp`). Reference: [`crate::cpu_reference::fem`].
 
 pub mod elements;
+pub mod rest;
 pub mod thin;
 
 pub use elements::{ElementModel, TetElements};

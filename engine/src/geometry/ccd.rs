@@ -2,14 +2,34 @@
 //! Reference: [`crate::cpu_reference::ccd`].
 
 use super::{chunks, workgroup_size};
-use crate::cpu_reference::ccd::CcdKind;
 use crate::vk::{ids, BufferUsage, Context, Dispatch, GpuBuffer, Graph, VkResult};
+
+/// Which primitive pair a CCD query is about (GPU code = discriminant).
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CcdKind {
+    /// Vertices `[p, t0, t1, t2]`: point p against triangle (t0, t1, t2).
+    PointTriangle = 0,
+    /// Vertices `[ea0, ea1, eb0, eb1]`: edge a against edge b.
+    EdgeEdge = 1,
+}
+
+/// Bit 0 of the GPU flags word: hit.
+pub const CCD_FLAG_HIT: u32 = 1;
+/// Bit 1 of the GPU flags word: the advancement iteration cap was reached.
+pub const CCD_FLAG_CAPPED: u32 = 2;
+/// Maximum conservative-advancement steps per query (GPU and reference).
+pub const CCD_MAX_ADVANCE: u32 = 256;
+/// Maximum Newton–bisection iterations per window end.
+pub const CCD_MAX_ROOT_ITERATIONS: u32 = 64;
+/// Maximum 0.9-backtracking steps of the reference-frame sign check.
+pub const CCD_MAX_BACKTRACK: u32 = 64;
 
 /// Per-query outputs of a CCD batch.
 pub struct CcdOutputs {
     /// Conservative time of impact in [0, 1] (1 when there is no hit).
     pub toi: GpuBuffer<f32>,
-    /// Bit 0: hit ([`crate::cpu_reference::ccd::CCD_FLAG_HIT`]); bit 1: advancement cap reached.
+    /// Bit 0: hit ([`CCD_FLAG_HIT`]); bit 1: advancement cap reached ([`CCD_FLAG_CAPPED`]).
     pub flags: GpuBuffer<u32>,
 }
 

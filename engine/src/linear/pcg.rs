@@ -81,7 +81,23 @@ const PQ: u32 = 2;
 const RR: u32 = 3;
 const BB: u32 = 4;
 
-pub use crate::cpu_reference::pcg::{GROUP_MAX, GROUP_MIN};
+/// Smallest stiffness group: stiffness estimates below `10^GROUP_MIN` (including zero,
+/// negative and NaN values) fall into it.
+pub const GROUP_MIN: i32 = -30;
+/// Largest stiffness group (f32 reaches about 3.4·10^38).
+pub const GROUP_MAX: i32 = 38;
+
+/// The f32 nearest to `10^k` for `k` in `GROUP_MIN..=GROUP_MAX` (correctly rounded), in order:
+/// the thresholds between stiffness groups, shared bit for bit with the GPU kernel.
+pub fn decade_thresholds() -> Vec<f32> {
+    (GROUP_MIN..=GROUP_MAX)
+        .map(|k| {
+            format!("1e{k}")
+                .parse::<f32>()
+                .expect("a decimal power of ten parses")
+        })
+        .collect()
+}
 
 /// Matrix-free couplings C of the shortest-path penalty Hessian (built by
 /// [`crate::contact::shortest_path::PenaltyContact`]): the unmasked SpMV computes q = (A + C) p.
@@ -457,7 +473,7 @@ impl Pcg {
             stiffness: ctx.create_buffer("pcg.stiffness", n.max(1), BufferUsage::STORAGE)?,
             thresholds: ctx.upload_buffer(
                 "pcg.group_thresholds",
-                &crate::cpu_reference::pcg::decade_thresholds(),
+                &decade_thresholds(),
                 BufferUsage::STORAGE,
             )?,
             groups: ctx.create_buffer("pcg.groups", n.max(1), BufferUsage::STORAGE)?,

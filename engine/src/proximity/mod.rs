@@ -3,6 +3,7 @@
 //! decides when a search can be skipped ([`reuse`]). Two-way IPC paper §3.1; RAINBOW report
 //! §3.1.4. Reference: [`crate::cpu_reference::proximity`].
 
+pub mod host;
 pub mod reuse;
 pub mod spatial_hash;
 

@@ -30,7 +30,7 @@
 //! redoes the search, so no pair is ever dropped silently.
 //! Reference: [`crate::cpu_reference::proximity`].
 
-use crate::cpu_reference::proximity as reference;
+use super::host as reference;
 use crate::primitives::{Scan, ScanKind};
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
@@ -1062,7 +1062,7 @@ impl ProximitySearch {
 
     /// Packed entry records of the last run in key order: cell-local quantized box corners
     /// `[lo, hi]`, then `[triangle, 0]` or `[v0, v1]` for an edge (see
-    /// [`reference::entry_records`]).
+    /// [`crate::cpu_reference::proximity::entry_records`]).
     pub fn entry_records(&self) -> &GpuBuffer<[u32; 4]> {
         &self.ws.recs
     }

@@ -34,8 +34,8 @@
 
 use super::{FrameStats, SimError, Simulation};
 use crate::scene::{
-    Body, Collider, ColliderShape, Generator, Material, MaterialModel, MeshSource, Scene,
-    SceneError, SolverKind, SolverSettings,
+    Body, Collider, ColliderShape, Generator, Material, MaterialModel, MeshSource, NewtonConfig,
+    Scene, SceneError, SolverKind,
 };
 use crate::vk::Context;
 use std::time::{Duration, Instant};
@@ -91,7 +91,7 @@ impl SimulationBuilder {
     }
 
     /// Newton–PCG parameters.
-    pub fn solver_settings(mut self, settings: SolverSettings) -> Self {
+    pub fn solver_settings(mut self, settings: NewtonConfig) -> Self {
         self.scene.solver = settings;
         self
     }

@@ -542,7 +542,7 @@ impl Simulation {
         check_collider(&collider)?;
         let at_zero = shifted(&collider, -self.time());
         let before = std::mem::replace(&mut self.scene.colliders[index], at_zero);
-        let packed = super::scene_colliders(&self.scene);
+        let packed = crate::contact::colliders::from_scene(&self.scene);
         let written = match &self.stepper {
             Stepper::Newton(s) => s.set_colliders(&packed),
             Stepper::Xpbd(s) => s.set_colliders(&packed),

@@ -16,11 +16,11 @@
 //! [`Simulation::set_pin_targets`], [`Simulation::set_loads`], [`Simulation::set_collider`],
 //! [`Simulation::add_body`], [`Simulation::remove_body`]).
 
-use crate::cpu_reference::contact::{Collider, Shape};
+use crate::contact::colliders::{self, Shape};
 use crate::fem::{ElementModel, TetElements};
 use crate::linear::WarmStart;
 use crate::model::SimModel;
-use crate::scene::{ColliderShape, MaterialModel, Scene, SceneError, SolverKind};
+use crate::scene::{MaterialModel, Scene, SceneError, SolverKind};
 use crate::stepper::newton::{NewtonSettings, NewtonStepper};
 use crate::stepper::symplectic::{SymplecticEuler, SymplecticEulerParams};
 use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, Graph, VkError};
@@ -141,7 +141,7 @@ impl CollisionHandler {
             mesh,
             &model.positions,
             &inv_w,
-            scene.collision.two_way(),
+            crate::contact::two_way::TwoWaySettings::from_scene(&scene.collision),
         )
         .map_err(field)?;
         let mut solver = solver;
@@ -216,31 +216,6 @@ pub struct Simulation {
     frames: u64,
     /// Pinned targets and the upload paths of the between-steps setters (control.rs).
     control: control::Control,
-}
-
-/// The scene's colliders for the solvers (plane normals normalised).
-pub fn scene_colliders(scene: &Scene) -> Vec<Collider> {
-    scene
-        .colliders
-        .iter()
-        .map(|c| Collider {
-            shape: match c.shape {
-                ColliderShape::Plane { normal, offset } => {
-                    let l = (normal[0] * normal[0] + normal[1] * normal[1] + normal[2] * normal[2])
-                        .sqrt();
-                    Shape::Plane {
-                        normal: normal.map(|x| x / l),
-                        offset,
-                    }
-                }
-                ColliderShape::Sphere { center, radius } => Shape::Sphere { center, radius },
-                ColliderShape::Box { min, max } => Shape::Box { min, max },
-            },
-            friction: c.friction,
-            velocity: c.velocity,
-            angular_velocity: c.angular_velocity,
-        })
-        .collect()
 }
 
 /// A detection's result as a graph error when it failed or its traversal stacks overflowed.
@@ -327,7 +302,7 @@ impl Simulation {
                 ));
             }
         }
-        let colliders = scene_colliders(scene);
+        let colliders = colliders::from_scene(scene);
         let ground = colliders.iter().find_map(|c| match c.shape {
             Shape::Plane { normal, offset } => Some((normal, offset)),
             _ => None,
@@ -538,7 +513,8 @@ impl Simulation {
                     "shortest-path collision handling needs tet bodies",
                 ));
             }
-            let mut settings = scene.collision.recovery();
+            let mut settings =
+                crate::contact::shortest_path::ShortestPathSettings::from_scene(&scene.collision);
             // Newton: discrete detection at the iterate, answers as penalty energies.
             let (x, prev, inv_mass) = match &stepper {
                 Stepper::Xpbd(s) => (s.positions(), s.previous_positions(), s.inverse_masses()),
@@ -781,7 +757,7 @@ impl Simulation {
 
     /// Smallest `det F` over all tets at `positions` (1 at rest; ≤ 0 means an inverted tet).
     pub fn min_volume_ratio(&self, positions: &[[f64; 3]]) -> f64 {
-        use crate::cpu_reference::fem::TetRest;
+        use crate::fem::rest::TetRest;
         use nalgebra::Vector3;
         self.model
             .tets

@@ -8,11 +8,14 @@ mod ccd;
 mod penalty;
 mod query;
 mod response;
+mod settings;
 
+pub use crate::scene::DetectionMode;
 pub use ccd::{CcdDetection, CcdFailsafe, CcdStage};
 pub use penalty::{ConstraintSlots, PenaltyContact};
 pub use query::{QuerySettings, ShortestPathError, ShortestPathQuery};
-pub use response::{Detection, DetectionMode, ShortestPathContact, ShortestPathSettings};
+pub use response::{Detection, ShortestPathContact};
+pub use settings::ShortestPathSettings;
 
 /// Self-intersecting sample shapes without inverted tets (the test meshes, used by the
 /// tests and `supple bench recovery`): a beam folded through itself, a pre-intersected noodle

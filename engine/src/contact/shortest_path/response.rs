@@ -7,90 +7,13 @@
 //! [`crate::cpu_reference::recovery_response`].
 
 use super::ccd::{CcdDetection, CcdFailsafe, CcdStage};
-use super::query::{QuerySettings, ShortestPathError, ShortestPathQuery};
+use super::query::{ShortestPathError, ShortestPathQuery};
+use super::{DetectionMode, ShortestPathSettings};
 use crate::cpu_reference::recovery_response::{Contact, FIXED_SCALE};
 use crate::cpu_reference::shortest_path::Counters;
 use crate::vk::{ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer};
 use crate::vk::{Graph, VkError};
 use supple_mesh::TetMesh;
-
-/// Which collisions are detected (the paper's Fig. 9 comparison).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DetectionMode {
-    /// Discrete detection with the shortest path only, at the predicted positions (and again
-    /// after iterations with `detect_every_iteration`).
-    Dcd,
-    /// Continuous detection only: collisions during each substep's motion, none of what is
-    /// already intersecting.
-    Ccd,
-    /// The paper's recommendation: DCD with the shortest path at the start of each substep
-    /// (what earlier substeps left intersecting), CCD for new collisions.
-    #[default]
-    Hybrid,
-}
-
-impl DetectionMode {
-    /// Whether discrete detection with the shortest path runs.
-    pub fn dcd(self) -> bool {
-        self != DetectionMode::Ccd
-    }
-
-    /// Whether continuous detection runs.
-    pub fn ccd(self) -> bool {
-        self != DetectionMode::Dcd
-    }
-}
-
-/// Parameters of the recovery collision handling.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ShortestPathSettings {
-    /// Which collisions are detected.
-    pub detection: DetectionMode,
-    /// Proximity search distance D of the CCD candidate pairs (m): searches are reused while
-    /// every vertex moved less than D/2 since the last one.
-    pub ccd_distance: f64,
-    /// End each substep with the CCD fail-safe ([`CcdStage::failsafe`]): what the response
-    /// left colliding goes back to the start of the substep.
-    pub ccd_failsafe: bool,
-    /// Shortest-path query parameters.
-    pub query: QuerySettings,
-    /// Target separation of a resolved point from the boundary (m).
-    pub offset: f32,
-    /// Coulomb friction coefficient of self and inter-body contact.
-    pub friction: f32,
-    /// Query every tet vertex, not only boundary vertices (recovering deep overlaps, §5.2).
-    pub all_vertices: bool,
-    /// Also query boundary edges through tets (the paper's edge–tet collisions).
-    pub edges: bool,
-    /// Largest part of a constraint's violation one projection closes (m; deep penetrations
-    /// are resolved over several iterations, which keeps thin elements from inverting).
-    pub max_correction: f32,
-    /// Over-relaxation ω of the Jacobi average (each vertex moves ω times the mean of its
-    /// corrections; 1 = plain average).
-    pub relaxation: f32,
-    /// Jacobi projections of the collision constraints per response (after each XPBD
-    /// iteration); more converge further where many constraints share vertices.
-    pub passes: u32,
-}
-
-impl Default for ShortestPathSettings {
-    fn default() -> Self {
-        ShortestPathSettings {
-            detection: DetectionMode::default(),
-            ccd_distance: 0.01,
-            ccd_failsafe: false,
-            query: QuerySettings::default(),
-            offset: 1e-4,
-            friction: 0.0,
-            all_vertices: false,
-            edges: true,
-            relaxation: 1.5,
-            max_correction: 2e-3,
-            passes: 4,
-        }
-    }
-}
 
 /// What one detection found (the paper's Table 1 operations, per substep).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]

@@ -6,6 +6,7 @@
 
 pub mod friction;
 pub mod repulsion;
+pub mod settings;
 pub mod solve;
 
 pub use repulsion::Repulsion;

@@ -10,7 +10,7 @@
 //! ([`crate::fem::thin`]). Proximity-based contact terms plug into the same energy, gradient
 //! and block storage (later issues).
 
-use crate::cpu_reference::contact::{Collider, Shape};
+use crate::contact::colliders::{pack_colliders, Collider};
 use crate::fem::elements::csr;
 use crate::fem::thin::NO_VERTEX;
 use crate::fem::{ElementModel, TetElements};
@@ -136,29 +136,6 @@ struct VecPush {
 struct AsmPush {
     count: u32,
     inv_h2: f32,
-}
-
-/// Colliders as the kernels' vec4 quadruples (`kernels/include/colliders.glsl`).
-pub(crate) fn pack_colliders(colliders: &[Collider]) -> Vec<[f32; 4]> {
-    let f = |a: [f64; 3], w: f64| [a[0] as f32, a[1] as f32, a[2] as f32, w as f32];
-    let mut out = Vec::with_capacity(4 * colliders.len().max(1));
-    for c in colliders {
-        let (kind, scalar, a, b) = match c.shape {
-            Shape::Plane { normal, offset } => (0.0, offset, normal, [0.0; 3]),
-            Shape::Sphere { center, radius } => (1.0, radius, center, c.angular_velocity),
-            Shape::Box { min, max } => (2.0, 0.0, min, max),
-        };
-        out.extend([
-            [kind, c.friction as f32, scalar as f32, 0.0],
-            f(a, 0.0),
-            f(b, 0.0),
-            f(c.velocity, 0.0),
-        ]);
-    }
-    if out.is_empty() {
-        out.resize(4, [0.0; 4]);
-    }
-    out
 }
 
 /// A Newton–PCG implicit Euler stepper for the tets, cloth and rods of a [`SimModel`].

@@ -24,9 +24,10 @@
 
 pub mod system;
 
+pub use crate::scene::TetSolve;
 pub use system::{ConstraintSet, XpbdSystem};
 
-use crate::cpu_reference::contact::Collider;
+use crate::contact::colliders::{pack_colliders, Collider};
 use crate::linear::pcg::graph_ms;
 use crate::model::SimModel;
 use crate::vk::{
@@ -52,26 +53,6 @@ pub struct XpbdSettings {
     pub tet_solve: TetSolve,
     /// Analytic colliders (unit plane normals), with friction coefficients and velocities.
     pub colliders: Vec<Collider>,
-}
-
-/// How the deviatoric and hydrostatic constraints of one tet are solved (both in the same
-/// invocation, `kernels/xpbd/tet_sweep.comp`).
-///
-/// Both constraints carry large multipliers at rest (C_D = √3 and C_H = −μ/λ balance each
-/// other) while XPBD restarts λ from 0 every substep. Solved together, their corrections cancel
-/// exactly at rest; solved one after the other, the deviatoric update first shrinks the tet and
-/// the hydrostatic one only partly restores it, so a body at rest drifts (the 0.4 m, E = 1 MPa
-/// beam of `tests/gpu/xpbd.rs` moves 0.5 mm in its first 1/2400 s substep). Either way XPBD
-/// drops the constraints' curvature, so the sweeps diverge when `μ V h²` outgrows the tets'
-/// inertia (`Σ wᵢ |∇ᵢC|² ≫ α̃`): that beam needs about 40 substeps of a 1/60 s step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TetSolve {
-    /// Both at once from their 2×2 XPBD system `[∇C W ∇Cᵀ + α̃] Δλ = −C − α̃ λ`.
-    #[default]
-    Coupled,
-    /// One after the other (deviatoric, then hydrostatic), each a scalar XPBD update.
-    Sequential,
 }
 
 impl Default for XpbdSettings {
@@ -602,8 +583,7 @@ impl XpbdStepper {
                 ),
             });
         }
-        self.colliders
-            .write_at(0, &crate::stepper::newton::pack_colliders(colliders))
+        self.colliders.write_at(0, &pack_colliders(colliders))
     }
 
     /// Sets the substeps completed (the clock scripted motions and moving colliders read), for

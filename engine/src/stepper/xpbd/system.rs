@@ -25,9 +25,9 @@
 //!   `C = Σ kᵢ xᵢ` with `kᵢ = wᵢ / s`, `s = maxᵢ |wᵢ|`, and compliance `α = 1 / s²`.
 
 use crate::coloring::{greedy_coloring, GreedyOrder, PAD};
-use crate::cpu_reference::contact::Collider;
-use crate::cpu_reference::fem::TetRest;
-use crate::cpu_reference::thin::{ThinElement, NO_VERTEX};
+use crate::contact::colliders::{pack_colliders, Collider};
+use crate::fem::rest::TetRest;
+use crate::fem::thin::{ThinElement, NO_VERTEX};
 use crate::model::SimModel;
 use crate::scene::MaterialModel;
 use nalgebra::Vector3;
@@ -234,7 +234,7 @@ impl XpbdSystem {
             external_forces: model.external_forces.iter().copied().map(f4).collect(),
             vertex_motion: model.vertex_motion.clone(),
             motions,
-            colliders: crate::stepper::newton::pack_colliders(colliders),
+            colliders: pack_colliders(colliders),
             num_colliders: colliders.len() as u32,
             tets: ConstraintSet::colored(tv, td, 4, n)?,
             edges: ConstraintSet::colored(ev, ed, 1, n)?,

@@ -1,0 +1,252 @@
+//! `[collision]`: the collision method between deformable surfaces and its parameters (one
+//! flat table in the file; the two-way and shortest-path fields are documented per method).
+
+use serde::{Deserialize, Serialize};
+
+/// Collision handling method between deformable surfaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollisionMethod {
+    /// No surface–surface collision handling (analytic colliders still act).
+    None,
+    /// The two-way interior point method after every Newton iteration (two-way IPM paper).
+    TwoWay,
+    /// Discrete detection of tet-mesh vertices and boundary edges inside tets, shortest paths
+    /// to the boundary, as XPBD collision constraints or as the Newton solver's penalty energy
+    /// (shortest-path paper).
+    ShortestPath,
+}
+
+/// Forward-step bound of the two-way method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollisionBound {
+    /// |Δx_i| ≤ γ D_i / 2 (two-way IPM Eq. 20).
+    HalfDistance,
+    /// |Δx_i| ≤ γ_p D_i (offset-geometric-contact bound, `ogc_relaxation` = γ_p).
+    Ogc,
+}
+
+/// What precedes each forward step of the two-way method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollisionBackward {
+    /// The paper's backward step: projected multicolor Gauss–Seidel (§4).
+    GaussSeidel,
+    /// The paper's log-barrier baseline (§3.4, Eq. 7–8): gradient descent on the barrier
+    /// objective with the same forward steps (for comparison).
+    LogBarrier,
+}
+
+/// Where the two-way method colors its contact constraints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollisionColoring {
+    /// Host on CPU Vulkan devices (lavapipe) and up to 20,000 collision vertices, GPU otherwise.
+    Auto,
+    /// Jones–Plassmann on the GPU.
+    Gpu,
+    /// Greedy on the host.
+    Host,
+}
+
+/// How the two-way backward step's multicolor sweep is dispatched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CollisionSweepDispatch {
+    /// Fused on CPU Vulkan devices (lavapipe) and up to 20,000 collision vertices, per color
+    /// otherwise.
+    Auto,
+    /// One dispatch per color.
+    PerColor,
+    /// One single-workgroup dispatch per sweep.
+    Fused,
+}
+
+/// Parameters of surface–surface collision handling (SI units; defaults: the two-way IPM
+/// paper's Table 3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CollisionSettings {
+    /// Method.
+    pub method: CollisionMethod,
+    /// Collide a body with itself (cloth folding onto itself).
+    pub self_collision: bool,
+    /// D_min (m): a new proximity search when the reuse bound falls below it.
+    pub d_min: f64,
+    /// D_max (m): proximity search distance.
+    pub d_max: f64,
+    /// δ (m): separation the contact constraints ask for.
+    pub delta: f64,
+    /// σ: stretch limit of the edge-length constraints.
+    pub sigma: f64,
+    /// γ: damping of the forward step.
+    pub gamma: f64,
+    /// ε: the handling stops when every vertex clock is below it.
+    pub epsilon: f64,
+    /// L: steps per collision solve at most.
+    pub max_steps: u32,
+    /// ξ (m): minimum separation kept between primitives (above f32 rounding).
+    pub min_separation: f64,
+    /// Forward-step bound.
+    pub bound: CollisionBound,
+    /// Two-way method: floor release (vertices held by pairs squeezed to the minimum
+    /// separation may take the larger step of their other pairs when a separating-plane test
+    /// proves it safe).
+    pub floor_release: bool,
+    /// Two-way method: pairs closer than this are floor pairs (m; default:
+    /// `10 min_separation`, at most `d_max`); in (2 `min_separation`, `d_max`].
+    pub floor_release_distance: Option<f64>,
+    /// γ_p of the OGC bound (0 < γ_p < 0.5).
+    pub ogc_relaxation: f64,
+    /// Backward step, or the log-barrier baseline in its place.
+    pub backward: CollisionBackward,
+    /// Log-barrier baseline: strength k relative to m̄/h² (dimensionless; the paper's
+    /// k = 20 kg/s² is 20 h²/m̄).
+    pub barrier_strength: f64,
+    /// Log-barrier baseline: range d̂ (m; at most d_min).
+    pub barrier_range: f64,
+    /// Where the contact constraints of each proximity search are colored.
+    pub contact_coloring: CollisionColoring,
+    /// How the backward step's sweep is dispatched.
+    pub sweep_dispatch: CollisionSweepDispatch,
+    /// Steps recorded per GPU graph run (host round trips every this many steps).
+    pub steps_per_batch: u32,
+    /// Edge-length constraints in the backward step (Eq. 17).
+    pub edge_constraints: bool,
+    /// Coulomb friction coefficient of self and inter-body contact: the shortest-path method's
+    /// position-based friction, and the two-way method's velocity filtering of its targets
+    /// (0: off).
+    pub friction: f64,
+    /// Separation a resolved point keeps from the boundary (m; shortest-path method).
+    pub contact_offset: f64,
+    /// Query every tet vertex, not only boundary vertices (shortest-path method; for
+    /// recovering deep pre-existing overlaps).
+    pub query_all_vertices: bool,
+    /// Also query boundary edges through tets (shortest-path method).
+    pub query_edges: bool,
+    /// Infeasible-region culling of shortest-path candidates (changes no answer).
+    pub infeasible_region_culling: bool,
+    /// Over-relaxation ω of the shortest-path method's Jacobi constraint projection (0 < ω < 2).
+    pub relaxation: f64,
+    /// Shortest-path method: largest part of a violation one projection closes (m).
+    pub max_correction: f64,
+    /// Shortest-path method: Jacobi projections of the collision constraints after each XPBD
+    /// iteration (1..=64).
+    pub response_passes: u32,
+    /// Shortest-path method: detect (and query) again before every XPBD constraint iteration
+    /// after the first, not only once per substep; catches the penetrations that the
+    /// iterations themselves create (the paper detects once per substep and adds CCD).
+    pub detect_every_iteration: bool,
+    /// Simulated time (s) before which shortest-path collision handling is off (to create
+    /// intersections for it to recover from, as in the paper's Fig. 17).
+    pub start_time: f64,
+    /// Shortest-path method: which collisions are detected, `"hybrid"` (CCD for new
+    /// collisions, DCD with the shortest path at the start of each substep; the paper's
+    /// recommendation), `"dcd"` or `"ccd"` only (the paper's Fig. 9 comparison).
+    pub detection: DetectionMode,
+    /// Shortest-path method: proximity search distance of the CCD candidate pairs (m); a
+    /// search is reused while every vertex moved less than half of it.
+    pub ccd_distance: f64,
+    /// Shortest-path method with CCD: at the end of each substep, pairs the response left
+    /// colliding send their vertices back to the start of the substep (repeated until none
+    /// does), so CCD never lets a collision through. Off by default: rolling single vertices
+    /// back distorts elements, and in dense piles the rollbacks can freeze the simulation.
+    pub ccd_failsafe: bool,
+    /// Shortest-path method with the Newton solver: stiffness k of the penalty energy
+    /// ½ k min((p − s)·n − offset, 0)², relative to m̄/h² (m̄: mean mass of the free vertices).
+    pub penalty_stiffness: f64,
+    /// Two-way method: stiffness k_r of the quadratic repulsion energy ½ k_r (d_r − d)² of its
+    /// proximity pairs in the Newton dynamics (two-way IPM §6.2), relative to m̄/h² (0: off).
+    pub repulsion_stiffness: f64,
+    /// Two-way method: repulsion distance d_r (m; default: `delta`); at most `d_min`.
+    pub repulsion_distance: Option<f64>,
+}
+
+impl Default for CollisionSettings {
+    fn default() -> Self {
+        // The two-way IPM paper's Table 3 (`contact::two_way::settings::paper`, checked equal by
+        // a test there); ξ = δ / 100.
+        CollisionSettings {
+            method: CollisionMethod::None,
+            self_collision: true,
+            d_min: 2e-3,
+            d_max: 4e-3,
+            delta: 1e-3,
+            sigma: 1.1,
+            gamma: 0.9,
+            epsilon: 1e-4,
+            max_steps: 512,
+            min_separation: 1e-5,
+            bound: CollisionBound::HalfDistance,
+            floor_release: true,
+            floor_release_distance: None,
+            ogc_relaxation: 0.45,
+            backward: CollisionBackward::GaussSeidel,
+            barrier_strength: 10.0,
+            barrier_range: 1e-3,
+            contact_coloring: CollisionColoring::Auto,
+            sweep_dispatch: CollisionSweepDispatch::Auto,
+            steps_per_batch: 8,
+            edge_constraints: true,
+            friction: 0.0,
+            contact_offset: 1e-4,
+            query_all_vertices: false,
+            query_edges: true,
+            infeasible_region_culling: true,
+            relaxation: 1.5,
+            max_correction: 2e-3,
+            response_passes: 4,
+            detect_every_iteration: true,
+            start_time: 0.0,
+            detection: DetectionMode::Hybrid,
+            ccd_distance: 0.01,
+            ccd_failsafe: false,
+            penalty_stiffness: 10.0,
+            repulsion_stiffness: 0.0,
+            repulsion_distance: None,
+        }
+    }
+}
+
+impl CollisionSettings {
+    /// The two-way repulsion distance d_r (m): `repulsion_distance`, else `delta`.
+    pub fn repulsion_distance(&self) -> f64 {
+        self.repulsion_distance.unwrap_or(self.delta)
+    }
+
+    /// The floor-release distance θ (m): `floor_release_distance`, else
+    /// `min(10 min_separation, d_max)`.
+    pub fn floor_release_distance(&self) -> f64 {
+        self.floor_release_distance
+            .unwrap_or((10.0 * self.min_separation).min(self.d_max))
+    }
+}
+
+/// Which collisions are detected (the paper's Fig. 9 comparison).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DetectionMode {
+    /// Discrete detection with the shortest path only, at the predicted positions (and again
+    /// after iterations with `detect_every_iteration`).
+    Dcd,
+    /// Continuous detection only: collisions during each substep's motion, none of what is
+    /// already intersecting.
+    Ccd,
+    /// The paper's recommendation: DCD with the shortest path at the start of each substep
+    /// (what earlier substeps left intersecting), CCD for new collisions.
+    #[default]
+    Hybrid,
+}
+
+impl DetectionMode {
+    /// Whether discrete detection with the shortest path runs.
+    pub fn dcd(self) -> bool {
+        self != DetectionMode::Ccd
+    }
+
+    /// Whether continuous detection runs.
+    pub fn ccd(self) -> bool {
+        self != DetectionMode::Dcd
+    }
+}
