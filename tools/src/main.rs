@@ -10,6 +10,7 @@ mod cmd_run;
 mod preview;
 mod run_meta;
 mod stats;
+mod sweep;
 mod view;
 
 use clap::{Parser, Subcommand};
@@ -49,6 +50,9 @@ enum Command {
     /// Write one self-contained HTML page (WebGL2, no network) that plays a run's frames with
     /// its colliders and statistics (OUT_DIR/view.html by default).
     View(view::Args),
+    /// Run a parameter sweep (a grid or list of --set overrides) as `supple run` processes;
+    /// `supple sweep collect` merges the reports into one table.
+    Sweep(sweep::Args),
 }
 
 #[derive(Debug, Subcommand)]
@@ -153,6 +157,7 @@ fn main() -> ExitCode {
         Command::Mesh { cmd } => return ExitCode::from(cmd_mesh::run(cmd).clamp(0, 255) as u8),
         Command::CheckFrames(args) => return ExitCode::from(cmd_check::run(&args)),
         Command::View(args) => return coded(view::run(&args)),
+        Command::Sweep(args) => return coded(sweep::run(&args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
