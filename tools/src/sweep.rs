@@ -509,7 +509,7 @@ fn row(e: &Entry, paths: &[String]) -> serde_json::Map<String, Value> {
         "max_speed_max".into(),
         opt(nums("max_speed").reduce(f64::max)),
     );
-    r.insert("energy_last".into(), opt(nums("energy").last()));
+    r.insert("energy_last".into(), opt(nums("energy").next_back()));
     r
 }
 
@@ -617,7 +617,7 @@ mod tests {
         assert_eq!(e.0, 2);
         assert!(e.1.contains("grid.\"a\""), "{}", e.1);
         let big = (0..6)
-            .map(|k| format!("\"p{k}\" = [{}]\n", vec!["1"; 10].join(",")))
+            .map(|k| format!("\"p{k}\" = [{}]\n", ["1"; 10].join(",")))
             .collect::<String>();
         let e = expand(&spec(&format!("[grid]\n{big}")), "s.toml").unwrap_err();
         assert!(e.1.contains("more than"), "{}", e.1);
