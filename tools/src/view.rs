@@ -34,7 +34,7 @@ pub struct Args {
     /// Keep every K-th frame (the last frame is always kept).
     #[arg(long, default_value_t = 1, value_name = "K")]
     every: usize,
-    /// Store positions as 16-bit integers in each frame's bounding box (about half the size;
+    /// Store positions as 16-bit integers in each frame's bounding box (half the positions' bytes;
     /// error at most 1/131070 of the frame's extent per axis).
     #[arg(long)]
     quantize: bool,
