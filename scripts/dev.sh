@@ -37,6 +37,20 @@ case "${1:-run}" in
     echo "[run] frames in out/frames/, statistics in out/report.json"
     ;;
   test)
+    # The viewer's browser check runs headless Chromium; the sweep test runs the Ray example on a
+    # local cluster (pip's ray). Both tests fail, not skip, when these are missing.
+    test_pkgs=()
+    for p in chromium python3-pip; do
+      dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || test_pkgs+=("$p")
+    done
+    if [ ${#test_pkgs[@]} -gt 0 ]; then
+      echo "[setup] installing: ${test_pkgs[*]}"
+      $SUDO apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${test_pkgs[@]}"
+    fi
+    python3 -c "import ray" 2>/dev/null || python3 -m pip install -q "ray>=2.9" 2>/dev/null \
+      || python3 -m pip install -q --break-system-packages "ray>=2.9" \
+      || echo "[test] could not install ray: the Ray sweep test will fail"
     # USD export is checked with Pixar's USD (usd-core) when pip can install it.
     python3 -c "import pxr" 2>/dev/null || python3 -m pip install -q usd-core 2>/dev/null \
       || python3 -m pip install -q --break-system-packages usd-core 2>/dev/null \

@@ -21,8 +21,9 @@ pub struct Args {
     /// Output folder (overrides output.dir).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Per-frame export: obj, ply, usd or vtu (overrides output.export).
-    #[arg(long, value_parser = ["obj", "ply", "usd", "vtu"])]
+    /// Per-frame export: obj, ply, usd or vtu (overrides output.export); html writes
+    /// DIR/view.html (the scene's output.export still applies).
+    #[arg(long, value_parser = ["obj", "ply", "usd", "vtu", "html"])]
     export: Option<String>,
     /// Override any scene field, e.g. --set simulation.substeps=2 (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
@@ -54,6 +55,8 @@ struct Report {
     substeps: u32,
     frames: Vec<FrameReport>,
     ms_per_frame_median: f64,
+    #[serde(flatten)]
+    meta: crate::run_meta::RunMeta,
 }
 
 /// Exit code 2 for scene problems, 1 for device/runtime failures.
@@ -70,7 +73,8 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     if let Some(f) = args.frames {
         sets.push(format!("simulation.frames={f}"));
     }
-    if let Some(e) = &args.export {
+    let html = args.export.as_deref() == Some("html");
+    if let Some(e) = args.export.as_ref().filter(|_| !html) {
         sets.push(format!("output.export=\"{e}\""));
     }
     let mut scene = match &args.scene {
@@ -136,6 +140,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
             .collect()
     };
     let mut preview = Vec::new();
+    let mut html_frames = Vec::new();
     let mut reports = Vec::new();
     let mut times = Vec::new();
     let started = Instant::now();
@@ -194,8 +199,17 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
             }
             None => {}
         }
+        if html {
+            html_frames.push((frame, surf.iter().map(|p| p.map(|c| c as f32)).collect()));
+        }
         if preview_frames.contains(&frame) {
-            preview.push((frame, surf.clone()));
+            // Frame k is the state after k + 1 frames.
+            let time = (frame + 1) as f64 / scene.simulation.frame_rate;
+            preview.push(crate::preview::PreviewFrame {
+                frame,
+                time,
+                positions: surf.clone(),
+            });
         }
         ctx.trace_host_span("export", "export", t_export, Instant::now());
         steps.push((t0, Instant::now()));
@@ -237,10 +251,12 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         substeps: scene.simulation.substeps,
         frames: reports,
         ms_per_frame_median: sorted.get(sorted.len() / 2).copied().unwrap_or(0.0),
+        meta: crate::run_meta::RunMeta::new(&sim, &scene),
     };
     if !preview.is_empty() {
         let png = dir.join("preview.png");
-        crate::preview::write_preview(&png, sim.surface(), sim.curves(), &preview)
+        let view = crate::preview::PreviewScene::of_run(&sim, &scene);
+        crate::preview::write_preview(&png, &view, &preview)
             .map_err(|e| (1, format!("{}: {e}", png.display())))?;
     }
     if let (Some(path), Some(trace)) = (&args.trace, ctx.take_trace()) {
@@ -252,6 +268,10 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
             trace.graph_runs.len(),
             path.display()
         );
+    }
+    if html {
+        let value = serde_json::to_value(&report).map_err(|e| (1, e.to_string()))?;
+        crate::view::write_run_html(dir, &value, sim.surface(), sim.curves(), &html_frames)?;
     }
     let path = dir.join("report.json");
     std::fs::write(

@@ -1,4 +1,4 @@
-//! `supple`: the command-line tool (devices, benchmarks, mesh tools).
+//! `supple`: the command-line tool (devices, benchmarks, mesh tools, runs, viewer, sweeps).
 
 mod bench_primitives;
 mod bench_proximity;
@@ -8,7 +8,10 @@ mod cmd_check;
 mod cmd_mesh;
 mod cmd_run;
 mod preview;
+mod run_meta;
 mod stats;
+mod sweep;
+mod view;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -44,6 +47,12 @@ enum Command {
     /// Check exported OBJ frames (DIR/frame_NNNN.obj) for intersections within each frame and
     /// collisions between consecutive frames (exit code 1 if any, 2 on bad input).
     CheckFrames(cmd_check::Args),
+    /// Write one self-contained HTML page (WebGL2, no network) that plays a run's frames with
+    /// its colliders and statistics (OUT_DIR/view.html by default).
+    View(view::Args),
+    /// Run a parameter sweep (a grid or list of --set overrides) as `supple run` processes;
+    /// `supple sweep collect` merges the reports into one table.
+    Sweep(sweep::Args),
 }
 
 #[derive(Debug, Subcommand)]
@@ -105,6 +114,17 @@ fn devices(json: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// Exit status of a command that fails with `(code, message)`.
+fn coded(result: Result<(), (i32, String)>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err((code, msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(code.clamp(1, 255) as u8)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -136,6 +156,8 @@ fn main() -> ExitCode {
         },
         Command::Mesh { cmd } => return ExitCode::from(cmd_mesh::run(cmd).clamp(0, 255) as u8),
         Command::CheckFrames(args) => return ExitCode::from(cmd_check::run(&args)),
+        Command::View(args) => return coded(view::run(&args)),
+        Command::Sweep(args) => return coded(sweep::run(&args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
