@@ -7,7 +7,10 @@ mod bench_scene;
 mod cmd_check;
 mod cmd_mesh;
 mod cmd_run;
+mod colliders;
 mod preview;
+mod run_output;
+mod run_warnings;
 mod stats;
 
 use clap::{Parser, Subcommand};
