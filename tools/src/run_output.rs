@@ -108,6 +108,10 @@ impl OutputPaths {
     /// file of the run can be written, before anything is simulated: exit code 2 naming the
     /// path otherwise.
     pub fn check(&self) -> Result<(), RunError> {
+        // The trace first: a bad trace path leaves no output folder behind.
+        if let Some(t) = &self.trace {
+            writable_file(t)?;
+        }
         writable_folder(&self.dir)?;
         if let Some(f) = &self.frames_dir {
             writable_folder(f)?;
@@ -117,9 +121,6 @@ impl OutputPaths {
             .flatten()
         {
             writable_file(p)?;
-        }
-        if let Some(t) = &self.trace {
-            writable_file(t)?;
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! Start-up warnings of `supple run`, from the scene and the built model
 //! (`Simulation::model()`): a body that starts inside a collider, a body whose size suggests
-//! the wrong unit, empty or repeated body names. They do not stop the run.
+//! the wrong unit, an empty body name. They do not stop the run.
 
 use crate::colliders;
 use supple::scene::Scene;
@@ -13,20 +13,14 @@ pub const PLAUSIBLE_SIZE_M: (f64, f64) = (1e-4, 1e3);
 pub fn warnings(scene: &Scene, sim: &Simulation) -> Vec<String> {
     let model = sim.model();
     let mut out = Vec::new();
-    let mut seen = std::collections::HashMap::new();
     for (i, b) in model.bodies.iter().enumerate() {
+        // Names are unique (the scene checks that), but one may be empty.
         let label = if b.name.trim().is_empty() {
             out.push(format!(
                 "body[{i}] has an empty name (exports call it 'body_{i}')"
             ));
             format!("body[{i}]")
         } else {
-            if let Some(first) = seen.insert(b.name.clone(), i) {
-                out.push(format!(
-                    "body[{i}] has the same name '{}' as body[{first}] (exports add a suffix)",
-                    b.name
-                ));
-            }
             format!("body '{}'", b.name)
         };
         let x = &model.positions[b.vertices.start as usize..b.vertices.end as usize];
