@@ -245,32 +245,115 @@ fn body_of(objects: &[(String, usize)], v: usize) -> Option<String> {
         .map(|(n, _)| n.clone())
 }
 
-/// Checks the vertices `x` of frame `k` at time `t` against `colliders`: the number of vertices
-/// closer to a collider than its offset, their deepest, and the smallest signed distance.
-fn collider_check(
-    colliders: &[Collider],
-    x: &[[f64; 3]],
-    t: f64,
-) -> (usize, Option<(usize, usize, f64, f64)>, f64) {
+/// The vertices of one frame closer to a collider than its offset.
+#[derive(Default)]
+struct ColliderHits {
+    /// How many.
+    count: usize,
+    /// The deepest (relative to its collider's offset): vertex, collider, signed distance,
+    /// offset.
+    worst: Option<(usize, usize, f64, f64)>,
+    /// The smallest signed distance of any vertex to any collider (m).
+    min_distance: f64,
+}
+
+/// Checks the vertices `x` of a frame at time `t` against `colliders`.
+fn collider_check(colliders: &[Collider], x: &[[f64; 3]], t: f64) -> ColliderHits {
     let offsets: Vec<f64> = colliders.iter().map(colliders::offset).collect();
-    let mut count = 0;
-    let mut worst: Option<(usize, usize, f64, f64)> = None;
-    let mut min_d = f64::INFINITY;
+    let mut hits = ColliderHits {
+        min_distance: f64::INFINITY,
+        ..ColliderHits::default()
+    };
     for (v, &p) in x.iter().enumerate() {
         let mut inside = false;
         for (c, col) in colliders.iter().enumerate() {
             let d = colliders::signed_distance(col, p, t);
-            min_d = min_d.min(d);
+            hits.min_distance = hits.min_distance.min(d);
             if d < offsets[c] {
                 inside = true;
-                if worst.is_none_or(|(_, _, wd, wo)| d - offsets[c] < wd - wo) {
-                    worst = Some((v, c, d, offsets[c]));
+                if hits
+                    .worst
+                    .is_none_or(|(_, _, wd, wo)| d - offsets[c] < wd - wo)
+                {
+                    hits.worst = Some((v, c, d, offsets[c]));
                 }
             }
         }
-        count += inside as usize;
+        hits.count += inside as usize;
     }
-    (count, worst, min_d)
+    hits
+}
+
+/// Loads frame `path` and checks that it has the topology of the first frame `first_path`
+/// (`surface`, `polylines`); returns its positions.
+fn load_like(
+    path: &Path,
+    first_path: &Path,
+    surface: &Surface,
+    polylines: &[Vec<u32>],
+) -> Result<Vec<[f64; 3]>, String> {
+    let f = load(path)?;
+    if f.positions.len() != surface.num_vertices() {
+        return Err(format!(
+            "{}: {} vertices, but {} has {} (every frame must have the same vertices)",
+            path.display(),
+            f.positions.len(),
+            first_path.display(),
+            surface.num_vertices()
+        ));
+    }
+    if f.triangles != surface.triangles() {
+        return Err(format!(
+            "{}: the triangles differ from those of {} (the topology must not change)",
+            path.display(),
+            first_path.display()
+        ));
+    }
+    if f.polylines != polylines {
+        return Err(format!(
+            "{}: the polylines differ from those of {} (the topology must not change)",
+            path.display(),
+            first_path.display()
+        ));
+    }
+    Ok(f.positions)
+}
+
+/// Adds frame `frame`'s collider hits (at time `time`) to the summary: a problem line and a
+/// finding for its deepest vertex.
+fn report_collider_hits(
+    summary: &mut Summary,
+    hits: &ColliderHits,
+    colliders: &[Collider],
+    objects: &[(String, usize)],
+    frame: usize,
+    time: f64,
+) {
+    let Some((v, c, d, offset)) = hits.worst else {
+        return;
+    };
+    *summary.collider_frames.get_or_insert(0) += 1;
+    let body = body_of(objects, v);
+    let named = body.as_ref().map(|b| format!(" ({b})")).unwrap_or_default();
+    if summary.problems.len() < MAX_PROBLEMS {
+        summary.problems.push(format!(
+            "frame {frame} (t = {time} s): {} vertices closer to a collider than its offset, e.g. vertex {v}{named} at signed distance {d:e} m from collider[{c}] ({}, offset {offset} m)",
+            hits.count,
+            colliders::shape_name(&colliders[c])
+        ));
+    }
+    if summary.collider_findings.len() < MAX_PROBLEMS {
+        summary.collider_findings.push(ColliderFinding {
+            frame,
+            time,
+            vertex: v,
+            body,
+            collider: c,
+            distance: d,
+            offset,
+            vertices: hits.count,
+        });
+    }
 }
 
 fn check(args: &Args) -> Result<Summary, String> {
@@ -325,60 +408,12 @@ fn check(args: &Args) -> Result<Summary, String> {
         let x = if let Some(x) = first_positions.take() {
             x
         } else {
-            let f = load(path)?;
-            if f.positions.len() != surface.num_vertices() {
-                return Err(format!(
-                    "{}: {} vertices, but {} has {} (every frame must have the same vertices)",
-                    path.display(),
-                    f.positions.len(),
-                    files[0].display(),
-                    surface.num_vertices()
-                ));
-            }
-            if f.triangles != surface.triangles() {
-                return Err(format!(
-                    "{}: the triangles differ from those of {} (the topology must not change)",
-                    path.display(),
-                    files[0].display()
-                ));
-            }
-            if f.polylines != first.polylines {
-                return Err(format!(
-                    "{}: the polylines differ from those of {} (the topology must not change)",
-                    path.display(),
-                    files[0].display()
-                ));
-            }
-            f.positions
+            load_like(path, &files[0], &surface, &first.polylines)?
         };
         if let Some((cs, times, _)) = &colliders {
-            let (count, worst, min_d) = collider_check(cs, &x, times[i]);
-            min_collider = min_collider.min(min_d);
-            if let Some((v, c, d, offset)) = worst {
-                *summary.collider_frames.get_or_insert(0) += 1;
-                let body = body_of(&objects, v);
-                let named = body.as_ref().map(|b| format!(" ({b})")).unwrap_or_default();
-                problem(
-                    &mut summary,
-                    format!(
-                        "frame {i} (t = {} s): {count} vertices closer to a collider than its offset, e.g. vertex {v}{named} at signed distance {d:e} m from collider[{c}] ({}, offset {offset} m)",
-                        times[i],
-                        colliders::shape_name(&cs[c])
-                    ),
-                );
-                if summary.collider_findings.len() < MAX_PROBLEMS {
-                    summary.collider_findings.push(ColliderFinding {
-                        frame: i,
-                        time: times[i],
-                        vertex: v,
-                        body,
-                        collider: c,
-                        distance: d,
-                        offset,
-                        vertices: count,
-                    });
-                }
-            }
+            let hits = collider_check(cs, &x, times[i]);
+            min_collider = min_collider.min(hits.min_distance);
+            report_collider_hits(&mut summary, &hits, cs, &objects, i, times[i]);
         }
         let hits = ic::frame_intersections(&surface, &x);
         if let Some(h) = hits.first() {

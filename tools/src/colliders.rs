@@ -290,7 +290,8 @@ mod tests {
             [1.0, 0.0, 0.0],
         );
         assert_eq!(signed_distance(&b, [0.5, 1.0, 0.125], 0.0), -0.125);
-        assert_eq!(signed_distance(&b, [1.5, 1.0, 5.0], 0.0), 1.0);
+        assert_eq!(signed_distance(&b, [0.5, 1.0, 5.0], 0.0), 1.0);
+        assert_eq!(signed_distance(&b, [1.5, 1.0, 5.0], 0.0), 1.25f64.sqrt());
         // Moved by 1 m along x at t = 1: (1.5, 1, 2) is 0.5 m inside.
         assert_eq!(signed_distance(&b, [1.5, 1.0, 2.0], 1.0), -0.5);
         assert_eq!(offset(&b), 0.0);

@@ -873,7 +873,7 @@ fn fmt_extent((lo, hi): ([f64; 3], [f64; 3])) -> String {
 }
 
 fn check_opts(path: &Path, o: &UsdOptions) -> io::Result<()> {
-    if !(o.fps > 0.0 && o.fps.is_finite()) || !o.start_time.is_finite() {
+    if !(o.fps > 0.0 && o.fps.is_finite() && o.start_time.is_finite()) {
         return Err(invalid(path, "USD fps must be positive and times finite"));
     }
     Ok(())
