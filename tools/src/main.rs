@@ -44,8 +44,9 @@ enum Command {
         #[command(subcommand)]
         cmd: cmd_mesh::MeshCommand,
     },
-    /// Check exported OBJ frames (DIR/frame_NNNN.obj) for intersections within each frame and
-    /// collisions between consecutive frames (exit code 1 if any, 2 on bad input).
+    /// Check exported OBJ frames (DIR/frames/frame_NNNN.obj of a run, or DIR/frame_NNNN.obj) for
+    /// intersections within each frame, collisions between consecutive frames and, with
+    /// --scene, vertices inside the scene's colliders (exit code 1 if any, 2 on bad input).
     CheckFrames(cmd_check::Args),
 }
 
