@@ -11,7 +11,8 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_pkgs=()
 for p in mesa-vulkan-drivers libvulkan1 libvulkan-dev vulkan-validationlayers vulkan-tools \
-         libshaderc-dev glslang-dev spirv-tools gcc g++ pkg-config curl ca-certificates python3; do
+         libshaderc-dev glslang-dev spirv-tools gcc g++ pkg-config curl ca-certificates python3 \
+         python3-venv; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
 done
 if [ ${#need_pkgs[@]} -gt 0 ]; then
@@ -37,10 +38,9 @@ case "${1:-run}" in
     echo "[run] frames in out/frames/, statistics in out/report.json"
     ;;
   test)
-    # The viewer's browser check runs headless Chromium; the sweep test runs the Ray example on a
-    # local cluster (pip's ray). Both tests fail, not skip, when these are missing.
+    # The viewer's browser check runs headless Chromium (Debian's package).
     test_pkgs=()
-    for p in chromium python3-pip; do
+    for p in chromium python3-venv; do
       dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || test_pkgs+=("$p")
     done
     if [ ${#test_pkgs[@]} -gt 0 ]; then
@@ -48,13 +48,18 @@ case "${1:-run}" in
       $SUDO apt-get update -qq
       DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${test_pkgs[@]}"
     fi
-    python3 -c "import ray" 2>/dev/null || python3 -m pip install -q "ray>=2.9" 2>/dev/null \
-      || python3 -m pip install -q --break-system-packages "ray>=2.9" \
-      || echo "[test] could not install ray: the Ray sweep test will fail"
-    # USD export is checked with Pixar's USD (usd-core) when pip can install it.
-    python3 -c "import pxr" 2>/dev/null || python3 -m pip install -q usd-core 2>/dev/null \
-      || python3 -m pip install -q --break-system-packages usd-core 2>/dev/null \
-      || echo "[test] usd-core unavailable: the USD check will report NOT RUN"
+    # Python packages the tests use, in one virtual environment (target/py-venv): Pixar's USD
+    # (usd-core) checks the USD exports, Ray runs the sweep example on a local cluster. The tests
+    # fail (not skip) when one is missing.
+    venv=target/py-venv
+    if ! "$venv/bin/python" -c "import pxr, ray" 2>/dev/null; then
+      echo "[setup] installing usd-core and ray into $venv"
+      python3 -m venv "$venv"
+      "$venv/bin/python" -m pip install -q --upgrade pip
+      "$venv/bin/python" -m pip install -q usd-core "ray>=2.9"
+    fi
+    export SUPPLE_PYTHON="$PWD/$venv/bin/python"
+    export SUPPLE_REQUIRE_USD=1
     export SUPPLE_VALIDATION=1 SUPPLE_SYNC_VALIDATION=1 SUPPLE_PIPELINE_CACHE=off
     cargo test --workspace --release --no-fail-fast -- --test-threads 2
     ;;

@@ -273,3 +273,225 @@ fn bad_input_exits_2_with_one_line() {
     let (code, _, err) = check(&dir, &["--eta", "-1"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// A unit tetrahedron's surface (4 vertices, 4 triangles) as an OBJ object named `name`,
+/// translated by `at`, with its vertex indices starting at `base` (0-based).
+fn tet_object(name: &str, at: [f64; 3], base: usize) -> String {
+    let mut s = format!("o {name}\n");
+    for p in [
+        [0.0, 0.0, 0.0],
+        [0.1, 0.0, 0.0],
+        [0.0, 0.1, 0.0],
+        [0.0, 0.0, 0.1],
+    ] {
+        s += &format!("v {} {} {}\n", p[0] + at[0], p[1] + at[1], p[2] + at[2]);
+    }
+    for t in [[1, 3, 2], [1, 2, 4], [1, 4, 3], [2, 3, 4]] {
+        s += &format!("f {} {} {}\n", t[0] + base, t[1] + base, t[2] + base);
+    }
+    s
+}
+
+/// Frames of two bodies (`a` fixed, `b` at `b_at[k]` in frame k) laid out as `supple run
+/// --out OUT --export obj` writes them: OUT/frames/frame_NNNN.obj.
+fn write_run_output(out: &Path, b_at: &[[f64; 3]]) -> PathBuf {
+    let frames = out.join("frames");
+    std::fs::create_dir_all(&frames).unwrap();
+    let files: Vec<String> = b_at
+        .iter()
+        .map(|&at| {
+            format!(
+                "# two bodies\n{}{}",
+                tet_object("a", [0.0, 0.0, 0.5], 0),
+                tet_object("b", at, 4)
+            )
+        })
+        .collect();
+    write_frames(&frames, &files);
+    frames
+}
+
+#[test]
+fn the_run_output_folder_is_accepted() {
+    // Before: "OUT: no frame_NNNN.obj files" (the frames are in OUT/frames).
+    let out = tmp("out-folder");
+    write_run_output(&out, &[[1.0, 0.0, 0.5], [1.0, 0.0, 0.4]]);
+    let (code, stdout, stderr) = check(&out, &["--json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let v = json(&stdout);
+    assert_eq!(
+        (v["frames"].as_u64(), v["vertices"].as_u64()),
+        (Some(2), Some(8))
+    );
+    // The frames folder itself still works.
+    let (code, stdout, stderr) = check(&out.join("frames"), &["--json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+/// A scene with a ground plane at z = 0, a sphere and a box moving at 1 m/s along +x.
+const COLLIDER_SCENE: &str = r#"
+[simulation]
+frame_rate = 10.0
+frames = 2
+
+[[body]]
+name = "a"
+mesh = { generator = "box", size = [0.1, 0.1, 0.1], cells = [1, 1, 1] }
+material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
+
+[[collider]]
+shape = { plane = { normal = [0.0, 0.0, 1.0], offset = 0.0 } }
+
+[[collider]]
+shape = { sphere = { center = [5.0, 0.0, 1.0], radius = 0.5 } }
+
+[[collider]]
+shape = { box = { min = [-3.0, -1.0, 0.0], max = [-2.0, 1.0, 1.0] } }
+velocity = [1.0, 0.0, 0.0]
+"#;
+
+#[test]
+fn vertices_inside_colliders_are_findings_with_scene() {
+    let out = tmp("colliders");
+    let scene = out.join("scene.toml");
+    std::fs::write(&scene, COLLIDER_SCENE).unwrap();
+    // Body b: clear of everything, then 3.4 mm into the ground (the issue's case), then inside
+    // the sphere.
+    write_run_output(
+        &out,
+        &[[1.0, 0.0, 0.5], [1.0, 0.0, -0.0034], [5.0, 0.0, 0.9]],
+    );
+    // Without --scene: clean (the colliders are not looked at).
+    let (code, stdout, _) = check(&out, &["--json"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(json(&stdout).get("collider_frames").is_none());
+    let (code, stdout, stderr) = check(&out, &["--json", "--scene", scene.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let v = json(&stdout);
+    assert_eq!(v["collider_frames"], 2, "{v}");
+    let f = v["collider_findings"].as_array().unwrap();
+    assert_eq!(f.len(), 2, "{v}");
+    // Frame 1: the 3 vertices of b's base are 3.4 mm below the ground (b's vertex 0 is the
+    // file's vertex 4).
+    assert_eq!(
+        (f[0]["frame"].as_u64(), f[0]["collider"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(f[0]["vertices"], 3);
+    assert_eq!(f[0]["body"], "b");
+    assert!([4, 5, 6].contains(&f[0]["vertex"].as_u64().unwrap()), "{v}");
+    assert!(
+        (f[0]["distance"].as_f64().unwrap() + 0.0034).abs() < 1e-12,
+        "{v}"
+    );
+    assert_eq!(f[0]["offset"], 0.0);
+    // Frame 2: all 4 vertices of b inside the sphere; the deepest is its apex, vertex 7, at
+    // the centre (5, 0, 1): 0 - 0.5 = -0.5 m.
+    assert_eq!(
+        (f[1]["frame"].as_u64(), f[1]["collider"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(
+        (f[1]["vertex"].as_u64(), f[1]["vertices"].as_u64()),
+        (Some(7), Some(4))
+    );
+    assert!(
+        (f[1]["distance"].as_f64().unwrap() + 0.5).abs() < 1e-12,
+        "{v}"
+    );
+    assert!((v["min_collider_distance"].as_f64().unwrap() + 0.5).abs() < 1e-12);
+    assert!(
+        v["times_from"].as_str().unwrap().contains("frame_rate"),
+        "{v}"
+    );
+    // The plain-text report names the frame, the vertex and the distance.
+    let (code, stdout, _) = check(&out, &["--scene", scene.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("frame 1 (t = 0.1 s): 3 vertices")
+            && stdout.contains("signed distance -3.4e-3 m from collider[0] (plane, offset 0 m)")
+            && stdout.contains("NOT clean"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn moving_colliders_are_checked_at_the_frame_time() {
+    let out = tmp("moving");
+    let scene = out.join("scene.toml");
+    std::fs::write(&scene, COLLIDER_SCENE).unwrap();
+    // b sits at x = -1.5 .. -1.4: outside the box [-3, -2] at t = 0, inside it once the box
+    // has moved 1.5 m (t = 1.5 s), clear at t = 0.2 s.
+    write_run_output(
+        &out,
+        &[[-1.5, 0.0, 0.5], [-1.5, 0.0, 0.5], [-1.5, 0.0, 0.5]],
+    );
+    let scene_arg = ["--json", "--scene", scene.to_str().unwrap()];
+    // By frame rate (10 Hz) the frames are at t = 0, 0.1, 0.2 s: the box is still far.
+    let (code, stdout, stderr) = check(&out, &scene_arg);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // A report.json beside the frames gives their times: frame 1 at t = 1.5 s is inside.
+    let report = serde_json::json!({"frames": [
+        {"frame": 0, "time": 0.0}, {"frame": 1, "time": 1.5}, {"frame": 2, "time": 0.2}
+    ]});
+    std::fs::write(out.join("report.json"), report.to_string()).unwrap();
+    let (code, stdout, stderr) = check(&out, &scene_arg);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let v = json(&stdout);
+    assert_eq!(v["collider_frames"], 1, "{v}");
+    let f = &v["collider_findings"][0];
+    assert_eq!(
+        (f["frame"].as_u64(), f["collider"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(f["time"], 1.5);
+    assert!(
+        v["times_from"].as_str().unwrap().ends_with("report.json"),
+        "{v}"
+    );
+    // A report of another run (other frame count) is not used.
+    std::fs::write(
+        out.join("report.json"),
+        serde_json::json!({"frames": [{"frame": 0, "time": 1.5}]}).to_string(),
+    )
+    .unwrap();
+    let (code, stdout, _) = check(&out, &scene_arg);
+    assert_eq!(code, 0, "{stdout}");
+    // A bad scene is bad input.
+    let (code, _, stderr) = check(&out, &["--scene", "/nonexistent/scene.toml"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("/nonexistent/scene.toml"), "{stderr}");
+}
+
+#[test]
+fn collider_meshes_after_the_marker_are_not_checked() {
+    // A frame whose exported collider mesh (a ground quad) cuts through the body: the quad is
+    // not simulated geometry, so the frame is clean.
+    let out = tmp("marker");
+    let frames = write_run_output(&out, &[[1.0, 0.0, 0.5], [1.0, 0.0, 0.45]]);
+    for k in 0..2 {
+        let p = frames.join(format!("frame_{k:04}.obj"));
+        let mut s = std::fs::read_to_string(&p).unwrap();
+        s += "# supple colliders: 1 analytic colliders as meshes, not simulated\n";
+        s += "o collider_plane_0\nv -5 -5 0.55\nv 5 -5 0.55\nv 5 5 0.55\nv -5 5 0.55\n";
+        s += "f 9 10 11\nf 9 11 12\n";
+        std::fs::write(&p, s).unwrap();
+    }
+    let (code, stdout, stderr) = check(&out, &["--json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let v = json(&stdout);
+    assert_eq!(
+        (v["vertices"].as_u64(), v["triangles"].as_u64()),
+        (Some(8), Some(8))
+    );
+    // Without the marker the same quad is part of the surface and intersects the body.
+    for k in 0..2 {
+        let p = frames.join(format!("frame_{k:04}.obj"));
+        let s = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("# supple colliders:", "# x");
+        std::fs::write(&p, s).unwrap();
+    }
+    let (code, stdout, _) = check(&out, &["--json"]);
+    assert_eq!(code, 1, "{stdout}");
+}

@@ -1,10 +1,12 @@
-//! `supple run`: frames with a stable vertex order, report.json, deterministic output, and
-//! clear errors for bad or unsupported scenes.
+//! `supple run`: frames with a stable vertex order (frame 0 the initial state), report.json
+//! (frame times, written even when the run fails), deterministic output, output paths checked
+//! before the first step, atomic frame files, one OBJ object / USD prim per body with the
+//! colliders, start-up warnings, and clear errors for bad or unsupported scenes.
 use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::TINY;
+use common::{check_usd, TINY};
 
 fn supple(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_supple"))
@@ -49,7 +51,8 @@ fn run_writes_frames_and_a_report_deterministically() {
             "obj",
         ]);
         assert_eq!(code, 0, "{stderr}");
-        let frames: Vec<_> = (0..3)
+        // Frame 0 is the initial state, then one file per simulated frame.
+        let frames: Vec<_> = (0..=3)
             .map(|f| out.join("frames").join(format!("frame_{f:04}.obj")))
             .collect();
         assert!(
@@ -65,8 +68,9 @@ fn run_writes_frames_and_a_report_deterministically() {
             serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
                 .unwrap();
         let fr = report["frames"].as_array().unwrap();
-        assert_eq!(fr.len(), 3);
-        for f in fr {
+        assert_eq!(fr.len(), 4);
+        assert!(fr[0].get("newton_iterations").is_none(), "{}", fr[0]);
+        for f in &fr[1..] {
             assert!(f["newton_iterations"].as_u64().unwrap() >= 1);
             assert!(f["min_volume_ratio"].as_f64().unwrap() > 0.0);
             assert!(f["max_speed"].as_f64().is_some());
@@ -145,7 +149,7 @@ fn rods_are_exported_as_polylines_in_obj_ply_and_usd() {
     };
     // OBJ: the cube's 26 surface vertices, then the rod's 7, drawn by one `l` line in order.
     let out = run("obj");
-    let frames: Vec<_> = (0..3)
+    let frames: Vec<_> = (0..=3)
         .map(|f| obj_frame(&out.join("frames").join(format!("frame_{f:04}.obj"))))
         .collect();
     for (v, l) in &frames {
@@ -153,7 +157,7 @@ fn rods_are_exported_as_polylines_in_obj_ply_and_usd() {
         assert_eq!(l, &vec![(27..=33).collect::<Vec<usize>>()]);
     }
     // The pinned end stays, the free end falls.
-    let (first, last) = (&frames[0].0, &frames[2].0);
+    let (first, last) = (&frames[0].0, &frames[3].0);
     assert_eq!(first[26], last[26]);
     assert!(
         last[32][2] < first[32][2] - 1e-4,
@@ -192,12 +196,11 @@ fn rods_are_exported_as_polylines_in_obj_ply_and_usd() {
         header.contains("element vertex 33\n") && header.contains("element edge 6\n"),
         "{header}"
     );
-    // USD: a linear BasisCurves prim of 7 points per sample, moving; the Mesh keeps 26 points.
+    // USD: the rod is a linear BasisCurves prim of 7 points per sample, moving; the cube a
+    // Mesh of 26 points.
     let out = run("usd");
     let usda = std::fs::read_to_string(out.join("frames.usda")).unwrap();
-    let curves = &usda[usda
-        .find("def BasisCurves \"bodies_curves\"")
-        .expect("curves prim")..];
+    let curves = &usda[usda.find("def BasisCurves \"rod\"").expect("curves prim")..];
     assert!(curves.contains("int[] curveVertexCounts = [7]"), "{curves}");
     assert!(
         curves.contains("uniform token type = \"linear\""),
@@ -205,44 +208,35 @@ fn rods_are_exported_as_polylines_in_obj_ply_and_usd() {
     );
     assert!(curves.contains("float[] widths = [0.01]"), "{curves}");
     let points = &curves[curves.find("points.timeSamples").unwrap()..];
-    let samples: Vec<&str> = points.lines().skip(1).take(3).collect();
-    assert_eq!(samples.len(), 3);
+    let samples: Vec<&str> = points.lines().skip(1).take(4).collect();
+    assert_eq!(samples.len(), 4);
     for (t, s) in samples.iter().enumerate() {
         assert!(s.trim().starts_with(&format!("{t}: [")), "{s}");
         assert_eq!(s.matches('(').count(), 7, "{s}");
     }
     assert_ne!(
         samples[0].split_once(':').unwrap().1,
-        samples[2].split_once(':').unwrap().1,
+        samples[3].split_once(':').unwrap().1,
         "rod points move"
     );
-    let mesh = &usda[usda.find("def Mesh \"bodies\"").unwrap()..];
+    let mesh = &usda[usda.find("def Mesh \"cube\"").unwrap()..];
     let mesh_points = &mesh[mesh.find("points.timeSamples").unwrap()..];
     let first_sample = mesh_points.lines().nth(1).unwrap();
     assert_eq!(first_sample.matches('(').count(), 26, "{first_sample}");
-    let has_pxr = Command::new("python3")
-        .args(["-c", "import pxr"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if has_pxr {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/usd/check_usd.py");
-        let o = Command::new("python3")
-            .arg(script)
-            .arg(out.join("frames.usda"))
-            .args(["--mesh", "/World/bodies", "--points", "26", "--frames", "3"])
-            .args(["--curves", "/World/bodies_curves", "--curve-counts", "7"])
-            .output()
-            .unwrap();
-        let so = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            o.status.success(),
-            "{so}{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    } else {
-        println!("USD check NOT RUN: python3 with the `pxr` module is not available here");
-    }
+    let args: Vec<String> = [
+        "--frames",
+        "4",
+        "--body",
+        "/World/cube=Mesh:26",
+        "--body",
+        "/World/rod=BasisCurves:7",
+        "--collider",
+        "/World/colliders/plane_0=Mesh",
+        "--exact",
+    ]
+    .map(String::from)
+    .to_vec();
+    check_usd(&out.join("frames.usda"), &args);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -313,8 +307,59 @@ fn the_embedded_default_scene_runs() {
     assert!(usda.starts_with("#usda"), "USD stage written");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
-    assert_eq!(report["frames"].as_array().unwrap().len(), 2);
+    assert_eq!(report["frames"].as_array().unwrap().len(), 3);
     assert_eq!(report["scene"], "default scene");
+    // One prim per body of the default scene (read from scenes/default.toml), and one per
+    // collider: types, points sampled at the 3 frames, moving or static transforms.
+    let scene_text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenes/default.toml"),
+    )
+    .unwrap();
+    let mut args: Vec<String> = ["--frames", "3", "--fps", "60", "--exact"]
+        .map(String::from)
+        .to_vec();
+    let mut c = 0;
+    for block in scene_text.split("[[").skip(1) {
+        if let Some(body) = block.strip_prefix("body]]") {
+            let name = body
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("name = \""))
+                .and_then(|n| n.strip_suffix('"'))
+                .expect("body name");
+            let kind = if body.contains("model = \"rod\"") {
+                "BasisCurves"
+            } else {
+                "Mesh"
+            };
+            args.extend(["--body".into(), format!("/World/{name}={kind}:*")]);
+        } else if let Some(collider) = block.strip_prefix("collider]]") {
+            let (shape, kind) = if collider.contains("plane") {
+                ("plane", "Mesh")
+            } else if collider.contains("sphere") {
+                ("sphere", "Sphere")
+            } else {
+                ("box", "Cube")
+            };
+            let moving = if collider
+                .lines()
+                .any(|l| l.trim_start().starts_with("velocity"))
+            {
+                ":moving"
+            } else {
+                ""
+            };
+            args.extend([
+                "--collider".into(),
+                format!("/World/colliders/{shape}_{c}={kind}{moving}"),
+            ]);
+            c += 1;
+        }
+    }
+    assert!(
+        args.iter().any(|a| a.starts_with("/World/colliders/")),
+        "{args:?}"
+    );
+    check_usd(&dir.join("frames.usda"), &args);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -351,5 +396,420 @@ fn bench_scene_prints_the_documented_fields() {
     }
     assert_eq!(v["frames"], 2);
     assert!(v.get("threads").is_some() && v["scene"].as_str().is_some());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Writes `scene` into `dir` and runs `supple run SCENE --out DIR/out ARGS...`: exit code,
+/// stderr and the output folder.
+fn run_scene(dir: &Path, scene: &str, args: &[&str]) -> (i32, String, std::path::PathBuf) {
+    let path = dir.join("scene.toml");
+    std::fs::write(&path, scene).unwrap();
+    let out = dir.join("out");
+    let mut all = vec![
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let (code, stderr) = supple(&all);
+    (code, stderr, out)
+}
+
+fn report(out: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_initial_state_is_frame_0_and_every_frame_has_its_time() {
+    // Before: frame_0000 was the state after the first step and report.json had no times.
+    let dir = tmp("initial");
+    let (code, stderr, out) = run_scene(&dir, TINY, &["--export", "obj"]);
+    assert_eq!(code, 0, "{stderr}");
+    let z_range = |k: u32| {
+        let (v, _) = obj_frame(&out.join("frames").join(format!("frame_{k:04}.obj")));
+        v.iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+                (lo.min(p[2]), hi.max(p[2]))
+            })
+    };
+    // TINY's cube starts with its faces at z = 0.05 and 0.15 (f32 on the device), then falls.
+    let (lo, hi) = z_range(0);
+    assert!(
+        (lo - 0.05).abs() < 1e-7 && (hi - 0.15).abs() < 1e-7,
+        "{lo} {hi}"
+    );
+    assert!(
+        z_range(1).0 < 0.05 - 1e-4,
+        "frame 1 has fallen: {:?}",
+        z_range(1)
+    );
+    assert!(!out.join("frames").join("frame_0004.obj").exists());
+    let r = report(&out);
+    assert_eq!(r["frame_rate"], 60.0);
+    let frames = r["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 4);
+    for (k, f) in frames.iter().enumerate() {
+        assert_eq!(f["frame"].as_u64(), Some(k as u64), "{f}");
+        let t = f["time"].as_f64().unwrap();
+        assert!((t - k as f64 / 60.0).abs() < 1e-9, "frame {k}: time {t}");
+        // Frame 0 was not stepped: no solver statistics, no wall time.
+        assert_eq!(f.get("newton_iterations").is_some(), k > 0, "{f}");
+        assert_eq!(f.get("wall_ms").is_some(), k > 0, "{f}");
+    }
+    // USD: time code k is frame k, at frame_rate time codes per second, starting at 0.
+    let (code, stderr, out) = run_scene(&dir, TINY, &["--export", "usd"]);
+    assert_eq!(code, 0, "{stderr}");
+    let usda = std::fs::read_to_string(out.join("frames.usda")).unwrap();
+    for key in [
+        "startTimeCode = 0",
+        "endTimeCode = 3",
+        "timeCodesPerSecond = 60",
+    ] {
+        assert!(usda.contains(key), "missing {key}");
+    }
+    let mesh = &usda[usda.find("def Mesh \"cube\"").unwrap()..];
+    let sample0 = mesh[mesh.find("points.timeSamples").unwrap()..]
+        .lines()
+        .nth(1)
+        .unwrap();
+    assert!(
+        sample0.trim().starts_with("0: [(-0.05, -0.05, 0.05)"),
+        "{sample0}"
+    );
+    let args: Vec<String> = [
+        "--frames",
+        "4",
+        "--fps",
+        "60",
+        "--body",
+        "/World/cube=Mesh:26",
+    ]
+    .map(String::from)
+    .to_vec();
+    check_usd(&out.join("frames.usda"), &args);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn output_paths_are_checked_before_the_first_step() {
+    // Before: a bad --trace path failed after the whole run, with exit 1 and no report.json.
+    let dir = tmp("paths");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let not_started = |stderr: &str| !stderr.contains("[run] frame") && !stderr.contains("wrote");
+    // --out is a file, or lies under one.
+    for out in [file.clone(), file.join("sub")] {
+        let (code, stderr) = supple(&["run", "--frames", "2", "--out", out.to_str().unwrap()]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains(out.to_str().unwrap()) && not_started(&stderr),
+            "{stderr}"
+        );
+    }
+    // --trace in a folder that does not exist, or a folder.
+    let out = dir.join("out");
+    for trace in [dir.join("missing").join("trace.json"), dir.clone()] {
+        let (code, stderr) = supple(&[
+            "run",
+            "--frames",
+            "2",
+            "--out",
+            out.to_str().unwrap(),
+            "--export",
+            "obj",
+            "--trace",
+            trace.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(
+            stderr.contains(trace.to_str().unwrap()) && not_started(&stderr),
+            "{stderr}"
+        );
+        assert!(!out.exists(), "nothing written");
+    }
+    // The frames folder is a file.
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("frames"), "x").unwrap();
+    let (code, stderr) = supple(&[
+        "run",
+        "--frames",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        "--export",
+        "obj",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("frames") && not_started(&stderr),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn report_json_is_written_when_a_later_step_fails() {
+    let dir = tmp("fails");
+    // Frame 2 cannot be written (a folder holds its name): the run stops there with exit 1,
+    // and report.json has frames 0 to 2 and the error.
+    let out = dir.join("out");
+    std::fs::create_dir_all(out.join("frames").join("frame_0002.obj")).unwrap();
+    let (code, stderr, out) = run_scene(&dir, TINY, &["--export", "obj"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("frame_0002.obj"), "{stderr}");
+    let r = report(&out);
+    let frames: Vec<u64> = r["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["frame"].as_u64().unwrap())
+        .collect();
+    assert_eq!(frames, [0, 1, 2]);
+    assert!(
+        r["error"].as_str().unwrap().contains("frame_0002.obj"),
+        "{r}"
+    );
+    assert!(out.join("frames").join("frame_0001.obj").is_file());
+    let names: Vec<String> = std::fs::read_dir(out.join("frames"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains("supple-tmp")), "{names:?}");
+    // A full disk for the trace: the run completes, then fails naming the trace; report.json
+    // says so.
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(Path::new("/dev/full").exists(), "Linux has /dev/full");
+    let (code, stderr, out) = run_scene(&dir, TINY, &["--trace", "/dev/full"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("/dev/full"), "{stderr}");
+    let r = report(&out);
+    assert_eq!(r["frames"].as_array().unwrap().len(), 4);
+    assert!(r["error"].as_str().unwrap().contains("/dev/full"), "{r}");
+    // A full disk for report.json itself: a clear error naming it, no panic.
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    std::os::unix::fs::symlink("/dev/full", out.join("report.json")).unwrap();
+    let (code, stderr, _) = run_scene(&dir, TINY, &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("report.json") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+    assert!(Path::new("/dev/full")
+        .metadata()
+        .is_ok_and(|m| !m.is_file()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_killed_run_leaves_only_complete_frames() {
+    let dir = tmp("killed");
+    let scene = dir.join("scene.toml");
+    std::fs::write(&scene, TINY.replace("frames = 3", "frames = 100000")).unwrap();
+    let out = dir.join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_supple"))
+        .args([
+            "run",
+            scene.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(["--export", "obj"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let frames = out.join("frames");
+    let started = std::time::Instant::now();
+    while !frames.join("frame_0020.obj").exists() {
+        assert!(
+            started.elapsed().as_secs() < 300,
+            "no 20 frames in 5 minutes"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Every frame file is complete: the header, the object, 26 vertices and 48 faces.
+    let mut n = 0;
+    for e in std::fs::read_dir(&frames).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if name.starts_with("frame_") {
+            let text = std::fs::read_to_string(frames.join(&name)).unwrap();
+            assert_eq!(text.lines().count(), 76, "{name} is incomplete");
+            assert!(text.ends_with('\n') && text.lines().last().unwrap().starts_with("f "));
+            n += 1;
+        }
+    }
+    assert!(n > 20);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// TINY's cube (renamed "soft cube") and a rod, a moving sphere collider and a static box
+/// collider away from them.
+fn bodies_and_colliders_scene() -> String {
+    rod_scene().replace("name = \"cube\"", "name = \"soft cube\"")
+        + r#"
+[[collider]]
+shape = { sphere = { center = [2.0, 0.0, 0.5], radius = 0.25 } }
+velocity = [0.0, 1.0, 0.0]
+
+[[collider]]
+shape = { box = { min = [-3.0, -1.0, 0.0], max = [-2.0, 1.0, 0.5] } }
+"#
+}
+
+#[test]
+fn exports_keep_bodies_apart_and_include_the_colliders() {
+    // Before: one merged mesh, no colliders, an empty frames/ for usd, a wrong final message.
+    let dir = tmp("bodies");
+    let scene = bodies_and_colliders_scene();
+    let (code, stderr, out) = run_scene(&dir, &scene, &["--export", "obj", "--export-colliders"]);
+    assert_eq!(code, 0, "{stderr}");
+    let frames = out.join("frames");
+    assert!(
+        stderr.contains(&format!(
+            "wrote {} … frame_0003.obj (4 frames) with objects soft cube, rod and the colliders",
+            frames.join("frame_0000.obj").display()
+        )),
+        "{stderr}"
+    );
+    // Objects in order, each with its own vertices: bodies, the marker, then the colliders.
+    let text = std::fs::read_to_string(frames.join("frame_0003.obj")).unwrap();
+    let mut objects: Vec<(String, usize)> = Vec::new();
+    let mut marker_at = None;
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix("o ") {
+            objects.push((name.to_string(), 0));
+        } else if line.starts_with("v ") {
+            objects.last_mut().expect("v inside an object").1 += 1;
+        } else if line.starts_with("# supple colliders:") {
+            marker_at = Some(objects.len());
+        }
+    }
+    let expected = [
+        ("soft_cube", 26),
+        ("rod", 7),
+        ("collider_plane_0", 4),
+        ("collider_sphere_1", 2 + 11 * 24),
+        ("collider_box_2", 8),
+    ];
+    assert_eq!(
+        objects,
+        expected.map(|(n, v)| (n.to_string(), v)).to_vec(),
+        "{text}"
+    );
+    assert_eq!(marker_at, Some(2));
+    // The sphere has moved by 1 m/s × 3/60 s along y in frame 3: its north pole is there.
+    let pole: Vec<f64> = text[text.find("o collider_sphere_1\nv ").unwrap() + 22..]
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(|c| c.parse().unwrap())
+        .collect();
+    assert!(
+        (pole[0] - 2.0).abs() + (pole[1] - 0.05).abs() + (pole[2] - 0.75).abs() < 1e-12,
+        "sphere pole at {pole:?}"
+    );
+    // check-frames leaves the collider meshes out, and with the scene finds no vertex inside.
+    for extra in [vec![], vec!["--scene", "SCENE"]] {
+        let extra: Vec<String> = extra
+            .iter()
+            .map(|a| a.replace("SCENE", dir.join("scene.toml").to_str().unwrap()))
+            .collect();
+        let check = Command::new(env!("CARGO_BIN_EXE_supple"))
+            .arg("check-frames")
+            .arg(&out)
+            .args(&extra)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let so = String::from_utf8_lossy(&check.stdout);
+        assert_eq!(check.status.code(), Some(0), "{so}");
+        let v: serde_json::Value = serde_json::from_str(so.trim()).unwrap();
+        assert_eq!(v["vertices"], 33, "{v}");
+    }
+    // USD: one prim per body, the colliders with the sphere's motion, and no frames/ folder.
+    let _ = std::fs::remove_dir_all(&out);
+    let (code, stderr, out) = run_scene(&dir, &scene, &["--export", "usd"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!out.join("frames").exists(), "usd leaves no frames/ folder");
+    assert!(
+        stderr.contains(&format!(
+            "wrote {} (4 time samples; prims /World/soft_cube, /World/rod, /World/colliders/plane_0, /World/colliders/sphere_1, /World/colliders/box_2)",
+            out.join("frames.usda").display()
+        )),
+        "{stderr}"
+    );
+    let args: Vec<String> = [
+        "--frames",
+        "4",
+        "--fps",
+        "60",
+        "--body",
+        "/World/soft_cube=Mesh:26",
+        "--body",
+        "/World/rod=BasisCurves:7",
+        "--collider",
+        "/World/colliders/plane_0=Mesh",
+        "--collider",
+        "/World/colliders/sphere_1=Sphere:moving",
+        "--collider",
+        "/World/colliders/box_2=Cube",
+        "--exact",
+    ]
+    .map(String::from)
+    .to_vec();
+    check_usd(&out.join("frames.usda"), &args);
+    // Collider meshes go with obj only (usd has them anyway).
+    let (code, stderr, _) = run_scene(&dir, &scene, &["--export", "ply", "--export-colliders"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--export-colliders"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn start_up_warnings_name_the_body() {
+    let dir = tmp("warnings");
+    // A clean scene warns about nothing.
+    let (code, stderr, _) = run_scene(&dir, TINY, &["--frames", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("warning:"), "{stderr}");
+    // Half the cube below the ground: its 9 lowest vertices are 5 cm inside.
+    let sunk = TINY.replace(
+        "translation = [0.0, 0.0, 0.1]",
+        "translation = [0.0, 0.0, 0.0]",
+    );
+    let (code, stderr, _) = run_scene(&dir, &sunk, &["--frames", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning: body 'cube' starts inside collider[0] (plane): 9 of its 27 vertices, the deepest 5.000e-2 m inside"),
+        "{stderr}"
+    );
+    // Sizes that look like the wrong unit.
+    for (scale, what) in [("2e4", "2.000e3 m across"), ("5e-4", "5.000e-5 m across")] {
+        let scene = TINY.replace(
+            "translation = [0.0, 0.0, 0.1]",
+            &format!("translation = [0.0, 0.0, 1e4]\nscale = {scale}"),
+        );
+        let (_, stderr, _) = run_scene(&dir, &scene, &["--frames", "1"]);
+        assert!(
+            stderr.contains(&format!("warning: body 'cube' is {what}")),
+            "{stderr}"
+        );
+    }
+    // An empty name: named body_0 in the warning's words and in the exports.
+    let unnamed = TINY.replace("name = \"cube\"", "name = \"\"");
+    let (code, stderr, out) = run_scene(&dir, &unnamed, &["--frames", "1", "--export", "obj"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("warning: body[0] has an empty name (exports call it 'body_0')"),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(out.join("frames").join("frame_0001.obj")).unwrap();
+    assert!(text.contains("\no body_0\n"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -87,8 +87,9 @@ fn run_trace_has_one_event_per_node_per_frame_summing_to_the_gpu_step_time() {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
     let frames = report["frames"].as_array().unwrap();
-    assert_eq!(frames.len(), 3);
-    for (k, frame) in frames.iter().enumerate() {
+    // Frame 0 is the initial state; frame k + 1 is what step k (trace `step` k) produced.
+    assert_eq!(frames.len(), 4);
+    for (k, frame) in frames.iter().skip(1).enumerate() {
         let in_step = |e: &&&serde_json::Value| e["args"]["step"].as_u64() == Some(k as u64);
         let node_us: f64 = nodes
             .iter()

@@ -1,6 +1,8 @@
 //! Export round trips: every writer's output is re-imported with `supple_mesh::load` and compared
 //! (same counts, same vertex order, positions exact or to the written precision), plus the
-//! per-frame writer, error paths and the USD stage (checked with Pixar's `pxr` when available).
+//! per-frame writer, error paths, atomic writes, OBJ objects per body with colliders, and the
+//! USD stages (one body, or one prim per body with the colliders), checked with Pixar's `pxr`
+//! (`SUPPLE_PYTHON` or `python3`; a missing `pxr` fails under `CI` or `SUPPLE_REQUIRE_USD`).
 
 use std::path::{Path, PathBuf};
 use supple_mesh::export::*;
@@ -499,22 +501,38 @@ fn usda_stage_with_curves() {
     assert!(w.with_curves(&[vec![0, 1]], &[]).is_err());
 }
 
-#[test]
-fn usda_stage_opens_in_pixar_usd() {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../usd/check_usd.py");
-    let has_pxr = std::process::Command::new("python3")
+/// The Python interpreter with Pixar's USD (`pxr`): `SUPPLE_PYTHON` or `python3`. `None` (the
+/// check is reported NOT RUN) on a machine without it, unless `CI` or `SUPPLE_REQUIRE_USD` is
+/// set, as `scripts/dev.sh test` does: then a missing `pxr` fails.
+fn usd_python() -> Option<String> {
+    let python = std::env::var("SUPPLE_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_pxr = std::process::Command::new(&python)
         .args(["-c", "import pxr"])
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
-    if !has_pxr {
-        println!("USD check NOT RUN: python3 with the `pxr` module (pip install usd-core) is not available here");
-        return;
+    let required = std::env::var_os("CI").is_some_and(|v| !v.is_empty())
+        || std::env::var_os("SUPPLE_REQUIRE_USD").is_some_and(|v| v != "0");
+    if has_pxr {
+        Some(python)
+    } else if required {
+        panic!("{python} has no `pxr` module: install usd-core (scripts/dev.sh test does)");
+    } else {
+        println!("USD check NOT RUN: {python} has no `pxr` module (pip install usd-core)");
+        None
     }
+}
+
+#[test]
+fn usda_stage_opens_in_pixar_usd() {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../usd/check_usd.py");
+    let Some(python) = usd_python() else {
+        return;
+    };
     let d = tmp_dir("pxr");
     let p = d.join("stage.usda");
     let (m, nsurf) = write_test_stage(&p);
-    let out = std::process::Command::new("python3")
+    let out = std::process::Command::new(&python)
         .arg(&script)
         .arg(&p)
         .args([
@@ -544,7 +562,7 @@ fn usda_stage_opens_in_pixar_usd() {
     let p = d.join("rods.usda");
     let (nmesh, counts) = write_curves_stage(&p);
     let counts: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
-    let out = std::process::Command::new("python3")
+    let out = std::process::Command::new(&python)
         .arg(&script)
         .arg(&p)
         .args(["--mesh", "/World/body", "--points", &nmesh.to_string()])
@@ -559,5 +577,307 @@ fn usda_stage_opens_in_pixar_usd() {
     assert!(
         so.contains("BasisCurves /World/body_curves: 2 curves"),
         "{so}"
+    );
+}
+
+#[test]
+fn atomic_writes_leave_no_partial_file() {
+    let d = tmp_dir("atomic");
+    let p = d.join("a.txt");
+    write_atomically(&p, |w| std::io::Write::write_all(w, b"first")).expect("write");
+    assert_eq!(std::fs::read(&p).expect("read"), b"first");
+    // A writer that fails half-way: the old file stays whole, no temporary file is left.
+    let e = write_atomically(&p, |w| {
+        std::io::Write::write_all(w, b"half")?;
+        Err(std::io::Error::other("disk trouble"))
+    })
+    .unwrap_err();
+    assert!(e.to_string().starts_with(&p.display().to_string()), "{e}");
+    assert_eq!(std::fs::read(&p).expect("read"), b"first");
+    let names: Vec<String> = std::fs::read_dir(&d)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["a.txt"]);
+    // The temporary name is hidden, in the same folder, and never a frame file's name.
+    let tmp = temporary_path(&d.join("frame_0001.obj")).expect("tmp");
+    assert_eq!(tmp.parent(), Some(d.as_path()));
+    let name = tmp
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        name.starts_with(".frame_0001.obj.") && name.ends_with(".supple-tmp"),
+        "{name}"
+    );
+    // A folder is refused, naming it.
+    let e = write_atomically(&d, |_| Ok(())).unwrap_err();
+    assert!(e.to_string().contains("is a folder"), "{e}");
+    // A full disk is an error naming the path (a device is written in place, never replaced).
+    #[cfg(target_os = "linux")]
+    {
+        let full = Path::new("/dev/full");
+        let e = write_obj(full, &test_surface()).unwrap_err();
+        assert!(e.to_string().starts_with("/dev/full"), "{e}");
+        assert!(full.metadata().is_ok_and(|m| !m.is_file()));
+    }
+}
+
+#[test]
+fn obj_objects_keep_bodies_apart_and_colliders_after_the_marker() {
+    let d = tmp_dir("obj-objects");
+    let (s, curves) = surface_with_rods();
+    let n = test_surface().positions.len();
+    let quad = [
+        [0.0, 0.0, -1.0],
+        [1.0, 0.0, -1.0],
+        [1.0, 1.0, -1.0],
+        [0.0, 1.0, -1.0],
+    ];
+    let body = ObjObject {
+        name: "cloth one",
+        positions: &s.positions[..n],
+        triangles: &s.triangles,
+        curves: &[],
+    };
+    // The rods' vertices and polylines in their own object, with local indices.
+    let local: Vec<Vec<u32>> = curves
+        .iter()
+        .map(|c| c.iter().map(|&v| v - n as u32).collect())
+        .collect();
+    let rods = ObjObject {
+        name: "rods",
+        positions: &s.positions[n..],
+        triangles: &[],
+        curves: &local,
+    };
+    let ground = ObjObject {
+        name: "collider_plane_0",
+        positions: &quad,
+        triangles: &[[0, 1, 2], [0, 2, 3]],
+        curves: &[],
+    };
+    let p = d.join("f.obj");
+    write_obj_objects(&p, &[body, rods], &[ground]).expect("write");
+    let text = std::fs::read_to_string(&p).expect("read");
+    let objects: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("o ")).collect();
+    assert_eq!(objects, ["cloth_one", "rods", "collider_plane_0"]);
+    let marker = text.find(OBJ_COLLIDERS_MARKER).expect("marker");
+    assert!(
+        marker > text.find("o rods").expect("rods") && marker < text.find("o collider").expect("c")
+    );
+    // Read back: the bodies' vertices come first in order, with global indices.
+    let l = load(&p);
+    assert_eq!(&l.surface.positions[..s.positions.len()], &s.positions[..]);
+    assert_eq!(&l.surface.triangles[..s.triangles.len()], &s.triangles[..]);
+    assert_eq!(l.polylines, curves);
+    let m = s.positions.len() as u32;
+    assert_eq!(
+        &l.surface.triangles[s.triangles.len()..],
+        &[[m, m + 1, m + 2], [m, m + 2, m + 3]]
+    );
+    // Out-of-range local indices are refused, naming the object.
+    let bad = ObjObject {
+        name: "bad",
+        positions: &quad,
+        triangles: &[[0, 1, 4]],
+        curves: &[],
+    };
+    let e = write_obj_objects(d.join("bad.obj"), &[bad], &[]).unwrap_err();
+    assert!(e.to_string().contains("object 'bad'"), "{e}");
+}
+
+/// A stage of three bodies (a cloth, two rods as one body, a body whose name needs fixing and
+/// repeats) and the three collider kinds, one moving; returns the point counts per body prim.
+fn write_bodies_stage(path: &Path) -> Vec<(String, &'static str, usize)> {
+    let (s, curves) = surface_with_rods();
+    let n = test_surface().positions.len() as u32;
+    let m = s.positions.len() as u32;
+    let half = s.triangles.len() / 2;
+    let bodies = vec![
+        UsdBody {
+            name: "cloth".into(),
+            vertices: (0..n).collect(),
+            triangles: s.triangles[..half].to_vec(),
+            ..UsdBody::default()
+        },
+        UsdBody {
+            name: "2 rods".into(),
+            vertices: (n..m).collect(),
+            curves: curves
+                .iter()
+                .map(|c| c.iter().map(|&v| v - n).collect())
+                .collect(),
+            curve_widths: vec![0.002, 0.004],
+            ..UsdBody::default()
+        },
+        UsdBody {
+            name: "cloth".into(),
+            vertices: (0..n).collect(),
+            triangles: s.triangles[half..].to_vec(),
+            ..UsdBody::default()
+        },
+    ];
+    let used = |tris: &[[u32; 3]]| {
+        let mut v: Vec<u32> = tris.iter().flatten().copied().collect();
+        v.sort();
+        v.dedup();
+        v.len()
+    };
+    let colliders = [
+        UsdCollider {
+            name: "plane_0".into(),
+            shape: UsdColliderShape::Plane {
+                point: [0.0, 0.0, -0.5],
+                normal: [0.0, 0.0, 1.0],
+                half_size: 3.0,
+            },
+            velocity: [0.0; 3],
+        },
+        UsdCollider {
+            name: "sphere_1".into(),
+            shape: UsdColliderShape::Sphere {
+                center: [0.0, 0.0, 1.0],
+                radius: 0.25,
+            },
+            velocity: [0.0, 0.0, -3.0],
+        },
+        UsdCollider {
+            name: "box_2".into(),
+            shape: UsdColliderShape::Box {
+                min: [2.0, 0.0, 0.0],
+                max: [3.0, 0.5, 0.25],
+            },
+            velocity: [0.0; 3],
+        },
+    ];
+    let opts = UsdOptions {
+        fps: 30.0,
+        ..UsdOptions::default()
+    };
+    let mut w = UsdWriter::bodies(path, m as usize, &bodies, &opts)
+        .and_then(|w| w.with_colliders(&colliders))
+        .expect("writer");
+    assert_eq!(
+        w.prim_paths(),
+        [
+            "/World/cloth",
+            "/World/_2_rods",
+            "/World/cloth_2",
+            "/World/colliders/plane_0",
+            "/World/colliders/sphere_1",
+            "/World/colliders/box_2"
+        ]
+    );
+    for f in 0..3 {
+        let pos: Vec<[f64; 3]> = s
+            .positions
+            .iter()
+            .map(|p| [p[0], p[1] + 0.5 * f as f64, p[2]])
+            .collect();
+        w.write_frame(&pos).expect("frame");
+    }
+    w.finish().expect("finish");
+    vec![
+        ("/World/cloth".into(), "Mesh", used(&s.triangles[..half])),
+        ("/World/_2_rods".into(), "BasisCurves", 8),
+        ("/World/cloth_2".into(), "Mesh", used(&s.triangles[half..])),
+    ]
+}
+
+#[test]
+fn usda_stage_of_bodies_and_colliders() {
+    let d = tmp_dir("usd-bodies");
+    let p = d.join("scene.usda");
+    let prims = write_bodies_stage(&p);
+    let text = std::fs::read_to_string(&p).expect("read");
+    for key in [
+        "def Mesh \"cloth\"",
+        "def BasisCurves \"_2_rods\"",
+        "def Mesh \"cloth_2\"",
+        "def Xform \"colliders\"",
+        "def Mesh \"plane_0\"",
+        "def Sphere \"sphere_1\"",
+        "double radius = 0.25",
+        "def Cube \"box_2\"",
+        "double size = 1",
+        "float3 xformOp:scale = (1, 0.5, 0.25)",
+        "double3 xformOp:translate = (2.5, 0.25, 0.125)",
+    ] {
+        assert!(text.contains(key), "missing {key}:\n{text}");
+    }
+    // The sphere falls at 3 m/s: time code k is at k / 30 s.
+    let samples: String = (0..3)
+        .map(|k| {
+            format!(
+                "                {k}: (0, 0, {}),\n",
+                1.0 - 3.0 * (k as f64 / 30.0)
+            )
+        })
+        .collect();
+    assert!(
+        text.contains(&format!(
+            "double3 xformOp:translate.timeSamples = {{\n{samples}"
+        )),
+        "{text}"
+    );
+    for (path, _, points) in &prims {
+        let name = path.rsplit('/').next().expect("name");
+        assert_eq!(
+            usda_point_samples(&text, name),
+            (0..3).map(|t| (t as f64, *points)).collect::<Vec<_>>(),
+            "{name}"
+        );
+    }
+    // Bad bodies and colliders are refused, naming them.
+    let bad = UsdBody {
+        name: "empty".into(),
+        vertices: vec![0],
+        ..UsdBody::default()
+    };
+    let e = UsdWriter::bodies(d.join("x.usda"), 1, &[bad], &UsdOptions::default())
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("body 0 ('empty')"), "{e}");
+    let bad = UsdCollider {
+        name: "flat".into(),
+        shape: UsdColliderShape::Box {
+            min: [0.0; 3],
+            max: [1.0, 1.0, 0.0],
+        },
+        velocity: [0.0; 3],
+    };
+    let one = UsdBody {
+        name: "one".into(),
+        vertices: vec![0, 1, 2],
+        triangles: vec![[0, 1, 2]],
+        ..UsdBody::default()
+    };
+    let e = UsdWriter::bodies(d.join("x.usda"), 3, &[one], &UsdOptions::default())
+        .and_then(|w| w.with_colliders(&[bad]))
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("collider 0 ('flat')"), "{e}");
+    let Some(python) = usd_python() else {
+        return;
+    };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../usd/check_usd.py");
+    let mut cmd = std::process::Command::new(&python);
+    cmd.arg(&script)
+        .arg(&p)
+        .args(["--frames", "3", "--fps", "30", "--exact"]);
+    for (path, kind, points) in &prims {
+        cmd.args(["--body", &format!("{path}={kind}:{points}")]);
+    }
+    cmd.args(["--collider", "/World/colliders/plane_0=Mesh"]);
+    cmd.args(["--collider", "/World/colliders/sphere_1=Sphere:moving"]);
+    cmd.args(["--collider", "/World/colliders/box_2=Cube"]);
+    let out = cmd.output().expect("run python");
+    let so = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && so.contains("USD check OK"),
+        "{so}{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -5,18 +5,33 @@
 //! `supple::intersection_check`. Polylines (`l` lines: rod centrelines) must keep their
 //! topology; their segments are checked as curves (edges, and their vertices against triangles).
 //!
-//! Exit code 0 when clean, 1 when a frame intersects, a transition collides or a pair stays
-//! undecided, 2 on bad input (one line `error: ...` on stderr).
+//! With `--scene SCENE` every vertex of every frame is also checked against the scene's analytic
+//! colliders at the frame's time (from the run's report.json when it is there, else
+//! `k / frame_rate`): a signed distance below the collider's offset is a finding.
+//!
+//! Collider meshes that `supple run --export-colliders` appends after the bodies (after the
+//! `# supple colliders:` line) are not simulated geometry and are left out.
+//!
+//! Exit code 0 when clean, 1 when a frame intersects, a transition collides, a pair stays
+//! undecided or a vertex is inside a collider, 2 on bad input (one line `error: ...` on stderr).
 
+use crate::colliders;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use supple::intersection_check::{self as ic, Surface};
+use supple::mesh::export::OBJ_COLLIDERS_MARKER;
+use supple::scene::{Collider, Scene};
 
 /// Options of `supple check-frames`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Folder holding frame_0000.obj, frame_0001.obj, ... (as `supple run --export obj` writes).
+    /// `supple run`'s output folder (its `frames/` is read) or a folder holding frame_0000.obj,
+    /// frame_0001.obj, ... (as `supple run --export obj` writes).
     dir: PathBuf,
+    /// Also check every frame's vertices against this scene's colliders (signed distance below
+    /// the collider's offset is a finding).
+    #[arg(long, value_name = "SCENE.toml")]
+    scene: Option<PathBuf>,
     /// Distance in metres at or below which two primitives count as touching.
     #[arg(long, default_value_t = 1e-9, value_name = "M")]
     eta: f64,
@@ -49,8 +64,53 @@ struct Summary {
     triangles: usize,
     /// Polylines (`l` lines, rods) per frame; their segments are checked as curves.
     polylines: usize,
+    /// With `--scene`: frames with a vertex closer to a collider than its offset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    collider_frames: Option<usize>,
+    /// With `--scene`: the smallest signed distance of any vertex to any collider (m).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    min_collider_distance: Option<f64>,
+    /// With `--scene`: where the frame times came from (`DIR/report.json` or `k / frame_rate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    times_from: Option<String>,
+    /// With `--scene`: for the first frames that have one, their deepest vertex.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    collider_findings: Vec<ColliderFinding>,
     /// The first problems found, one line each.
     problems: Vec<String>,
+}
+
+/// The deepest vertex of a frame with vertices closer to a collider than its offset.
+#[derive(Serialize)]
+struct ColliderFinding {
+    /// Frame index.
+    frame: usize,
+    /// Simulated time of the frame (s).
+    time: f64,
+    /// Vertex index in the frame file (0-based).
+    vertex: usize,
+    /// The body (OBJ object) holding the vertex, when the file names objects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    body: Option<String>,
+    /// Index of the collider in the scene.
+    collider: usize,
+    /// Its signed distance to the collider (m; negative inside).
+    distance: f64,
+    /// The collider's offset (m).
+    offset: f64,
+    /// Vertices of the frame closer to some collider than its offset.
+    vertices: usize,
+}
+
+/// The folder holding the frames: `dir/frames` when `dir` is a `supple run` output folder
+/// (it has a `frames/` folder), else `dir`.
+fn frames_folder(dir: &Path) -> PathBuf {
+    let sub = dir.join("frames");
+    if sub.is_dir() {
+        sub
+    } else {
+        dir.to_path_buf()
+    }
 }
 
 /// The frame files of `dir`, in order; they must be numbered 0, 1, 2, ... without gaps.
@@ -100,15 +160,200 @@ struct Frame {
     positions: Vec<[f64; 3]>,
     triangles: Vec<[u32; 3]>,
     polylines: Vec<Vec<u32>>,
+    /// `o NAME` objects: name and first vertex (0-based), in file order.
+    objects: Vec<(String, usize)>,
 }
 
+/// Loads an OBJ frame; what follows the colliders marker (collider meshes) is left out.
 fn load(path: &Path) -> Result<Frame, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let mut vertices = 0usize;
+    let mut objects = Vec::new();
+    let mut bodies_end = None;
+    for line in text.lines() {
+        let line = line.trim_start();
+        if line.starts_with(OBJ_COLLIDERS_MARKER) {
+            bodies_end = Some(vertices);
+            break;
+        }
+        if line.starts_with("v ") || line.starts_with("v\t") {
+            vertices += 1;
+        } else if let Some(name) = line.strip_prefix("o ") {
+            objects.push((name.trim().to_string(), vertices));
+        }
+    }
     let loaded = supple::mesh::load(path).map_err(|e| e.to_string())?;
-    Ok(Frame {
+    let mut frame = Frame {
         positions: loaded.surface.positions,
         triangles: loaded.surface.triangles,
         polylines: loaded.polylines,
-    })
+        objects,
+    };
+    if let Some(n) = bodies_end {
+        let keep = |v: &u32| (*v as usize) < n;
+        frame.positions.truncate(n);
+        frame.triangles.retain(|t| t.iter().all(keep));
+        frame.polylines.retain(|l| l.iter().all(keep));
+    }
+    Ok(frame)
+}
+
+/// The scene's colliders and the time of each of `frames` frames: `frames[k].time` of the run's
+/// report.json (beside `frames_dir`, or in it) when it has one for every frame, else
+/// `k / frame_rate`; and where the times came from.
+fn collider_times(
+    scene_path: &Path,
+    frames_dir: &Path,
+    frames: usize,
+) -> Result<(Vec<Collider>, Vec<f64>, String), String> {
+    let scene = Scene::load(scene_path, &[]).map_err(|e| e.to_string())?;
+    let rate = scene.simulation.frame_rate;
+    let candidates = [
+        frames_dir.parent().map(|p| p.join("report.json")),
+        Some(frames_dir.join("report.json")),
+    ];
+    for report in candidates.into_iter().flatten() {
+        let Ok(text) = std::fs::read_to_string(&report) else {
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not JSON: {e}", report.display()))?;
+        let times: Option<Vec<f64>> = v["frames"].as_array().and_then(|fr| {
+            (fr.len() == frames)
+                .then(|| fr.iter().map(|f| f["time"].as_f64()).collect())
+                .flatten()
+        });
+        if let Some(t) = times {
+            return Ok((scene.colliders, t, report.display().to_string()));
+        }
+    }
+    let times = (0..frames).map(|k| k as f64 / rate).collect();
+    Ok((
+        scene.colliders,
+        times,
+        format!("k / frame_rate ({rate} Hz; no report.json with a time for every frame)"),
+    ))
+}
+
+/// The object (body) holding vertex `v` of a frame.
+fn body_of(objects: &[(String, usize)], v: usize) -> Option<String> {
+    objects
+        .iter()
+        .rev()
+        .find(|(_, first)| *first <= v)
+        .map(|(n, _)| n.clone())
+}
+
+/// The vertices of one frame closer to a collider than its offset.
+#[derive(Default)]
+struct ColliderHits {
+    /// How many.
+    count: usize,
+    /// The deepest (relative to its collider's offset): vertex, collider, signed distance,
+    /// offset.
+    worst: Option<(usize, usize, f64, f64)>,
+    /// The smallest signed distance of any vertex to any collider (m).
+    min_distance: f64,
+}
+
+/// Checks the vertices `x` of a frame at time `t` against `colliders`.
+fn collider_check(colliders: &[Collider], x: &[[f64; 3]], t: f64) -> ColliderHits {
+    let offsets: Vec<f64> = colliders.iter().map(colliders::offset).collect();
+    let mut hits = ColliderHits {
+        min_distance: f64::INFINITY,
+        ..ColliderHits::default()
+    };
+    for (v, &p) in x.iter().enumerate() {
+        let mut inside = false;
+        for (c, col) in colliders.iter().enumerate() {
+            let d = colliders::signed_distance(col, p, t);
+            hits.min_distance = hits.min_distance.min(d);
+            if d < offsets[c] {
+                inside = true;
+                if hits
+                    .worst
+                    .is_none_or(|(_, _, wd, wo)| d - offsets[c] < wd - wo)
+                {
+                    hits.worst = Some((v, c, d, offsets[c]));
+                }
+            }
+        }
+        hits.count += inside as usize;
+    }
+    hits
+}
+
+/// Loads frame `path` and checks that it has the topology of the first frame `first_path`
+/// (`surface`, `polylines`); returns its positions.
+fn load_like(
+    path: &Path,
+    first_path: &Path,
+    surface: &Surface,
+    polylines: &[Vec<u32>],
+) -> Result<Vec<[f64; 3]>, String> {
+    let f = load(path)?;
+    if f.positions.len() != surface.num_vertices() {
+        return Err(format!(
+            "{}: {} vertices, but {} has {} (every frame must have the same vertices)",
+            path.display(),
+            f.positions.len(),
+            first_path.display(),
+            surface.num_vertices()
+        ));
+    }
+    if f.triangles != surface.triangles() {
+        return Err(format!(
+            "{}: the triangles differ from those of {} (the topology must not change)",
+            path.display(),
+            first_path.display()
+        ));
+    }
+    if f.polylines != polylines {
+        return Err(format!(
+            "{}: the polylines differ from those of {} (the topology must not change)",
+            path.display(),
+            first_path.display()
+        ));
+    }
+    Ok(f.positions)
+}
+
+/// Adds frame `frame`'s collider hits (at time `time`) to the summary: a problem line and a
+/// finding for its deepest vertex.
+fn report_collider_hits(
+    summary: &mut Summary,
+    hits: &ColliderHits,
+    colliders: &[Collider],
+    objects: &[(String, usize)],
+    frame: usize,
+    time: f64,
+) {
+    let Some((v, c, d, offset)) = hits.worst else {
+        return;
+    };
+    *summary.collider_frames.get_or_insert(0) += 1;
+    let body = body_of(objects, v);
+    let named = body.as_ref().map(|b| format!(" ({b})")).unwrap_or_default();
+    if summary.problems.len() < MAX_PROBLEMS {
+        summary.problems.push(format!(
+            "frame {frame} (t = {time} s): {} vertices closer to a collider than its offset, e.g. vertex {v}{named} at signed distance {d:e} m from collider[{c}] ({}, offset {offset} m)",
+            hits.count,
+            colliders::shape_name(&colliders[c])
+        ));
+    }
+    if summary.collider_findings.len() < MAX_PROBLEMS {
+        summary.collider_findings.push(ColliderFinding {
+            frame,
+            time,
+            vertex: v,
+            body,
+            collider: c,
+            distance: d,
+            offset,
+            vertices: hits.count,
+        });
+    }
 }
 
 fn check(args: &Args) -> Result<Summary, String> {
@@ -118,7 +363,12 @@ fn check(args: &Args) -> Result<Summary, String> {
             args.eta
         ));
     }
-    let files = frame_files(&args.dir)?;
+    let frames_dir = frames_folder(&args.dir);
+    let files = frame_files(&frames_dir)?;
+    let colliders = match &args.scene {
+        Some(p) => Some(collider_times(p, &frames_dir, files.len())?),
+        None => None,
+    };
     let first = load(&files[0])?;
     let segments: Vec<[u32; 2]> = first
         .polylines
@@ -138,8 +388,14 @@ fn check(args: &Args) -> Result<Summary, String> {
         vertices: first.positions.len(),
         triangles: first.triangles.len(),
         polylines: first.polylines.len(),
+        collider_frames: colliders.as_ref().map(|_| 0),
+        min_collider_distance: None,
+        times_from: colliders.as_ref().map(|(_, _, from)| from.clone()),
+        collider_findings: Vec::new(),
         problems: Vec::new(),
     };
+    let mut min_collider = f64::INFINITY;
+    let objects = first.objects.clone();
     let mut min_d = f64::INFINITY;
     let problem = |s: &mut Summary, line: String| {
         if s.problems.len() < MAX_PROBLEMS {
@@ -152,32 +408,13 @@ fn check(args: &Args) -> Result<Summary, String> {
         let x = if let Some(x) = first_positions.take() {
             x
         } else {
-            let f = load(path)?;
-            if f.positions.len() != surface.num_vertices() {
-                return Err(format!(
-                    "{}: {} vertices, but {} has {} (every frame must have the same vertices)",
-                    path.display(),
-                    f.positions.len(),
-                    files[0].display(),
-                    surface.num_vertices()
-                ));
-            }
-            if f.triangles != surface.triangles() {
-                return Err(format!(
-                    "{}: the triangles differ from those of {} (the topology must not change)",
-                    path.display(),
-                    files[0].display()
-                ));
-            }
-            if f.polylines != first.polylines {
-                return Err(format!(
-                    "{}: the polylines differ from those of {} (the topology must not change)",
-                    path.display(),
-                    files[0].display()
-                ));
-            }
-            f.positions
+            load_like(path, &files[0], &surface, &first.polylines)?
         };
+        if let Some((cs, times, _)) = &colliders {
+            let hits = collider_check(cs, &x, times[i]);
+            min_collider = min_collider.min(hits.min_distance);
+            report_collider_hits(&mut summary, &hits, cs, &objects, i, times[i]);
+        }
         let hits = ic::frame_intersections(&surface, &x);
         if let Some(h) = hits.first() {
             summary.intersecting_frames += 1;
@@ -232,6 +469,7 @@ fn check(args: &Args) -> Result<Summary, String> {
         prev = Some(x);
     }
     summary.min_distance = min_d.is_finite().then_some(min_d);
+    summary.min_collider_distance = min_collider.is_finite().then_some(min_collider);
     Ok(summary)
 }
 
@@ -246,7 +484,8 @@ pub fn run(args: &Args) -> u8 {
     };
     let clean = summary.intersecting_frames == 0
         && summary.colliding_transitions == 0
-        && summary.uncertain_pairs == 0;
+        && summary.uncertain_pairs == 0
+        && summary.collider_frames.unwrap_or(0) == 0;
     if args.json {
         match serde_json::to_string(&summary) {
             Ok(s) => println!("{s}"),
@@ -272,6 +511,16 @@ pub fn run(args: &Args) -> u8 {
             Some(d) => println!("min distance:          {d:e} m"),
             None => {
                 println!("min distance:          none (no pair of primitives sharing no vertex)")
+            }
+        }
+        if let Some(n) = summary.collider_frames {
+            println!("frames inside colliders: {n}");
+            match summary.min_collider_distance {
+                Some(d) => println!("min collider distance: {d:e} m"),
+                None => println!("min collider distance: none (no colliders)"),
+            }
+            if let Some(t) = &summary.times_from {
+                println!("frame times from:      {t}");
             }
         }
         for p in &summary.problems {

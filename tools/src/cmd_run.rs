@@ -1,6 +1,9 @@
 //! `supple run [SCENE]`: simulates a scene (or the embedded default scene), writes per-frame
-//! surfaces, a `report.json` and a `preview.png` of chosen frames, and prints progress.
+//! surfaces (frame 0 is the initial state, frame k the state after k frames), a `report.json`
+//! and a `preview.png` of chosen frames, and prints progress. Every output path is checked before
+//! the first step, and report.json is written even when the run fails part-way.
 
+use crate::run_output::{FrameExport, OutputPaths, RunError};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -32,16 +35,26 @@ pub struct Args {
     /// frame and the host's recording, submission, readback and export spans to this file.
     #[arg(long, value_name = "FILE.json")]
     trace: Option<PathBuf>,
+    /// Also write the colliders into each OBJ frame as simple meshes (objects after the
+    /// bodies'; `supple check-frames` ignores them). USD stages always hold the colliders.
+    #[arg(long)]
+    export_colliders: bool,
 }
 
+/// One frame of report.json: frame `k` is the file `frame_k`, the state after `k` frames.
 #[derive(Serialize)]
 struct FrameReport {
     frame: u32,
+    /// Simulated time of the state (s): 0 for frame 0.
+    time: f64,
+    /// The solver statistics of the step that led here (none for frame 0, the initial state).
     #[serde(flatten)]
-    stats: FrameStats,
+    stats: Option<FrameStats>,
     min_volume_ratio: f64,
     max_speed: f64,
-    wall_ms: f64,
+    /// Wall milliseconds of the step and the position readback (none for frame 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wall_ms: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -53,193 +66,262 @@ struct Report {
     tets: usize,
     time_step: f64,
     substeps: u32,
+    frame_rate: f64,
     frames: Vec<FrameReport>,
     ms_per_frame_median: f64,
+    /// Why the run stopped early or failed at the end; absent when it succeeded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
     #[serde(flatten)]
     meta: crate::run_meta::RunMeta,
 }
 
-/// Exit code 2 for scene problems, 1 for device/runtime failures.
-pub fn run(args: &Args) -> Result<(), (i32, String)> {
-    let (text, name) = match &args.scene {
-        Some(p) => (
-            std::fs::read_to_string(p)
-                .map_err(|e| (2, format!("{}: cannot read: {e}", p.display())))?,
-            p.display().to_string(),
-        ),
-        None => (DEFAULT_SCENE.to_string(), "default scene".to_string()),
+/// What the frame loop accumulates.
+struct RunState {
+    /// Frames to step (the files are frames 0 ..= total).
+    total: u32,
+    /// Frames drawn into preview.png.
+    preview_frames: Vec<u32>,
+    preview: Vec<crate::preview::PreviewFrame>,
+    /// Every frame's surface for `--export html` (empty otherwise).
+    html_frames: Vec<(u32, Vec<[f32; 3]>)>,
+    /// Whether `--export html` was given.
+    html: bool,
+    reports: Vec<FrameReport>,
+    /// Wall milliseconds per stepped frame.
+    times: Vec<f64>,
+    /// Host time span of each step (for the trace).
+    steps: Vec<(Instant, Instant)>,
+}
+
+/// Reads the scene (the embedded default when none is given) with the command line's
+/// overrides applied; returns it and its name for reports.
+fn prepare(args: &Args) -> Result<(Scene, String), RunError> {
+    let name = match &args.scene {
+        Some(p) => p.display().to_string(),
+        None => "default scene".to_string(),
     };
     let mut sets = args.set.clone();
     if let Some(f) = args.frames {
         sets.push(format!("simulation.frames={f}"));
     }
-    let html = args.export.as_deref() == Some("html");
-    if let Some(e) = args.export.as_ref().filter(|_| !html) {
+    if let Some(e) = args.export.as_ref().filter(|e| *e != "html") {
         sets.push(format!("output.export=\"{e}\""));
     }
     let mut scene = match &args.scene {
-        Some(p) => Scene::load(p, &sets),
-        None => Scene::parse(&text, &name, &sets),
+        Some(p) => {
+            if let Err(e) = std::fs::metadata(p) {
+                return Err((2, format!("{}: cannot read: {e}", p.display())));
+            }
+            Scene::load(p, &sets)
+        }
+        None => Scene::parse(DEFAULT_SCENE, &name, &sets),
     }
     .map_err(|e| (2, e.to_string()))?;
     if let Some(o) = &args.out {
         scene.output.dir = o.clone();
     }
+    if args.export_colliders
+        && !matches!(
+            scene.output.export,
+            Some(ExportFormat::Obj | ExportFormat::Usd)
+        )
+    {
+        return Err((
+            2,
+            "--export-colliders: colliders are exported with --export obj (as meshes) and usd (always)"
+                .into(),
+        ));
+    }
+    Ok((scene, name))
+}
+
+impl RunState {
+    fn new(scene: &Scene, html: bool) -> RunState {
+        let total = scene.simulation.frames;
+        // Preview frames: the scene's choice, else the first, middle and last.
+        let preview_frames: Vec<u32> = if scene.output.preview_frames.is_empty() {
+            let mut v = vec![0, total / 2, total];
+            v.dedup();
+            v
+        } else {
+            scene
+                .output
+                .preview_frames
+                .iter()
+                .copied()
+                .filter(|&f| f <= total)
+                .collect()
+        };
+        RunState {
+            total,
+            preview_frames,
+            preview: Vec::new(),
+            html_frames: Vec::new(),
+            html,
+            reports: Vec::new(),
+            times: Vec::new(),
+            steps: Vec::new(),
+        }
+    }
+}
+
+/// Reads back the state after `frame` frames (stepped from `t0` with `stats`, or the initial
+/// state) and records and exports it.
+fn record_frame(
+    ctx: &supple::Context,
+    scene: &Scene,
+    sim: &Simulation,
+    export: &mut FrameExport,
+    st: &mut RunState,
+    frame: u32,
+    step: Option<(Instant, FrameStats)>,
+) -> Result<(), RunError> {
+    let failed = |e: SimError| (1, format!("frame {frame}: {e}"));
+    let t_read = Instant::now();
+    let x = sim.positions().map_err(failed)?;
+    let wall_ms = step.map(|(t0, _)| t0.elapsed().as_secs_f64() * 1e3);
+    let v = sim.velocities().map_err(failed)?;
+    ctx.trace_host_span("readback", "readback", t_read, Instant::now());
+    let t_export = Instant::now();
+    let max_speed = v
+        .iter()
+        .map(|p| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt())
+        .fold(0.0, f64::max);
+    let surf: Vec<[f64; 3]> = sim
+        .surface_vertices()
+        .iter()
+        .map(|&i| x[i as usize])
+        .collect();
+    let time = sim.time();
+    st.times.extend(wall_ms);
+    st.reports.push(FrameReport {
+        frame,
+        time,
+        stats: step.map(|(_, s)| s),
+        min_volume_ratio: sim.min_volume_ratio(&x),
+        max_speed,
+        wall_ms,
+    });
+    export.write(frame, time, scene, sim, &x, &surf)?;
+    if st.html {
+        st.html_frames
+            .push((frame, surf.iter().map(|p| p.map(|c| c as f32)).collect()));
+    }
+    if st.preview_frames.contains(&frame) {
+        st.preview.push(crate::preview::PreviewFrame {
+            frame,
+            time,
+            positions: surf,
+        });
+    }
+    ctx.trace_host_span("export", "export", t_export, Instant::now());
+    if let Some((t0, _)) = step {
+        st.steps.push((t0, Instant::now()));
+    }
+    Ok(())
+}
+
+/// Records the initial state as frame 0, then steps `st.total` frames, recording each.
+fn simulate(
+    ctx: &supple::Context,
+    scene: &Scene,
+    sim: &mut Simulation,
+    export: &mut FrameExport,
+    st: &mut RunState,
+) -> Result<(), RunError> {
+    record_frame(ctx, scene, sim, export, st, 0, None)?;
+    let started = Instant::now();
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let total = st.total;
+    for frame in 1..=total {
+        let t0 = Instant::now();
+        let stats = sim
+            .step_frame()
+            .map_err(|e| (1, format!("frame {frame}: {e}")))?;
+        record_frame(ctx, scene, sim, export, st, frame, Some((t0, stats)))?;
+        let fps = frame as f64 / started.elapsed().as_secs_f64();
+        let line = format!(
+            "[run] frame {frame:>4}/{total}  {fps:6.2} frames/s  newton {:>3}  pcg {:>5}",
+            stats.newton_iterations, stats.pcg_iterations
+        );
+        if tty {
+            eprint!("\r{line}");
+        } else if frame % 10 == 0 || frame == total {
+            eprintln!("{line}");
+        }
+    }
+    if tty && total > 0 {
+        eprintln!();
+    }
+    Ok(())
+}
+
+/// Writes the Chrome trace of the run to `path`, if tracing was on.
+fn write_trace(
+    ctx: &supple::Context,
+    path: &std::path::Path,
+    steps: &[(Instant, Instant)],
+) -> Result<Option<String>, RunError> {
+    let Some(trace) = ctx.take_trace() else {
+        return Ok(None);
+    };
+    supple::mesh::export::write_atomically(path, |w| {
+        serde_json::to_writer(w, &trace.to_chrome_json(steps)).map_err(std::io::Error::other)
+    })
+    .map_err(|e| (1, e.to_string()))?;
+    Ok(Some(format!(
+        "{} (the trace of {} graph runs)",
+        path.display(),
+        trace.graph_runs.len()
+    )))
+}
+
+/// Exit code 2 for scene and output-path problems, 1 for device/runtime failures.
+pub fn run(args: &Args) -> Result<(), RunError> {
+    let (scene, name) = prepare(args)?;
+    let paths = OutputPaths::of(&scene, args.trace.as_deref());
+    paths.check()?;
     let ctx =
         supple::Context::new(supple::ContextOptions::from_env()).map_err(|e| (1, e.to_string()))?;
     if args.trace.is_some() {
         // Before building the simulation: its graphs must be compiled with node timestamps.
         ctx.start_trace();
     }
-    let mut steps = Vec::new();
     let mut sim = Simulation::new(&ctx, &scene).map_err(|e| match e {
         SimError::Vk(v) => (1, v.to_string()),
         other => (2, format!("{name}: {other}")),
     })?;
-    let dir = &scene.output.dir;
-    let frames_dir = dir.join("frames");
-    std::fs::create_dir_all(&frames_dir)
-        .map_err(|e| (1, format!("{}: {e}", frames_dir.display())))?;
-    let surface = supple::mesh::TriMesh {
-        positions: vec![],
-        triangles: sim.surface().to_vec(),
-    };
-    let mut usd = match scene.output.export {
-        Some(ExportFormat::Usd) => {
-            let opts = supple::mesh::export::UsdOptions {
-                fps: scene.simulation.frame_rate,
-                name: "bodies".into(),
-                ..Default::default()
-            };
-            Some(
-                supple::mesh::export::UsdWriter::surface(
-                    dir.join("frames.usda"),
-                    &surface.triangles,
-                    sim.surface_vertices().len(),
-                    &opts,
-                )
-                .and_then(|u| u.with_curves(sim.curves(), sim.curve_widths()))
-                .map_err(|e| (1, e.to_string()))?,
-            )
-        }
-        _ => None,
-    };
-    let total = scene.simulation.frames;
-    // Preview frames: the scene's choice, else the first, middle and last.
-    let preview_frames: Vec<u32> = if scene.output.preview_frames.is_empty() {
-        let mut v = vec![0, total / 2, total.saturating_sub(1)];
-        v.dedup();
-        v
-    } else {
-        scene
-            .output
-            .preview_frames
-            .iter()
-            .copied()
-            .filter(|&f| f < total)
-            .collect()
-    };
-    let mut preview = Vec::new();
-    let mut html_frames = Vec::new();
-    let mut reports = Vec::new();
-    let mut times = Vec::new();
-    let started = Instant::now();
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    for frame in 0..total {
-        let t0 = Instant::now();
-        let stats = sim.step_frame().map_err(|e| (1, e.to_string()))?;
-        let t_read = Instant::now();
-        let x = sim.positions().map_err(|e| (1, e.to_string()))?;
-        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
-        times.push(wall_ms);
-        let v = sim.velocities().map_err(|e| (1, e.to_string()))?;
-        ctx.trace_host_span("readback", "readback", t_read, Instant::now());
-        let t_export = Instant::now();
-        let max_speed = v
-            .iter()
-            .map(|p| (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt())
-            .fold(0.0, f64::max);
-        let surf: Vec<[f64; 3]> = sim
-            .surface_vertices()
-            .iter()
-            .map(|&i| x[i as usize])
-            .collect();
-        let write = |r: std::io::Result<()>| r.map_err(|e| (1, e.to_string()));
-        match scene.output.export {
-            Some(ExportFormat::Obj) | Some(ExportFormat::Ply) => {
-                let ext = if scene.output.export == Some(ExportFormat::Obj) {
-                    "obj"
-                } else {
-                    "ply"
-                };
-                let mesh = supple::mesh::TriMesh {
-                    positions: surf.clone(),
-                    triangles: surface.triangles.clone(),
-                };
-                write(supple::mesh::export::write_surface_with_curves(
-                    frames_dir.join(format!("frame_{frame:04}.{ext}")),
-                    &mesh,
-                    sim.curves(),
-                ))?;
-            }
-            Some(ExportFormat::Vtu) => {
-                let mesh = supple::mesh::TetMesh {
-                    positions: x.clone(),
-                    tets: sim.model().tets.clone(),
-                };
-                write(supple::mesh::export::write_tet_mesh(
-                    frames_dir.join(format!("frame_{frame:04}.vtu")),
-                    &mesh,
-                ))?;
-            }
-            Some(ExportFormat::Usd) => {
-                if let Some(u) = usd.as_mut() {
-                    write(u.write_frame(&surf))?;
-                }
-            }
-            None => {}
-        }
-        if html {
-            html_frames.push((frame, surf.iter().map(|p| p.map(|c| c as f32)).collect()));
-        }
-        if preview_frames.contains(&frame) {
-            // Frame k is the state after k + 1 frames.
-            let time = (frame + 1) as f64 / scene.simulation.frame_rate;
-            preview.push(crate::preview::PreviewFrame {
-                frame,
-                time,
-                positions: surf.clone(),
-            });
-        }
-        ctx.trace_host_span("export", "export", t_export, Instant::now());
-        steps.push((t0, Instant::now()));
-        reports.push(FrameReport {
-            frame,
-            stats,
-            min_volume_ratio: sim.min_volume_ratio(&x),
-            max_speed,
-            wall_ms,
-        });
-        let fps = (frame + 1) as f64 / started.elapsed().as_secs_f64();
-        let line = format!(
-            "[run] frame {:>4}/{total}  {fps:6.2} frames/s  newton {:>3}  pcg {:>5}",
-            frame + 1,
-            stats.newton_iterations,
-            stats.pcg_iterations
-        );
-        if tty {
-            eprint!("\r{line}");
-        } else if (frame + 1) % 10 == 0 || frame + 1 == total {
-            eprintln!("{line}");
-        }
+    for w in crate::run_warnings::warnings(&scene, &sim) {
+        eprintln!("warning: {w}");
     }
-    if tty {
-        eprintln!();
+    let mut export = FrameExport::new(&scene, &sim, &paths, args.export_colliders)?;
+    let mut st = RunState::new(&scene, args.export.as_deref() == Some("html"));
+    let mut result = simulate(&ctx, &scene, &mut sim, &mut export, &mut st);
+    // What was simulated is written out even after a failure.
+    let mut written = Vec::new();
+    let mut keep = |r: Result<Option<String>, RunError>, result: &mut Result<(), RunError>| match r
+    {
+        Ok(w) => written.extend(w),
+        Err(e) => {
+            if result.is_ok() {
+                *result = Err(e);
+            }
+        }
+    };
+    keep(export.finish(), &mut result);
+    if !st.preview.is_empty() {
+        let png = &paths.preview;
+        let view = crate::preview::PreviewScene::of_run(&sim, &scene);
+        let r = crate::preview::write_preview(png, &view, &st.preview)
+            .map(|()| Some(png.display().to_string()))
+            .map_err(|e| (1, format!("{}: {e}", png.display())));
+        keep(r, &mut result);
     }
-    if let Some(u) = usd {
-        u.finish().map_err(|e| (1, e.to_string()))?;
+    if let Some(path) = &args.trace {
+        keep(write_trace(&ctx, path, &st.steps), &mut result);
     }
-    let mut sorted = times.clone();
+    let mut sorted = st.times.clone();
     sorted.sort_by(f64::total_cmp);
     let report = Report {
         scene: name,
@@ -249,40 +331,42 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         tets: sim.model().tets.len(),
         time_step: scene.simulation.time_step(),
         substeps: scene.simulation.substeps,
-        frames: reports,
+        frame_rate: scene.simulation.frame_rate,
+        frames: st.reports,
         ms_per_frame_median: sorted.get(sorted.len() / 2).copied().unwrap_or(0.0),
+        error: result.as_ref().err().map(|(_, e)| e.clone()),
         meta: crate::run_meta::RunMeta::new(&sim, &scene),
     };
-    if !preview.is_empty() {
-        let png = dir.join("preview.png");
-        let view = crate::preview::PreviewScene::of_run(&sim, &scene);
-        crate::preview::write_preview(&png, &view, &preview)
-            .map_err(|e| (1, format!("{}: {e}", png.display())))?;
+    if st.html {
+        let dir = &scene.output.dir;
+        let r = serde_json::to_value(&report)
+            .map_err(|e| (1, e.to_string()))
+            .and_then(|value| {
+                crate::view::write_run_html(dir, &value, sim.surface(), sim.curves(), &st.html_frames)
+            })
+            .map(|w| {
+                Some(format!(
+                    "{} ({} frames, {} bytes)",
+                    dir.join("view.html").display(),
+                    w.frames,
+                    w.bytes
+                ))
+            });
+        keep(r, &mut result);
     }
-    if let (Some(path), Some(trace)) = (&args.trace, ctx.take_trace()) {
-        let text =
-            serde_json::to_string(&trace.to_chrome_json(&steps)).map_err(|e| (1, e.to_string()))?;
-        std::fs::write(path, text).map_err(|e| (1, format!("{}: {e}", path.display())))?;
-        eprintln!(
-            "[run] wrote the trace of {} graph runs to {}",
-            trace.graph_runs.len(),
-            path.display()
-        );
+    let wrote_report = supple::mesh::export::write_atomically(&paths.report, |w| {
+        serde_json::to_writer_pretty(w, &report).map_err(std::io::Error::other)
+    });
+    match wrote_report {
+        Ok(()) => written.push(paths.report.display().to_string()),
+        Err(e) => {
+            // Both failures are told; the exit code is the first one's.
+            if let Err((_, first)) = &result {
+                eprintln!("error: {first}");
+            }
+            return Err((1, e.to_string()));
+        }
     }
-    if html {
-        let value = serde_json::to_value(&report).map_err(|e| (1, e.to_string()))?;
-        crate::view::write_run_html(dir, &value, sim.surface(), sim.curves(), &html_frames)?;
-    }
-    let path = dir.join("report.json");
-    std::fs::write(
-        &path,
-        serde_json::to_string_pretty(&report).map_err(|e| (1, e.to_string()))?,
-    )
-    .map_err(|e| (1, format!("{}: {e}", path.display())))?;
-    eprintln!(
-        "[run] wrote {} and {}",
-        frames_dir.display(),
-        path.display()
-    );
-    Ok(())
+    eprintln!("[run] wrote {}", written.join(", "));
+    result
 }

@@ -7,8 +7,11 @@ mod bench_scene;
 mod cmd_check;
 mod cmd_mesh;
 mod cmd_run;
+mod colliders;
 mod preview;
 mod run_meta;
+mod run_output;
+mod run_warnings;
 mod stats;
 mod sweep;
 mod view;
@@ -44,8 +47,9 @@ enum Command {
         #[command(subcommand)]
         cmd: cmd_mesh::MeshCommand,
     },
-    /// Check exported OBJ frames (DIR/frame_NNNN.obj) for intersections within each frame and
-    /// collisions between consecutive frames (exit code 1 if any, 2 on bad input).
+    /// Check exported OBJ frames (DIR/frames/frame_NNNN.obj of a run, or DIR/frame_NNNN.obj) for
+    /// intersections within each frame, collisions between consecutive frames and, with
+    /// --scene, vertices inside the scene's colliders (exit code 1 if any, 2 on bad input).
     CheckFrames(cmd_check::Args),
     /// Write one self-contained HTML page (WebGL2, no network) that plays a run's frames with
     /// its colliders and statistics (OUT_DIR/view.html by default).

@@ -5,6 +5,9 @@
 //! vertices go along as OBJ `l` lines, a PLY `edge` element and a `UsdGeom.BasisCurves` prim.
 //!
 //! Every writer returns [`std::io::Error`]s whose message starts with the path; none panics.
+//! Files are written atomically ([`write_atomically`]): into a temporary file in the same folder,
+//! renamed over the target once complete, so a killed process never leaves a half-written file
+//! under the final name.
 
 mod msh;
 mod obj;
@@ -13,9 +16,15 @@ mod usd;
 mod vtu;
 
 pub use msh::{write_msh, write_msh_to, MshEncoding};
-pub use obj::{write_obj, write_obj_to, write_obj_with_curves_to};
+pub use obj::{
+    write_obj, write_obj_objects, write_obj_objects_to, write_obj_to, write_obj_with_curves_to,
+    ObjObject, OBJ_COLLIDERS_MARKER,
+};
 pub use ply::{write_ply, write_ply_to, write_ply_with_curves_to, PlyPrecision};
-pub use usd::{write_usda_surface, write_usda_tet, UsdOptions, UsdWriter};
+pub use usd::{
+    write_usda_surface, write_usda_tet, UsdBody, UsdCollider, UsdColliderShape, UsdOptions,
+    UsdWriter,
+};
 pub use vtu::{write_vtu, write_vtu_to, VtuEncoding};
 
 use crate::model::{TetMesh, TriMesh};
@@ -35,15 +44,69 @@ pub(crate) fn invalid(path: &Path, msg: impl std::fmt::Display) -> io::Error {
     )
 }
 
-/// Creates `path` and runs `f` on a buffered writer, flushing at the end; errors name the path.
+/// Creates `path` atomically (see [`write_atomically`]) and runs `f` on a buffered writer;
+/// errors name the path.
 pub(crate) fn write_file(
     path: &Path,
     f: impl FnOnce(&mut io::BufWriter<std::fs::File>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let file = std::fs::File::create(path).map_err(|e| with_path(path, e))?;
-    let mut w = io::BufWriter::with_capacity(1 << 20, file);
-    f(&mut w).map_err(|e| with_path(path, e))?;
-    w.flush().map_err(|e| with_path(path, e))
+    write_atomically(path, f)
+}
+
+/// The temporary name [`write_atomically`] writes `path` under: `.NAME.PID.supple-tmp` in the
+/// same folder (hidden, and never matching a frame file's pattern).
+pub fn temporary_path(path: &Path) -> io::Result<PathBuf> {
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: not a file name", path.display()),
+        )
+    })?;
+    let mut tmp = std::ffi::OsString::from(".");
+    tmp.push(name);
+    tmp.push(format!(".{}.supple-tmp", std::process::id()));
+    Ok(path.with_file_name(tmp))
+}
+
+/// Writes `path` through `f` (given a buffered writer) atomically: into [`temporary_path`] in
+/// the same folder, flushed, then renamed over `path`, so readers and a killed process never
+/// see a half-written file under its final name; on failure the temporary file is removed and
+/// an existing `path` is left as it was. A `path` that exists and is not a regular file (a
+/// device such as `/dev/null` or `/dev/full`, a pipe) is written in place instead, as renaming
+/// over it would replace it. Errors name `path` (a full disk included); a folder is refused.
+pub fn write_atomically(
+    path: impl AsRef<Path>,
+    f: impl FnOnce(&mut io::BufWriter<std::fs::File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let path = path.as_ref();
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_dir() {
+            return Err(invalid(path, "is a folder, not a file"));
+        }
+        if !meta.is_file() {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| with_path(path, e))?;
+            let mut w = io::BufWriter::with_capacity(1 << 20, file);
+            return f(&mut w)
+                .and_then(|()| w.flush())
+                .map_err(|e| with_path(path, e));
+        }
+    }
+    let tmp = temporary_path(path)?;
+    let written = (|| {
+        let file = std::fs::File::create(&tmp)?;
+        let mut w = io::BufWriter::with_capacity(1 << 20, file);
+        f(&mut w)?;
+        w.flush()?;
+        drop(w);
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map_err(|e| with_path(path, e))
 }
 
 /// Checks that `triangles` index into `n` vertices.
