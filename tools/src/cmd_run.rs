@@ -342,7 +342,13 @@ pub fn run(args: &Args) -> Result<(), RunError> {
         let r = serde_json::to_value(&report)
             .map_err(|e| (1, e.to_string()))
             .and_then(|value| {
-                crate::view::write_run_html(dir, &value, sim.surface(), sim.curves(), &st.html_frames)
+                crate::view::write_run_html(
+                    dir,
+                    &value,
+                    sim.surface(),
+                    sim.curves(),
+                    &st.html_frames,
+                )
             })
             .map(|w| {
                 Some(format!(

@@ -12,27 +12,7 @@ use super::distance::{edge_edge, point_triangle};
 use super::shortest_path::{Answer, INVALID};
 use nalgebra::Vector3;
 
-/// Fixed-point scale of the correction sums (units per metre; ±128 m range in i32).
-pub const FIXED_SCALE: f32 = 16_777_216.0;
-
-/// One collision constraint (see `contact_setup.comp`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Contact {
-    /// Point-side vertices (`p1` = [`INVALID`] for a vertex).
-    pub p: [u32; 2],
-    /// Point-side weights.
-    pub w: [f32; 2],
-    /// Boundary face of the closest point ([`INVALID`] for a CCD edge–edge constraint).
-    pub face: u32,
-    /// Face-side vertices (`f[2]` = [`INVALID`] when the face side is an edge).
-    pub f: [u32; 3],
-    /// Barycentric coordinates of the closest point on the face (or edge).
-    pub b: [f32; 3],
-    /// Outward normal at the closest point.
-    pub n: [f32; 3],
-    /// Whether the slot holds a constraint.
-    pub active: bool,
-}
+pub use crate::contact::shortest_path::types::{Contact, FIXED_SCALE};
 
 fn v3(p: [f32; 4]) -> Vector3<f32> {
     Vector3::new(p[0], p[1], p[2])

@@ -621,7 +621,7 @@ impl Pcg {
             });
         }
         self.graphs.warm_init.run()?;
-        let mut ms = graph_ms(&self.graphs.warm_init)?;
+        let mut ms = self.graphs.warm_init.gpu_ms()?;
         let mut s = [0f32; 8];
         self.scalars.read_into(&mut s)?;
         let bb = s[BB as usize];
@@ -632,7 +632,7 @@ impl Pcg {
             warm_rel = s[RR as usize].sqrt() / bnorm;
             while warm_rel > warm.tolerance && warm_iterations < warm.max_iterations {
                 self.graphs.warm_iterate.run()?;
-                ms += graph_ms(&self.graphs.warm_iterate)?;
+                ms += self.graphs.warm_iterate.gpu_ms()?;
                 warm_iterations += self.iterations_per_run;
                 self.scalars.read_into(&mut s)?;
                 warm_rel = s[RR as usize].sqrt() / bnorm;
@@ -692,7 +692,7 @@ impl Pcg {
     /// Returns the iterations run and the final ‖r‖/‖b‖ (0 when b = 0).
     pub fn solve_resident(&self, tol: f32, max_iterations: u32) -> VkResult<(u32, f32)> {
         self.graphs.init.run()?;
-        self.gpu_ms.set(graph_ms(&self.graphs.init)?);
+        self.gpu_ms.set(self.graphs.init.gpu_ms()?);
         let mut s = [0f32; 8];
         self.scalars.read_into(&mut s)?;
         let bb = s[BB as usize];
@@ -708,7 +708,7 @@ impl Pcg {
         while rel > tol && iterations < max_iterations {
             self.graphs.iterate.run()?;
             self.gpu_ms
-                .set(self.gpu_ms.get() + graph_ms(&self.graphs.iterate)?);
+                .set(self.gpu_ms.get() + self.graphs.iterate.gpu_ms()?);
             iterations += self.iterations_per_run;
             self.scalars.read_into(&mut s)?;
             rel = s[RR as usize].sqrt() / bnorm;
@@ -810,9 +810,4 @@ impl Pcg {
     pub fn solution(&self) -> &GpuBuffer<[f32; 4]> {
         &self.x
     }
-}
-
-/// GPU milliseconds of a graph's last run (0 when the device has no timestamps).
-pub(crate) fn graph_ms(g: &CompiledGraph) -> VkResult<f64> {
-    Ok(g.profile()?.map_or(0.0, |p| p.total_ms))
 }

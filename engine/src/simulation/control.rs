@@ -39,9 +39,9 @@
 //! must not intersect anything.
 
 use super::{SimError, Simulation, Stepper};
+use crate::math::{vec4, vec4s};
 use crate::model::{distribute_loads, SimModel};
 use crate::scene::{Body, Collider, ColliderShape, Force, Scene};
-use crate::stepper::symplectic::{vec4, vec4s};
 use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, GpuBuffer, Graph, VkError};
 use std::ops::Range;
 

@@ -396,7 +396,7 @@ impl Simulation {
                 },
             )?)),
             SolverKind::SymplecticEuler => {
-                let f4 = crate::stepper::symplectic::vec4s;
+                let f4 = crate::math::vec4s;
                 let positions =
                     ctx.upload_buffer("sim.x", &f4(&model.positions), BufferUsage::STORAGE)?;
                 let velocities =
@@ -411,9 +411,9 @@ impl Simulation {
                     kind,
                     &model.thin_elements,
                 )?);
-                let plane = crate::stepper::symplectic::plane_vec4(ground);
+                let plane = crate::math::plane_vec4(ground);
                 let params = SymplecticEulerParams {
-                    gravity: crate::stepper::symplectic::vec4(sim.gravity),
+                    gravity: crate::math::vec4(sim.gravity),
                     plane,
                     n: model.positions.len() as u32,
                     h: h as f32,
@@ -684,7 +684,7 @@ impl Simulation {
             }
             Stepper::Symplectic { frame, .. } => {
                 frame.run()?;
-                stats.gpu_ms.evaluate += crate::linear::pcg::graph_ms(frame)?;
+                stats.gpu_ms.evaluate += frame.gpu_ms()?;
             }
         }
         self.frames += 1;

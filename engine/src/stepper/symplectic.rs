@@ -50,32 +50,3 @@ impl SymplecticEuler {
         );
     }
 }
-
-/// A ground plane `(normal, offset)` as the kernels' vec4 (unit normal in xyz, offset in w;
-/// all zero for none).
-pub fn plane_vec4(ground: Option<([f64; 3], f64)>) -> [f32; 4] {
-    match ground {
-        Some((n, o)) => {
-            let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
-                .sqrt()
-                .max(f64::MIN_POSITIVE);
-            [
-                (n[0] / l) as f32,
-                (n[1] / l) as f32,
-                (n[2] / l) as f32,
-                o as f32,
-            ]
-        }
-        None => [0.0; 4],
-    }
-}
-
-/// A 3-vector as the kernels' vec4 (w = 0).
-pub fn vec4(v: [f64; 3]) -> [f32; 4] {
-    [v[0] as f32, v[1] as f32, v[2] as f32, 0.0]
-}
-
-/// 3-vectors as the kernels' vec4 array (w = 0).
-pub fn vec4s(v: &[[f64; 3]]) -> Vec<[f32; 4]> {
-    v.iter().copied().map(vec4).collect()
-}

@@ -328,7 +328,7 @@ pub(crate) struct DeviceShared {
     pub(crate) node_timestamps: std::sync::atomic::AtomicBool,
     /// What the workgroup-size overrides did, per node name.
     pub(crate) workgroup_report:
-        Mutex<std::collections::BTreeMap<String, super::graph::WorkgroupOverrideUse>>,
+        Mutex<std::collections::BTreeMap<String, super::kernel::WorkgroupOverrideUse>>,
 }
 
 impl DeviceShared {
@@ -837,7 +837,7 @@ impl Context {
 
     /// What the per-node workgroup-size overrides ([`ContextOptions::workgroup_overrides`]) did
     /// to the dispatch nodes of every graph compiled so far: one entry per matching node name.
-    pub fn workgroup_override_report(&self) -> Vec<super::graph::WorkgroupOverrideUse> {
+    pub fn workgroup_override_report(&self) -> Vec<super::kernel::WorkgroupOverrideUse> {
         let r = self
             .shared
             .workgroup_report
@@ -1049,6 +1049,58 @@ impl Context {
 pub struct Ticket {
     /// Timeline-semaphore value signalled on completion.
     pub value: u64,
+}
+
+/// Tracing (`vk/trace.rs` holds the data).
+impl Context {
+    /// Starts collecting a [`Trace`](super::trace::Trace) (discarding one in progress). Graphs compiled from now on
+    /// record per-node timestamps; compile the graphs to be traced after this call.
+    pub fn start_trace(&self) {
+        let mut t = self.lock_trace();
+        t.trace = Some(super::trace::Trace {
+            origin: std::time::Instant::now(),
+            graph_runs: Vec::new(),
+            host_spans: Vec::new(),
+        });
+    }
+
+    /// Whether a trace is being collected.
+    pub fn is_tracing(&self) -> bool {
+        self.lock_trace().trace.is_some()
+    }
+
+    /// Stops tracing and returns what was collected (`None` if tracing was off).
+    pub fn take_trace(&self) -> Option<super::trace::Trace> {
+        self.lock_trace().trace.take()
+    }
+
+    /// Adds a host span to the trace in progress (no-op when not tracing).
+    pub fn trace_host_span(
+        &self,
+        name: &str,
+        category: &str,
+        start: std::time::Instant,
+        end: std::time::Instant,
+    ) {
+        if let Some(t) = self.lock_trace().trace.as_mut() {
+            t.host_spans.push(super::trace::HostSpan {
+                name: name.to_string(),
+                category: category.to_string(),
+                start,
+                end,
+            });
+        }
+    }
+
+    pub(crate) fn trace_graph_run(&self, run: super::trace::GraphRun) {
+        if let Some(t) = self.lock_trace().trace.as_mut() {
+            t.graph_runs.push(run);
+        }
+    }
+
+    fn lock_trace(&self) -> std::sync::MutexGuard<'_, super::trace::TraceState> {
+        self.shared.trace.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 #[cfg(test)]

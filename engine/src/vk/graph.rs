@@ -8,7 +8,7 @@
 use super::buffer::{BufferUsage, GpuBuffer, RawBuffer};
 use super::context::{Context, Ticket};
 use super::error::{VkCheck, VkError, VkResult};
-use super::kernel::{KernelId, PUSH_CONSTANT_BYTES};
+use super::kernel::{KernelId, WorkgroupOverrideUse, PUSH_CONSTANT_BYTES};
 use ash::vk;
 use bitflags::bitflags;
 use bytemuck::Pod;
@@ -605,23 +605,6 @@ impl Graph {
     }
 }
 
-/// What a per-node workgroup-size override did to one dispatch node.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct WorkgroupOverrideUse {
-    /// Node name.
-    pub node: String,
-    /// Kernel name.
-    pub kernel: String,
-    /// Workgroup size the override asked for.
-    pub requested: u32,
-    /// Workgroup size the node was recorded with.
-    pub recorded: u32,
-    /// Whether the node runs with the requested size (group count rescaled).
-    pub applied: bool,
-    /// Why it was not applied.
-    pub reason: Option<String>,
-}
-
 /// A memory barrier inserted between two levels.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BarrierInfo {
@@ -1205,6 +1188,12 @@ impl CompiledGraph {
                 )
             }
         })
+    }
+
+    /// GPU milliseconds of the last completed run (whole-graph timestamps; 0 when the graph was
+    /// compiled without timestamps or has not run).
+    pub fn gpu_ms(&self) -> VkResult<f64> {
+        Ok(self.profile()?.map_or(0.0, |p| p.total_ms))
     }
 
     /// Per-node GPU timings of the last completed run (compile with timestamps).

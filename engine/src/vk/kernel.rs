@@ -304,3 +304,20 @@ fn runtime_compile(_dir: &Path, name: &str) -> VkResult<Vec<u32>> {
                 .into(),
     })
 }
+
+/// What a per-node workgroup-size override did to one dispatch node.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct WorkgroupOverrideUse {
+    /// Node name.
+    pub node: String,
+    /// Kernel name.
+    pub kernel: String,
+    /// Workgroup size the override asked for.
+    pub requested: u32,
+    /// Workgroup size the node was recorded with.
+    pub recorded: u32,
+    /// Whether the node runs with the requested size (group count rescaled).
+    pub applied: bool,
+    /// Why it was not applied.
+    pub reason: Option<String>,
+}

@@ -21,9 +21,9 @@ pub use context::{
 pub use error::{VkError, VkResult};
 pub use graph::{
     Access, BarrierInfo, BufferSlice, CompileOptions, CompiledGraph, Dispatch, Graph, GraphProfile,
-    Groups, Node, NodeKind, NodeTiming, Step, WorkgroupOverrideUse,
+    Groups, Node, NodeKind, NodeTiming, Step,
 };
-pub use kernel::{ids, KernelId, KernelSource, KERNELS, PUSH_CONSTANT_BYTES};
+pub use kernel::{ids, KernelId, KernelSource, WorkgroupOverrideUse, KERNELS, PUSH_CONSTANT_BYTES};
 pub use trace::{GraphRun, HostSpan, NodeSpan, Trace};
 
 /// Re-export of the `ash` crate Supple is built against (hosts use the same version).

@@ -13,7 +13,6 @@
 //! times: compare node times with the whole-graph times of the same traced run, not with an
 //! untraced run.
 
-use super::context::Context;
 use std::time::Instant;
 
 /// GPU time of one node within one graph run, in nanoseconds from the run's start timestamp.
@@ -167,51 +166,6 @@ impl Trace {
 pub(crate) struct TraceState {
     /// `Some` while tracing.
     pub(crate) trace: Option<Trace>,
-}
-
-impl Context {
-    /// Starts collecting a [`Trace`] (discarding one in progress). Graphs compiled from now on
-    /// record per-node timestamps; compile the graphs to be traced after this call.
-    pub fn start_trace(&self) {
-        let mut t = self.lock_trace();
-        t.trace = Some(Trace {
-            origin: Instant::now(),
-            graph_runs: Vec::new(),
-            host_spans: Vec::new(),
-        });
-    }
-
-    /// Whether a trace is being collected.
-    pub fn is_tracing(&self) -> bool {
-        self.lock_trace().trace.is_some()
-    }
-
-    /// Stops tracing and returns what was collected (`None` if tracing was off).
-    pub fn take_trace(&self) -> Option<Trace> {
-        self.lock_trace().trace.take()
-    }
-
-    /// Adds a host span to the trace in progress (no-op when not tracing).
-    pub fn trace_host_span(&self, name: &str, category: &str, start: Instant, end: Instant) {
-        if let Some(t) = self.lock_trace().trace.as_mut() {
-            t.host_spans.push(HostSpan {
-                name: name.to_string(),
-                category: category.to_string(),
-                start,
-                end,
-            });
-        }
-    }
-
-    pub(crate) fn trace_graph_run(&self, run: GraphRun) {
-        if let Some(t) = self.lock_trace().trace.as_mut() {
-            t.graph_runs.push(run);
-        }
-    }
-
-    fn lock_trace(&self) -> std::sync::MutexGuard<'_, TraceState> {
-        self.shared.trace.lock().unwrap_or_else(|p| p.into_inner())
-    }
 }
 
 #[cfg(test)]

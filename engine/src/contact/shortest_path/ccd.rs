@@ -486,17 +486,15 @@ impl CcdStage {
     }
 
     /// Reads the CCD constraint slots (vertex–triangle slots, then edge–edge slots).
-    pub fn read_contacts(
-        &self,
-    ) -> Result<Vec<crate::cpu_reference::recovery_response::Contact>, ShortestPathError> {
-        super::response::read_contacts(
+    pub fn read_contacts(&self) -> Result<Vec<super::types::Contact>, ShortestPathError> {
+        Ok(super::types::read_contacts(
             &self.slots.c_idx,
             &self.slots.c_w,
             &self.slots.c_b,
             &self.slots.c_n,
             &self.slots.c_f,
             (self.slots.caps[0] + self.slots.caps[1]) as usize,
-        )
+        )?)
     }
 
     /// Vertex count.

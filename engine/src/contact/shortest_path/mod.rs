@@ -9,6 +9,7 @@ mod penalty;
 mod query;
 mod response;
 mod settings;
+pub mod types;
 
 pub use crate::scene::DetectionMode;
 pub use ccd::{CcdDetection, CcdFailsafe, CcdStage};
@@ -61,7 +62,7 @@ pub struct ShortestPathFrameStats {
     /// Largest collision count of one detection.
     pub max_collisions: u32,
     /// Shortest-path work counters summed over the detections.
-    pub counters: crate::cpu_reference::shortest_path::Counters,
+    pub counters: types::Counters,
     /// GPU milliseconds of BVH builds and discrete detection.
     pub ms_detect: f64,
     /// GPU milliseconds of shortest-path queries and constraint setup.

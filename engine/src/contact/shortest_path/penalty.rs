@@ -7,7 +7,7 @@
 
 use std::cell::Cell;
 
-use crate::linear::pcg::{graph_ms, ContactOperator};
+use crate::linear::pcg::ContactOperator;
 use crate::primitives::{RadixSort, Reduce, ReduceOp, ReduceResult, SortKeys};
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
@@ -257,7 +257,7 @@ impl PenaltyContact {
             return Ok((0.0, 0.0));
         }
         self.evaluate.run()?;
-        Ok((self.sum(0)?, graph_ms(&self.evaluate)?))
+        Ok((self.sum(0)?, self.evaluate.gpu_ms()?))
     }
 
     /// Energy (J) at the trial positions; returns (energy, GPU ms). Zero when inactive.
@@ -266,6 +266,6 @@ impl PenaltyContact {
             return Ok((0.0, 0.0));
         }
         self.trial.run()?;
-        Ok((self.sum(1)?, graph_ms(&self.trial)?))
+        Ok((self.sum(1)?, self.trial.gpu_ms()?))
     }
 }

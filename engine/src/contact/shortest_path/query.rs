@@ -2,8 +2,8 @@
 //! detection (`kernels/recovery/vertex_in_tet.comp`) for one tet mesh (bodies may be several
 //! disconnected pieces of it). Reference: [`crate::cpu_reference::shortest_path`].
 
+use super::types::{Answer, Counters, Params, Query, TetBoundary, INVALID};
 use crate::bvh::{BvhError, Lbvh, MortonBits, PrimitiveKind};
-use crate::cpu_reference::shortest_path::{Answer, Counters, TetBoundary, INVALID};
 use crate::vk::{ids, BufferUsage, Context, Dispatch, GpuBuffer, Graph, VkError};
 use supple_mesh::TetMesh;
 
@@ -24,7 +24,7 @@ pub enum ShortestPathError {
     Overflow(u32),
 }
 
-/// Parameters of the queries (see [`crate::cpu_reference::shortest_path::Params`]).
+/// Parameters of the queries (see [`Params`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QuerySettings {
     /// Face extension ε_i of the crossing test (barycentric, dimensionless).
@@ -42,7 +42,7 @@ pub struct QuerySettings {
 
 impl Default for QuerySettings {
     fn default() -> Self {
-        use crate::cpu_reference::shortest_path as r;
+        use super::types as r;
         QuerySettings {
             eps_i: r::DEFAULT_EPS_I,
             eps_r: r::DEFAULT_EPS_R,
@@ -54,9 +54,9 @@ impl Default for QuerySettings {
 }
 
 impl QuerySettings {
-    /// The reference's parameters.
-    pub fn params(&self) -> crate::cpu_reference::shortest_path::Params {
-        crate::cpu_reference::shortest_path::Params {
+    /// The traversal parameters.
+    pub fn params(&self) -> Params {
+        Params {
             eps_i: self.eps_i,
             eps_r: self.eps_r,
             cull: self.cull,
@@ -455,14 +455,11 @@ impl ShortestPathQuery {
     }
 
     /// Reads the first `nq` queries (`(point, tet, vertex)`).
-    pub fn read_queries(
-        &self,
-        nq: usize,
-    ) -> Result<Vec<crate::cpu_reference::shortest_path::Query>, ShortestPathError> {
+    pub fn read_queries(&self, nq: usize) -> Result<Vec<Query>, ShortestPathError> {
         let p = self.q_point.read()?;
         let m = self.q_meta.read()?;
         Ok((0..nq.min(self.capacity))
-            .map(|i| crate::cpu_reference::shortest_path::Query {
+            .map(|i| Query {
                 point: [p[i][0], p[i][1], p[i][2]],
                 tet: m[i][0],
                 vertex: m[i][1],

@@ -8,9 +8,8 @@
 
 use super::ccd::{CcdDetection, CcdFailsafe, CcdStage};
 use super::query::{ShortestPathError, ShortestPathQuery};
+use super::types::{Contact, Counters, FIXED_SCALE};
 use super::{DetectionMode, ShortestPathSettings};
-use crate::cpu_reference::recovery_response::{Contact, FIXED_SCALE};
-use crate::cpu_reference::shortest_path::Counters;
 use crate::vk::{ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer};
 use crate::vk::{Graph, VkError};
 use supple_mesh::TetMesh;
@@ -424,44 +423,15 @@ impl ShortestPathContact {
 
     /// Reads the constraints of the last detection.
     pub fn read_contacts(&self) -> Result<Vec<Contact>, ShortestPathError> {
-        read_contacts(
+        Ok(super::types::read_contacts(
             &self.c_idx,
             &self.c_w,
             &self.c_b,
             &self.c_n,
             &self.c_f,
             self.nv + self.ne,
-        )
+        )?)
     }
-}
-
-/// Reads `count` constraint slots.
-pub(super) fn read_contacts(
-    c_idx: &GpuBuffer<[u32; 4]>,
-    c_w: &GpuBuffer<[f32; 4]>,
-    c_b: &GpuBuffer<[f32; 4]>,
-    c_n: &GpuBuffer<[f32; 4]>,
-    c_f: &GpuBuffer<[u32; 4]>,
-    count: usize,
-) -> Result<Vec<Contact>, ShortestPathError> {
-    let (i, w, b, n, f) = (
-        c_idx.read()?,
-        c_w.read()?,
-        c_b.read()?,
-        c_n.read()?,
-        c_f.read()?,
-    );
-    Ok((0..count.min(i.len()))
-        .map(|k| Contact {
-            p: [i[k][0], i[k][1]],
-            w: [w[k][0], w[k][1]],
-            face: i[k][2],
-            f: [f[k][0], f[k][1], f[k][2]],
-            b: [b[k][0], b[k][1], b[k][2]],
-            n: [n[k][0], n[k][1], n[k][2]],
-            active: i[k][3] != 0,
-        })
-        .collect())
 }
 
 fn pad<T: Copy>(v: &[T], fill: T) -> Vec<T> {

@@ -1,5 +1,5 @@
 //! Friction between deformable surfaces under the two-way method by velocity filtering (two-way
-//! IPM paper §6.3, Bridson et al. 2002): at the start of every [`TwoWay`] solve the target y
+//! IPM paper §6.3, Bridson et al. 2002): at the start of every [`super::TwoWay`] solve the target y
 //! (the frictionless dynamics update) is filtered over the current contact pairs, one
 //! `two_way_friction` dispatch per contact color (the contact sweep's indirect arguments, so no
 //! two threads touch one vertex). Each pair's tangential relative displacement is reduced by
@@ -8,9 +8,7 @@
 //! the penetration left, so a vertex with several pairs is not slowed several times over).
 //! Reference: [`crate::cpu_reference::two_way::friction_sweep`].
 
-use super::solve::{TwoWay, TwoWayReport};
-use crate::vk::{ids, CompileOptions, CompiledGraph, Dispatch, Graph};
-use std::time::Instant;
+use crate::vk::{ids, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph};
 
 /// Workgroup size of the friction kernel.
 const WG: u32 = 64;
@@ -24,7 +22,35 @@ struct FrictionParams {
     color: u32,
 }
 
-/// Friction state of a [`TwoWay`] solver: the coefficient and the graph recorded over the
+/// What the friction pass reads and writes of a two-way solver (its current pair workspace).
+pub(crate) struct FrictionInputs<'a> {
+    /// The solver's context.
+    pub ctx: &'a Context,
+    /// Safe positions x.
+    pub positions: &'a GpuBuffer<[f32; 4]>,
+    /// Target y (filtered in place).
+    pub target: &'a GpuBuffer<[f32; 4]>,
+    /// Contact constraints.
+    pub cons: &'a GpuBuffer<[u32; 4]>,
+    /// Solver metadata words.
+    pub meta: &'a GpuBuffer<u32>,
+    /// Per-color offsets of the grouped constraints.
+    pub offsets: &'a GpuBuffer<u32>,
+    /// Constraints grouped by color.
+    pub grouped: &'a GpuBuffer<u32>,
+    /// Inverse weights.
+    pub inverse_weights: &'a GpuBuffer<f32>,
+    /// Per-color indirect arguments.
+    pub color_args: &'a GpuBuffer<u32>,
+    /// Color capacity of the workspace.
+    pub color_cap: u32,
+    /// Identity of the workspace (search generation, color capacity).
+    pub key: (u64, u32),
+    /// δ (m).
+    pub delta: f64,
+}
+
+/// Friction state of a two-way solver: the coefficient and the graph recorded over the
 /// solver's current pair workspace (re-recorded when that workspace is replaced).
 #[derive(Default)]
 pub struct Friction {
@@ -37,54 +63,21 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-impl TwoWay {
-    /// Sets the Coulomb coefficient μ of friction between the surfaces (0: off, the default);
-    /// with μ > 0 every solve starts with a friction pass ([`TwoWay::apply_friction`]).
-    pub fn set_friction(&mut self, mu: f64) -> Result<(), String> {
-        if !(mu.is_finite() && mu >= 0.0) {
-            return Err(format!("friction must be finite and >= 0, got {mu}"));
-        }
-        self.friction_mut().mu = mu;
-        Ok(())
-    }
-
-    /// The Coulomb coefficient μ of friction between the surfaces.
-    pub fn friction(&self) -> f64 {
-        self.friction_state().mu
-    }
-
-    /// The friction pass alone: a proximity search at x if the reuse bound asks for one, then
-    /// one velocity-filtering dispatch per contact color on the target y (none with μ = 0).
-    /// Returns the host milliseconds spent.
-    pub fn apply_friction(&mut self, report: &mut TwoWayReport) -> Result<f64, String> {
-        self.search_if_stale(report)?;
-        if self.friction_state().mu <= 0.0 {
-            return Ok(0.0);
-        }
-        let t = Instant::now();
-        let mut f = std::mem::take(self.friction_mut());
-        let r = f.run(self);
-        *self.friction_mut() = f;
-        r?;
-        Ok(t.elapsed().as_secs_f64() * 1e3)
-    }
-
-    /// The hook at the start of a solve: the friction pass when μ > 0.
-    pub(crate) fn apply_friction_if_on(&mut self, report: &mut TwoWayReport) -> Result<(), String> {
-        if self.friction_state().mu > 0.0 {
-            let ms = self.apply_friction(report)?;
-            report.ms_proximity += ms;
-        }
-        Ok(())
-    }
-}
-
 impl Friction {
-    /// Records (if the workspace changed) and runs the per-color friction graph on `tw`.
-    fn run(&mut self, tw: &TwoWay) -> Result<(), String> {
-        let (cons, offsets, grouped, color_cap, key) = tw
-            .contact_buffers()
-            .ok_or("two-way solver has no pair workspace")?;
+    /// The Coulomb coefficient μ.
+    pub fn mu(&self) -> f64 {
+        self.mu
+    }
+
+    /// Sets μ (checked by the caller).
+    pub(crate) fn set_mu(&mut self, mu: f64) {
+        self.mu = mu;
+    }
+
+    /// Records (if the workspace changed) and runs the per-color friction graph.
+    pub(crate) fn run(&mut self, tw: FrictionInputs<'_>) -> Result<(), String> {
+        let (cons, offsets, grouped, color_cap, key) =
+            (tw.cons, tw.offsets, tw.grouped, tw.color_cap, tw.key);
         // μ is baked into the push constants: re-record when it changed too.
         let stale = self
             .graph
@@ -99,26 +92,24 @@ impl Friction {
                     Dispatch::indirect(
                         format!("two_way.friction[{c}]"),
                         ids::COLLISION_TWO_WAY_FRICTION,
-                        tw.color_args_buffer().slice(a..a + 3),
+                        tw.color_args.slice(a..a + 3),
                     )
                     .workgroup_size(WG)
-                    .read(tw.positions())
-                    .read_write(tw.target())
+                    .read(tw.positions)
+                    .read_write(tw.target)
                     .read(cons)
-                    .read(tw.meta_buffer())
+                    .read(tw.meta)
                     .read(offsets)
                     .read(grouped)
-                    .read(tw.inverse_weights())
+                    .read(tw.inverse_weights)
                     .push(&FrictionParams {
-                        delta: tw.settings().delta as f32,
+                        delta: tw.delta as f32,
                         mu: self.mu as f32,
                         color: c,
                     }),
                 );
             }
-            let compiled = g
-                .compile(tw.context(), CompileOptions::default())
-                .map_err(err)?;
+            let compiled = g.compile(tw.ctx, CompileOptions::default()).map_err(err)?;
             self.graph = Some((key, self.mu, compiled));
         }
         self.graph

@@ -9,7 +9,6 @@
 //! Reference: [`crate::cpu_reference::two_way::repulsion`].
 
 use super::solve::TwoWay;
-use crate::linear::pcg::graph_ms;
 use crate::primitives::{Reduce, ReduceOp, ReduceResult};
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
@@ -195,7 +194,7 @@ impl Repulsion {
             Some(s) if s.len() > slot => s[slot].value as f64,
             _ => return Err(graph_err("sums buffer is not host-visible".into())),
         };
-        Ok((e, graph_ms(graph)?))
+        Ok((e, graph.gpu_ms()?))
     }
 
     /// Energy (J) at the iterate, leaving its gradient and Hessian-block sums for the Newton

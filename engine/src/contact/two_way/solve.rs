@@ -1115,3 +1115,70 @@ impl TwoWay {
         &mut self.friction
     }
 }
+
+/// Friction by velocity filtering (`friction.rs`).
+impl TwoWay {
+    /// Sets the Coulomb coefficient μ of friction between the surfaces (0: off, the default);
+    /// with μ > 0 every solve starts with a friction pass ([`TwoWay::apply_friction`]).
+    pub fn set_friction(&mut self, mu: f64) -> Result<(), String> {
+        if !(mu.is_finite() && mu >= 0.0) {
+            return Err(format!("friction must be finite and >= 0, got {mu}"));
+        }
+        self.friction_mut().set_mu(mu);
+        Ok(())
+    }
+
+    /// The Coulomb coefficient μ of friction between the surfaces.
+    pub fn friction(&self) -> f64 {
+        self.friction_state().mu()
+    }
+
+    /// The friction pass alone: a proximity search at x if the reuse bound asks for one, then
+    /// one velocity-filtering dispatch per contact color on the target y (none with μ = 0).
+    /// Returns the host milliseconds spent.
+    pub fn apply_friction(&mut self, report: &mut TwoWayReport) -> Result<f64, String> {
+        self.search_if_stale(report)?;
+        if self.friction_state().mu() <= 0.0 {
+            return Ok(0.0);
+        }
+        let t = Instant::now();
+        let mut f = std::mem::take(self.friction_mut());
+        let r = match self.friction_inputs() {
+            Some(inputs) => f.run(inputs),
+            None => Err("two-way solver has no pair workspace".into()),
+        };
+        *self.friction_mut() = f;
+        r?;
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    }
+
+    /// The hook at the start of a solve: the friction pass when μ > 0.
+    pub(crate) fn apply_friction_if_on(&mut self, report: &mut TwoWayReport) -> Result<(), String> {
+        if self.friction_state().mu() > 0.0 {
+            let ms = self.apply_friction(report)?;
+            report.ms_proximity += ms;
+        }
+        Ok(())
+    }
+}
+
+/// The friction pass's view of the solver.
+impl TwoWay {
+    fn friction_inputs(&self) -> Option<super::friction::FrictionInputs<'_>> {
+        let (cons, offsets, grouped, color_cap, key) = self.contact_buffers()?;
+        Some(super::friction::FrictionInputs {
+            ctx: self.context(),
+            positions: self.positions(),
+            target: self.target(),
+            cons,
+            meta: self.meta_buffer(),
+            offsets,
+            grouped,
+            inverse_weights: self.inverse_weights(),
+            color_args: self.color_args_buffer(),
+            color_cap,
+            key,
+            delta: self.settings().delta,
+        })
+    }
+}

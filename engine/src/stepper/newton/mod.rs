@@ -14,7 +14,6 @@ use crate::contact::colliders::{pack_colliders, Collider};
 use crate::fem::elements::csr;
 use crate::fem::thin::NO_VERTEX;
 use crate::fem::{ElementModel, TetElements};
-use crate::linear::pcg::graph_ms;
 use crate::linear::{Pcg, WarmStart};
 use crate::model::SimModel;
 use crate::primitives::{Reduce, ReduceOp, ReduceResult};
@@ -183,7 +182,7 @@ impl NewtonStepper {
     ) -> VkResult<NewtonStepper> {
         let n = model.positions.len();
         let storage = BufferUsage::STORAGE;
-        let f4 = crate::stepper::symplectic::vec4s;
+        let f4 = crate::math::vec4s;
         let positions = ctx.upload_buffer("newton.x", &f4(&model.positions), storage)?;
         let velocities = ctx.upload_buffer("newton.v", &f4(&model.velocities), storage)?;
         let vec4 = |name: &str| ctx.create_buffer::<[f32; 4]>(name, n, storage);
@@ -302,7 +301,7 @@ impl NewtonStepper {
         let reduce = Reduce::new(ctx, n.max(num_elements))?;
         let h = settings.h;
         let vp = VecPush {
-            gravity: crate::stepper::symplectic::vec4(settings.gravity),
+            gravity: crate::math::vec4(settings.gravity),
             n: n as u32,
             h: h as f32,
             kappa: settings.contact_stiffness as f32,
@@ -588,13 +587,13 @@ impl NewtonStepper {
         self.time_buf.write(&[t as f32])?;
         if let Some(script) = &self.script {
             script.run()?;
-            stats.gpu_ms.predict += graph_ms(script)?;
+            stats.gpu_ms.predict += script.gpu_ms()?;
         }
         self.predict.run()?;
-        stats.gpu_ms.predict += graph_ms(&self.predict)?;
+        stats.gpu_ms.predict += self.predict.gpu_ms()?;
         let penalty_energy = self.run_penalty(&mut stats)?;
         self.evaluate.run()?;
-        stats.gpu_ms.evaluate += graph_ms(&self.evaluate)?;
+        stats.gpu_ms.evaluate += self.evaluate.gpu_ms()?;
         let mut energy = {
             let s = self.read_sums()?;
             stats.gradient_norm = s[2];
@@ -605,7 +604,7 @@ impl NewtonStepper {
                 break;
             }
             self.hessian.run()?;
-            stats.gpu_ms.hessian += graph_ms(&self.hessian)?;
+            stats.gpu_ms.hessian += self.hessian.gpu_ms()?;
             let solve = self.pcg.solve_resident_warm(
                 st.pcg_tolerance,
                 st.pcg_max_iterations,
@@ -636,7 +635,7 @@ impl NewtonStepper {
             while alpha > 1e-6 {
                 self.alpha.write(&[alpha])?;
                 self.trial.run()?;
-                stats.gpu_ms.line_search += graph_ms(&self.trial)?;
+                stats.gpu_ms.line_search += self.trial.gpu_ms()?;
                 let mut penalty_energy = match &self.penalty {
                     Some(p) => {
                         let (e, ms) = p.trial()?;
@@ -655,7 +654,7 @@ impl NewtonStepper {
                 let e = s[0] + s[1] + penalty_energy;
                 if e <= energy + 1e-12 * energy.abs().max(1e-12) {
                     self.accept.run()?;
-                    stats.gpu_ms.line_search += graph_ms(&self.accept)?;
+                    stats.gpu_ms.line_search += self.accept.gpu_ms()?;
                     energy = e;
                     accepted = true;
                     break;
@@ -678,13 +677,13 @@ impl NewtonStepper {
             };
             let penalty_energy = self.run_penalty(&mut stats)?;
             evaluate.run()?;
-            stats.gpu_ms.evaluate += graph_ms(evaluate)?;
+            stats.gpu_ms.evaluate += evaluate.gpu_ms()?;
             let s = self.read_sums()?;
             energy = s[0] + s[1] + penalty_energy;
             stats.gradient_norm = s[2];
         }
         self.finish.run()?;
-        stats.gpu_ms.finish += graph_ms(&self.finish)?;
+        stats.gpu_ms.finish += self.finish.gpu_ms()?;
         stats.energy = energy;
         Ok(stats)
     }

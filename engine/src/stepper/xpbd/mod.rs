@@ -28,7 +28,6 @@ pub use crate::scene::TetSolve;
 pub use system::{ConstraintSet, XpbdSystem};
 
 use crate::contact::colliders::{pack_colliders, Collider};
-use crate::linear::pcg::graph_ms;
 use crate::model::SimModel;
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph, VkError,
@@ -267,7 +266,7 @@ impl Bufs<'_> {
                 .read(self.motions)
                 .read(self.clock)
                 .push(&PredictPush {
-                    gravity: crate::stepper::symplectic::vec4(s.gravity),
+                    gravity: crate::math::vec4(s.gravity),
                     n: n as u32,
                     h: h as f32,
                     damp: (1.0 - s.damping * h).max(0.0) as f32,
@@ -489,7 +488,7 @@ impl XpbdStepper {
         self.substeps_done += self.settings.substeps as u64;
         Ok(XpbdStepStats {
             gpu_ms: XpbdGpuMs {
-                step: graph_ms(&self.step_graph)?,
+                step: self.step_graph.gpu_ms()?,
                 ..Default::default()
             },
             substeps: self.settings.substeps,
@@ -509,15 +508,15 @@ impl XpbdStepper {
         };
         for _ in 0..self.settings.substeps {
             self.predict.run()?;
-            st.gpu_ms.predict += graph_ms(&self.predict)?;
+            st.gpu_ms.predict += self.predict.gpu_ms()?;
             hook(XpbdPhase::Predicted)?;
             for k in 0..self.settings.iterations {
                 self.iteration.run()?;
-                st.gpu_ms.iterations += graph_ms(&self.iteration)?;
+                st.gpu_ms.iterations += self.iteration.gpu_ms()?;
                 hook(XpbdPhase::Iteration(k))?;
             }
             self.finish.run()?;
-            st.gpu_ms.finish += graph_ms(&self.finish)?;
+            st.gpu_ms.finish += self.finish.gpu_ms()?;
             self.substeps_done += 1;
         }
         Ok(st)

@@ -28,6 +28,7 @@ use crate::coloring::{greedy_coloring, GreedyOrder, PAD};
 use crate::contact::colliders::{pack_colliders, Collider};
 use crate::fem::rest::TetRest;
 use crate::fem::thin::{ThinElement, NO_VERTEX};
+use crate::math::vec4 as f4;
 use crate::model::SimModel;
 use crate::scene::MaterialModel;
 use nalgebra::Vector3;
@@ -119,10 +120,6 @@ pub struct XpbdSystem {
     pub edges: ConstraintSet,
     /// Vector bending constraints: data = (k₀..k₃) and (α, 0, 0, 0).
     pub bends: ConstraintSet,
-}
-
-fn f4(v: [f64; 3]) -> [f32; 4] {
-    [v[0] as f32, v[1] as f32, v[2] as f32, 0.0]
 }
 
 impl XpbdSystem {
