@@ -20,6 +20,9 @@ fn load(p: &Path) -> Loaded {
     supple_mesh::load(p).unwrap_or_else(|e| panic!("re-import of {} failed: {e}", p.display()))
 }
 
+/// A writer of one file.
+type Writer<'a> = Box<dyn Fn(&Path) -> std::io::Result<()> + 'a>;
+
 /// A tet mesh whose coordinates are not exactly representable in decimal or f32.
 fn tets() -> TetMesh {
     sphere([0.1, -0.2, 0.3], 0.123456789, 8).expect("sphere")
@@ -34,7 +37,7 @@ fn f32ed(p: &[[f64; 3]]) -> Vec<[f64; 3]> {
 fn every_tet_writer_reads_back() {
     let d = tmp_dir("tets");
     let m = tets();
-    let exact: Vec<(PathBuf, Box<dyn Fn(&Path) -> std::io::Result<()>>)> = vec![
+    let exact: Vec<(PathBuf, Writer)> = vec![
         (
             d.join("a.msh"),
             Box::new(|p| write_msh(p, &m, MshEncoding::Ascii)),
@@ -112,7 +115,6 @@ fn every_surface_writer_reads_back() {
         triangles: s.triangles.clone(),
     };
     // (path, writer, exact positions?)
-    type Writer<'a> = Box<dyn Fn(&Path) -> std::io::Result<()> + 'a>;
     let cases: Vec<(&str, Writer, bool)> = vec![
         ("obj.obj", Box::new(|p| write_obj(p, &plain)), true),
         (

@@ -348,7 +348,7 @@ fn numbers<T: Number>(lx: &mut Lexer, arity: usize, out: &mut Vec<T>) -> MeshRes
     match lx.peek()? {
         Tok::Ident(b"None") => {
             lx.next()?;
-            return Ok(false);
+            Ok(false)
         }
         Tok::Punct(b'[') => {
             lx.next()?;
@@ -894,14 +894,9 @@ impl Affine {
 
     /// `self ∘ o`: the map that applies `o` first, then `self`.
     fn compose(self, o: &Affine) -> Affine {
-        let mut m = [[0.0; 3]; 3];
-        let mut t = self.t;
-        for i in 0..3 {
-            for j in 0..3 {
-                m[i][j] = (0..3).map(|k| self.m[i][k] * o.m[k][j]).sum();
-            }
-            t[i] += (0..3).map(|k| self.m[i][k] * o.t[k]).sum::<f64>();
-        }
+        let row = |i: usize| self.m[i];
+        let m = [0, 1, 2].map(|i| [0, 1, 2].map(|j| (0..3).map(|k| row(i)[k] * o.m[k][j]).sum()));
+        let t = [0, 1, 2].map(|i| self.t[i] + (0..3).map(|k| row(i)[k] * o.t[k]).sum::<f64>());
         Affine { m, t }
     }
 
@@ -1361,7 +1356,7 @@ pub(crate) fn parse_select(name: &str, data: &[u8], select: Option<&str>) -> Mes
         })
     };
     if let Some(s) = select {
-        if !prims.iter().any(|p| selected(p)) {
+        if !prims.iter().any(&selected) {
             let all: Vec<String> = prims.iter().map(|p| p.path.clone()).collect();
             return Err(MeshError::Unsupported {
                 loc: Location::file(name),

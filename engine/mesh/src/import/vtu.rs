@@ -574,10 +574,8 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
                             line_of(data, pos),
                         ));
                     }
-                    b"Points" | b"Cells" | b"PointData" | b"CellData" | b"FieldData" => {
-                        if !empty {
-                            section = String::from_utf8_lossy(&tag).into_owned();
-                        }
+                    b"Points" | b"Cells" | b"PointData" | b"CellData" | b"FieldData" if !empty => {
+                        section = String::from_utf8_lossy(&tag).into_owned();
                     }
                     b"DataArray" => {
                         let a = Array {
