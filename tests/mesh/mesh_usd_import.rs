@@ -271,3 +271,30 @@ def Xform "World" (
         );
     }
 }
+
+#[test]
+fn nesting_and_long_names_stay_bounded() {
+    // Prims nested 300 deep are refused with the line of the first one too deep.
+    let mut text = String::from("#usda 1.0\n");
+    for _ in 0..300 {
+        text.push_str("def \"a\" {\n");
+    }
+    let err = load_bytes("deep.usda", text.as_bytes(), Format::Usd).expect_err("too deep");
+    assert!(err.to_string().contains("nested more than 256"), "{err}");
+    assert_eq!(err.location().pos, Position::Line(258));
+    // A 1 MB prim name above 20,000 prims: paths are built only for messages (copying the
+    // name into every child's path would need 20 GB), and messages elide long paths.
+    let mut text = format!("#usda 1.0\ndef \"{}\" {{\n", "n".repeat(1 << 20));
+    for i in 0..20_000 {
+        text.push_str(&format!("def Mesh \"m{i}\" {{}}\n"));
+    }
+    text.push_str("}\n");
+    let err = load_bytes("wide.usda", text.as_bytes(), Format::Usd).expect_err("no points");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("has no points") && msg.contains("/m0"),
+        "{}",
+        &msg[..200.min(msg.len())]
+    );
+    assert!(msg.len() < 400, "the path is elided: {} bytes", msg.len());
+}

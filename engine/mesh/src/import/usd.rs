@@ -517,15 +517,30 @@ enum Geom {
     Curves,
 }
 
-/// One prim as parsed: its path, type, what it holds, and its transform ops.
+/// Prims may nest this deep (deeper is refused: paths stay short to walk).
+const MAX_DEPTH: usize = 256;
+/// At most this many prims per file (Supple reads mesh files, not whole scenes); with
+/// [`MAX_DEPTH`] this bounds the memory a malicious layer can make the reader use.
+const MAX_PRIMS: usize = 1_000_000;
+
+/// One prim as parsed: its name, type, parent, and (boxed, only when present) its geometry
+/// attributes and transform ops. Paths are built on demand ([`path_of`]).
 #[derive(Debug, Default)]
 struct Prim {
-    path: String,
+    name: String,
     ty: String,
     line: usize,
     parent: Option<usize>,
+    depth: usize,
     /// A `def` prim not under a `class` and not deactivated.
     concrete: bool,
+    geo: Option<Box<GeomAttrs>>,
+    xform: Option<Box<Xform>>,
+}
+
+/// The attributes of a `Mesh`, `TetMesh` or `BasisCurves` prim that this reader uses.
+#[derive(Debug, Default)]
+struct GeomAttrs {
     points: Option<Numbers<f64>>,
     points_samples: usize,
     face_counts: Option<Numbers<i64>>,
@@ -537,12 +552,24 @@ struct Prim {
     orientation: Option<String>,
     curve_type: Option<String>,
     curve_wrap: Option<String>,
-    xform_order: Option<(Vec<String>, usize)>,
-    /// `xformOp:...` values by attribute name, with their line.
-    xform_ops: Vec<(String, Vec<f64>, usize)>,
+}
+
+/// A prim's `xformOpOrder` (with its line) and `xformOp:...` values (name, values, line).
+#[derive(Debug, Default)]
+struct Xform {
+    order: Option<(Vec<String>, usize)>,
+    ops: Vec<(String, Vec<f64>, usize)>,
 }
 
 impl Prim {
+    fn geo_mut(&mut self) -> &mut GeomAttrs {
+        self.geo.get_or_insert_with(Box::default)
+    }
+
+    fn xform_mut(&mut self) -> &mut Xform {
+        self.xform.get_or_insert_with(Box::default)
+    }
+
     fn geom(&self) -> Option<Geom> {
         match self.ty.as_str() {
             "Mesh" => Some(Geom::Mesh),
@@ -558,9 +585,48 @@ impl Prim {
 struct Layer {
     meters_per_unit: Option<(f64, usize)>,
     up_axis: Option<String>,
-    /// Composition arcs found (`references` at line 12...), reported as not followed.
-    arcs: Vec<String>,
-    deactivated: Vec<String>,
+    /// Composition arcs found (`references`, line), reported as not followed.
+    arcs: Vec<(&'static str, usize)>,
+    /// Prims with `active = false`.
+    deactivated: Vec<usize>,
+}
+
+/// The full path of prim `i` (`/World/body`).
+fn path_of(prims: &[Prim], i: usize) -> String {
+    let mut names = Vec::new();
+    let mut cur = Some(i);
+    while let Some(k) = cur {
+        names.push(prims[k].name.as_str());
+        cur = prims[k].parent;
+    }
+    names.iter().rev().fold(String::new(), |mut s, n| {
+        s.push('/');
+        s.push_str(n);
+        s
+    })
+}
+
+/// Prim `i`'s path for messages: at most about 120 characters, elided in the middle.
+fn shown_path(prims: &[Prim], i: usize) -> String {
+    let p = path_of(prims, i);
+    if p.chars().count() <= 120 {
+        return p;
+    }
+    let head: String = p.chars().take(40).collect();
+    let tail: Vec<char> = p.chars().rev().take(70).collect();
+    format!("{head}...{}", tail.iter().rev().collect::<String>())
+}
+
+/// True when prim `i` is the prim at path `sel` (components) or under it.
+fn is_under(prims: &[Prim], i: usize, sel: &[&str]) -> bool {
+    let mut chain = Vec::new();
+    let mut cur = Some(i);
+    while let Some(k) = cur {
+        chain.push(prims[k].name.as_str());
+        cur = prims[k].parent;
+    }
+    chain.reverse();
+    chain.len() >= sel.len() && chain.iter().zip(sel).all(|(a, b)| a == b)
 }
 
 /// Prim or layer metadata `( ... )`: records `active = false`, composition arcs, and at layer
@@ -604,9 +670,15 @@ fn metadata(lx: &mut Lexer, layer: &mut Layer, at_layer: bool) -> MeshResult<boo
             }
             b"references" | b"payload" | b"subLayers" | b"inherits" | b"specializes"
             | b"variants" => {
-                layer
-                    .arcs
-                    .push(format!("{} (line {line})", String::from_utf8_lossy(key)));
+                let kind = match key {
+                    b"references" => "references",
+                    b"payload" => "payload",
+                    b"subLayers" => "subLayers",
+                    b"inherits" => "inherits",
+                    b"specializes" => "specializes",
+                    _ => "variants",
+                };
+                layer.arcs.push((kind, line));
                 lx.skip_value()?;
             }
             _ => lx.skip_value()?,
@@ -651,29 +723,32 @@ fn attribute(lx: &mut Lexer, p: &mut Prim, name: &[u8], line: usize) -> MeshResu
                 have = numbers(lx, 3, &mut values)?;
                 Ok(())
             })?;
-            p.points = have.then_some(Numbers {
+            let g = p.geo_mut();
+            g.points = have.then_some(Numbers {
                 values,
                 start,
                 line,
             });
-            p.points_samples = samples;
+            g.points_samples = samples;
         }
-        (Some(Geom::Mesh), b"faceVertexCounts") => p.face_counts = ints(lx, 1)?,
-        (Some(Geom::Mesh), b"faceVertexIndices") => p.face_indices = ints(lx, 1)?,
-        (Some(Geom::Mesh), b"holeIndices") => p.hole_indices = ints(lx, 1)?,
-        (Some(Geom::TetMesh), b"tetVertexIndices") => p.tet_indices = ints(lx, 4)?,
-        (Some(Geom::TetMesh), b"surfaceFaceVertexIndices") => p.surface_faces = ints(lx, 3)?,
-        (Some(Geom::Curves), b"curveVertexCounts") => p.curve_counts = ints(lx, 1)?,
-        (Some(_), b"orientation") => p.orientation = token(lx)?,
-        (Some(Geom::Curves), b"type") => p.curve_type = token(lx)?,
-        (Some(Geom::Curves), b"wrap") => p.curve_wrap = token(lx)?,
+        (Some(Geom::Mesh), b"faceVertexCounts") => p.geo_mut().face_counts = ints(lx, 1)?,
+        (Some(Geom::Mesh), b"faceVertexIndices") => p.geo_mut().face_indices = ints(lx, 1)?,
+        (Some(Geom::Mesh), b"holeIndices") => p.geo_mut().hole_indices = ints(lx, 1)?,
+        (Some(Geom::TetMesh), b"tetVertexIndices") => p.geo_mut().tet_indices = ints(lx, 4)?,
+        (Some(Geom::TetMesh), b"surfaceFaceVertexIndices") => {
+            p.geo_mut().surface_faces = ints(lx, 3)?
+        }
+        (Some(Geom::Curves), b"curveVertexCounts") => p.geo_mut().curve_counts = ints(lx, 1)?,
+        (Some(_), b"orientation") => p.geo_mut().orientation = token(lx)?,
+        (Some(Geom::Curves), b"type") => p.geo_mut().curve_type = token(lx)?,
+        (Some(Geom::Curves), b"wrap") => p.geo_mut().curve_wrap = token(lx)?,
         (_, b"xformOpOrder") => {
             let mut v = Vec::new();
             value_or_first_sample(lx, time_sampled, |lx| {
                 v.clear();
                 tokens(lx, &mut v)
             })?;
-            p.xform_order = Some((v, line));
+            p.xform_mut().order = Some((v, line));
         }
         (_, op) if op.starts_with(b"xformOp:") => {
             let mut values = Vec::new();
@@ -684,7 +759,8 @@ fn attribute(lx: &mut Lexer, p: &mut Prim, name: &[u8], line: usize) -> MeshResu
                 }
                 flat_numbers(lx, &mut values)
             })?;
-            p.xform_ops
+            p.xform_mut()
+                .ops
                 .push((String::from_utf8_lossy(op).into_owned(), values, line));
         }
         _ => lx.skip_value()?,
@@ -728,7 +804,7 @@ fn parse_prims(lx: &mut Lexer, layer: &mut Layer) -> MeshResult<Vec<Prim>> {
                         loc: Location::line(lx.file, prims[i].line),
                         msg: format!(
                             "the file ends inside prim {} (no closing '}}')",
-                            prims[i].path
+                            shown_path(&prims, i)
                         ),
                     });
                 }
@@ -771,18 +847,26 @@ fn parse_prims(lx: &mut Lexer, layer: &mut Layer) -> MeshResult<Vec<Prim>> {
                     active = metadata(lx, layer, false)?;
                 }
                 lx.expect_punct(b'{', "to open the prim's body")?;
-                let parent_path = parent.map(|i| prims[i].path.as_str()).unwrap_or("");
-                let path = format!("{parent_path}/{}", String::from_utf8_lossy(name));
+                let depth = parent.map_or(0, |i| prims[i].depth + 1);
+                if depth >= MAX_DEPTH || prims.len() >= MAX_PRIMS {
+                    return Err(MeshError::Unsupported {
+                        loc: Location::line(lx.file, line),
+                        msg: format!(
+                            "more than {MAX_PRIMS} prims or prims nested more than {MAX_DEPTH} deep (Supple reads mesh files, not whole scenes)"
+                        ),
+                    });
+                }
                 let parent_concrete = parent.is_none_or(|i| prims[i].concrete);
                 if !active {
-                    layer.deactivated.push(path.clone());
+                    layer.deactivated.push(prims.len());
                 }
                 let is_class = spec == b"class";
                 prims.push(Prim {
-                    path,
+                    name: String::from_utf8_lossy(name).into_owned(),
                     ty,
                     line,
                     parent,
+                    depth,
                     concrete: spec == b"def"
                         && !is_class
                         && !under_class
@@ -803,7 +887,7 @@ fn parse_prims(lx: &mut Lexer, layer: &mut Layer) -> MeshResult<Vec<Prim>> {
                 lx.next()?;
                 lx.expect_punct(b'=', "after the variant set's name")?;
                 lx.skip_value()?;
-                layer.arcs.push(format!("variantSet (line {line})"));
+                layer.arcs.push(("variantSet", line));
             }
             Tok::Ident(_) => {
                 let Some(&(i, _)) = open.last() else {
@@ -943,8 +1027,12 @@ impl Affine {
 
 /// The local transform of prim `p` from its `xformOpOrder`; `Ok((map, reset))` where `reset`
 /// says the parents' transforms do not apply (`!resetXformStack!`).
-fn local_transform(name: &str, p: &Prim) -> MeshResult<(Affine, bool)> {
-    let Some((order, order_line)) = &p.xform_order else {
+fn local_transform(name: &str, prims: &[Prim], i: usize) -> MeshResult<(Affine, bool)> {
+    let Some(Xform {
+        order: Some((order, order_line)),
+        ops,
+    }) = prims[i].xform.as_deref()
+    else {
         return Ok((Affine::IDENTITY, false));
     };
     let mut total = Affine::IDENTITY;
@@ -961,10 +1049,9 @@ fn local_transform(name: &str, p: &Prim) -> MeshResult<(Affine, bool)> {
         };
         let unsupported = |line: usize, what: String| MeshError::Unsupported {
             loc: Location::line(name, line),
-            msg: format!("prim {}: {what}", p.path),
+            msg: format!("prim {}: {what}", shown_path(prims, i)),
         };
-        let (vals, line) = p
-            .xform_ops
+        let (vals, line) = ops
             .iter()
             .rev()
             .find(|(n, _, _)| n == op_name)
@@ -1062,7 +1149,7 @@ fn world_transform(name: &str, prims: &[Prim], i: usize) -> MeshResult<Affine> {
     let mut chain = Vec::new();
     let mut cur = Some(i);
     while let Some(k) = cur {
-        let (local, reset) = local_transform(name, &prims[k])?;
+        let (local, reset) = local_transform(name, prims, k)?;
         chain.push(local);
         if reset {
             break;
@@ -1078,10 +1165,29 @@ fn world_transform(name: &str, prims: &[Prim], i: usize) -> MeshResult<Affine> {
 // ----------------------------------------------------------------------------------------------
 // Assembling the mesh.
 
-/// Checks index `v` (entry `k` of `arr`) against `n` points.
+/// One geometry prim being added: its attributes, its path for messages and its transform.
+struct Source<'p> {
+    g: &'p GeomAttrs,
+    ty: &'p str,
+    path: String,
+    line: usize,
+    world: Affine,
+}
+
+/// Prims that warrant a warning, by reason (their indices, and for time samples the count).
+#[derive(Default)]
+struct Notes {
+    time_sampled: Vec<(usize, usize)>,
+    polygons: Vec<usize>,
+    holes: Vec<usize>,
+    left_handed: Vec<usize>,
+    not_linear: Vec<usize>,
+}
+
+/// Checks entry `k` of index array `arr` against `n` points.
 fn check_index(
     lx: &Lexer,
-    p: &Prim,
+    s: &Source,
     arr: &Numbers<i64>,
     attr: &str,
     k: usize,
@@ -1092,23 +1198,27 @@ fn check_index(
         loc: Location::line(lx.file, line_of_number(lx, arr.start, k)),
         msg: format!(
             "{} {}: {attr}[{k}] = {v}, but the prim has {n} points (indices 0..={})",
-            p.ty,
-            p.path,
+            s.ty,
+            s.path,
             n.saturating_sub(1)
         ),
     })
 }
 
-fn missing(lx: &Lexer, p: &Prim, attr: &str) -> MeshError {
+fn missing(lx: &Lexer, s: &Source, attr: &str) -> MeshError {
     MeshError::Truncated {
-        loc: Location::line(lx.file, p.line),
-        msg: format!("{} {} has no {attr}", p.ty, p.path),
+        loc: Location::line(lx.file, s.line),
+        msg: format!("{} {} has no {attr}", s.ty, s.path),
     }
 }
 
-/// Appends prim `p`'s points (transformed) to `raw` and returns the index of its first one.
-fn add_points(lx: &Lexer, p: &Prim, world: &Affine, raw: &mut Raw) -> MeshResult<(u32, usize)> {
-    let pts = p.points.as_ref().ok_or_else(|| missing(lx, p, "points"))?;
+/// Appends the prim's points (transformed) to `raw`; returns the index of the first and the
+/// count.
+fn add_points(lx: &Lexer, s: &Source, raw: &mut Raw) -> MeshResult<(u32, usize)> {
+    let pts =
+        s.g.points
+            .as_ref()
+            .ok_or_else(|| missing(lx, s, "points"))?;
     let base = raw.positions.len();
     let n = pts.values.len() / 3;
     if base.checked_add(n).is_none_or(|t| t > u32::MAX as usize) {
@@ -1120,46 +1230,42 @@ fn add_points(lx: &Lexer, p: &Prim, world: &Affine, raw: &mut Raw) -> MeshResult
     raw.positions.extend(
         pts.values
             .chunks_exact(3)
-            .map(|c| world.apply([c[0], c[1], c[2]])),
+            .map(|c| s.world.apply([c[0], c[1], c[2]])),
     );
-    if p.points_samples > 1 {
-        raw.warnings.push(format!(
-            "{} {}: points have {} time samples; the earliest is read",
-            p.ty, p.path, p.points_samples
-        ));
-    }
     Ok((base as u32, n))
 }
 
-fn left_handed(p: &Prim) -> bool {
-    p.orientation.as_deref() == Some("leftHanded")
+fn left_handed(g: &GeomAttrs) -> bool {
+    g.orientation.as_deref() == Some("leftHanded")
 }
 
-fn add_mesh(lx: &Lexer, p: &Prim, world: &Affine, raw: &mut Raw) -> MeshResult<()> {
-    let (base, n) = add_points(lx, p, world, raw)?;
-    let counts = p
-        .face_counts
-        .as_ref()
-        .ok_or_else(|| missing(lx, p, "faceVertexCounts"))?;
-    let idx = p
-        .face_indices
-        .as_ref()
-        .ok_or_else(|| missing(lx, p, "faceVertexIndices"))?;
-    let holes: std::collections::HashSet<i64> = p
-        .hole_indices
-        .as_ref()
-        .map(|h| h.values.iter().copied().collect())
-        .unwrap_or_default();
-    let flip = left_handed(p);
+/// Adds a `Mesh` prim's faces (fan-triangulated, holes left out, left-handed ones reversed).
+fn add_mesh(lx: &Lexer, s: &Source, raw: &mut Raw, notes: &mut Notes, i: usize) -> MeshResult<()> {
+    let (base, n) = add_points(lx, s, raw)?;
+    let counts =
+        s.g.face_counts
+            .as_ref()
+            .ok_or_else(|| missing(lx, s, "faceVertexCounts"))?;
+    let idx =
+        s.g.face_indices
+            .as_ref()
+            .ok_or_else(|| missing(lx, s, "faceVertexIndices"))?;
+    let holes: std::collections::HashSet<i64> =
+        s.g.hole_indices
+            .as_ref()
+            .map(|h| h.values.iter().copied().collect())
+            .unwrap_or_default();
+    let flip = left_handed(s.g);
     let mut k = 0usize;
-    let mut polygons = 0usize;
+    let mut polygons = false;
+    let mut poly = Vec::new();
     for (f, &c) in counts.values.iter().enumerate() {
         if c < 3 {
             return Err(MeshError::Syntax {
                 loc: Location::line(lx.file, line_of_number(lx, counts.start, f)),
                 msg: format!(
                     "Mesh {}: face {f} has {c} vertices (at least 3 needed)",
-                    p.path
+                    s.path
                 ),
             });
         }
@@ -1169,22 +1275,20 @@ fn add_mesh(lx: &Lexer, p: &Prim, world: &Affine, raw: &mut Raw) -> MeshResult<(
                 loc: Location::line(lx.file, counts.line),
                 msg: format!(
                     "Mesh {}: faceVertexCounts need more than the {} faceVertexIndices",
-                    p.path,
+                    s.path,
                     idx.values.len()
                 ),
             });
         }
-        let mut poly = Vec::with_capacity(c);
+        poly.clear();
         for j in k..k + c {
-            poly.push(base + check_index(lx, p, idx, "faceVertexIndices", j, n)?);
+            poly.push(base + check_index(lx, s, idx, "faceVertexIndices", j, n)?);
         }
         k += c;
         if holes.contains(&(f as i64)) {
             continue;
         }
-        if c > 3 {
-            polygons += 1;
-        }
+        polygons |= c > 3;
         for j in 1..c - 1 {
             let t = [poly[0], poly[j], poly[j + 1]];
             raw.triangles
@@ -1196,85 +1300,86 @@ fn add_mesh(lx: &Lexer, p: &Prim, world: &Affine, raw: &mut Raw) -> MeshResult<(
             loc: Location::line(lx.file, counts.line),
             msg: format!(
                 "Mesh {}: faceVertexCounts add up to {k} but there are {} faceVertexIndices",
-                p.path,
+                s.path,
                 idx.values.len()
             ),
         });
     }
-    if polygons > 0 {
-        raw.warnings.push(format!(
-            "Mesh {}: {polygons} polygons with more than 3 vertices fan-triangulated",
-            p.path
-        ));
+    if polygons {
+        notes.polygons.push(i);
     }
     if !holes.is_empty() {
-        raw.warnings.push(format!(
-            "Mesh {}: {} faces listed in holeIndices left out",
-            p.path,
-            holes.len()
-        ));
+        notes.holes.push(i);
     }
     if flip {
-        raw.warnings.push(format!(
-            "Mesh {}: leftHanded orientation; triangles reversed to counter-clockwise",
-            p.path
-        ));
+        notes.left_handed.push(i);
     }
     Ok(())
 }
 
-fn add_tet_mesh(lx: &Lexer, p: &Prim, world: &Affine, raw: &mut Raw) -> MeshResult<()> {
-    let (base, n) = add_points(lx, p, world, raw)?;
-    let tets = p
-        .tet_indices
-        .as_ref()
-        .ok_or_else(|| missing(lx, p, "tetVertexIndices"))?;
-    let flip = left_handed(p);
+/// Adds a `TetMesh` prim's tets and surface faces (left-handed ones reversed).
+fn add_tet_mesh(
+    lx: &Lexer,
+    s: &Source,
+    raw: &mut Raw,
+    notes: &mut Notes,
+    i: usize,
+) -> MeshResult<()> {
+    let (base, n) = add_points(lx, s, raw)?;
+    let tets =
+        s.g.tet_indices
+            .as_ref()
+            .ok_or_else(|| missing(lx, s, "tetVertexIndices"))?;
+    let flip = left_handed(s.g);
     raw.tets.reserve(tets.values.len() / 4);
     for k in (0..tets.values.len() / 4).map(|t| 4 * t) {
         let mut t = [0u32; 4];
         for (j, slot) in t.iter_mut().enumerate() {
-            *slot = base + check_index(lx, p, tets, "tetVertexIndices", k + j, n)?;
+            *slot = base + check_index(lx, s, tets, "tetVertexIndices", k + j, n)?;
         }
         if flip {
             t.swap(2, 3);
         }
         raw.tets.push(t);
     }
-    if let Some(faces) = &p.surface_faces {
+    if let Some(faces) = &s.g.surface_faces {
         for k in (0..faces.values.len() / 3).map(|t| 3 * t) {
             let mut t = [0u32; 3];
             for (j, slot) in t.iter_mut().enumerate() {
-                *slot = base + check_index(lx, p, faces, "surfaceFaceVertexIndices", k + j, n)?;
+                *slot = base + check_index(lx, s, faces, "surfaceFaceVertexIndices", k + j, n)?;
             }
             raw.triangles
                 .push(if flip { [t[0], t[2], t[1]] } else { t });
         }
     }
     if flip {
-        raw.warnings.push(format!(
-            "TetMesh {}: leftHanded orientation; tets and faces reversed",
-            p.path
-        ));
+        notes.left_handed.push(i);
     }
     Ok(())
 }
 
-fn add_curves(lx: &Lexer, p: &Prim, world: &Affine, raw: &mut Raw) -> MeshResult<()> {
-    let (base, n) = add_points(lx, p, world, raw)?;
-    let counts = p
-        .curve_counts
-        .as_ref()
-        .ok_or_else(|| missing(lx, p, "curveVertexCounts"))?;
-    let periodic = p.curve_wrap.as_deref() == Some("periodic");
+/// Adds a `BasisCurves` prim's curves as polylines over its points (periodic ones closed).
+fn add_curves(
+    lx: &Lexer,
+    s: &Source,
+    raw: &mut Raw,
+    notes: &mut Notes,
+    i: usize,
+) -> MeshResult<()> {
+    let (base, n) = add_points(lx, s, raw)?;
+    let counts =
+        s.g.curve_counts
+            .as_ref()
+            .ok_or_else(|| missing(lx, s, "curveVertexCounts"))?;
+    let periodic = s.g.curve_wrap.as_deref() == Some("periodic");
     let mut k = 0usize;
     for (c_i, &c) in counts.values.iter().enumerate() {
         if c < 2 || k.checked_add(c as usize).is_none_or(|e| e > n) {
             return Err(MeshError::CountMismatch {
                 loc: Location::line(lx.file, line_of_number(lx, counts.start, c_i)),
                 msg: format!(
-                    "BasisCurves {}: curve {c_i} has {c} vertices (at least 2, and {} points in all)",
-                    p.path, n
+                    "BasisCurves {}: curve {c_i} has {c} vertices (at least 2, and {n} points in all)",
+                    s.path
                 ),
             });
         }
@@ -1290,27 +1395,64 @@ fn add_curves(lx: &Lexer, p: &Prim, world: &Affine, raw: &mut Raw) -> MeshResult
             loc: Location::line(lx.file, counts.line),
             msg: format!(
                 "BasisCurves {}: curveVertexCounts add up to {k} but there are {n} points",
-                p.path
+                s.path
             ),
         });
     }
-    if p.curve_type.as_deref() != Some("linear") {
-        raw.warnings.push(format!(
-            "BasisCurves {}: type is {}, not linear; read as polylines through its control points",
-            p.path,
-            p.curve_type.as_deref().unwrap_or("cubic (the default)")
-        ));
+    if s.g.curve_type.as_deref() != Some("linear") {
+        notes.not_linear.push(i);
     }
     Ok(())
 }
 
-/// A short list of prim paths for a warning: the first three and a count.
-fn list_paths(paths: &[String]) -> String {
-    let mut s = paths.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
-    if paths.len() > 3 {
-        s.push_str(&format!(" and {} more", paths.len() - 3));
+/// A short list of prims for a warning: the first three paths and how many more.
+fn list_prims(prims: &[Prim], idx: &[usize], with_type: bool) -> String {
+    let mut s = idx
+        .iter()
+        .take(3)
+        .map(|&i| {
+            if with_type {
+                format!("{} {}", prims[i].ty, shown_path(prims, i))
+            } else {
+                shown_path(prims, i)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    if idx.len() > 3 {
+        s.push_str(&format!(" and {} more", idx.len() - 3));
     }
     s
+}
+
+/// The warnings collected in `notes`.
+fn note_warnings(prims: &[Prim], notes: &Notes, raw: &mut Raw) {
+    if let Some(&(_, samples)) = notes.time_sampled.first() {
+        let idx: Vec<usize> = notes.time_sampled.iter().map(|&(i, _)| i).collect();
+        raw.warnings.push(format!(
+            "time-sampled points ({samples} time samples in {}): the earliest sample is read",
+            list_prims(prims, &idx, false)
+        ));
+    }
+    let mut say = |idx: &[usize], what: &str| {
+        if !idx.is_empty() {
+            raw.warnings
+                .push(format!("{what}: {}", list_prims(prims, idx, false)));
+        }
+    };
+    say(
+        &notes.polygons,
+        "polygons with more than 3 vertices fan-triangulated",
+    );
+    say(&notes.holes, "faces listed in holeIndices left out");
+    say(
+        &notes.left_handed,
+        "leftHanded orientation, elements reversed to Supple's counter-clockwise outward",
+    );
+    say(
+        &notes.not_linear,
+        "BasisCurves that are not linear, read as polylines through their control points",
+    );
 }
 
 /// Parses a `.usda` layer: all geometry prims merged (see the module documentation), or, with
@@ -1349,23 +1491,19 @@ pub(crate) fn parse_select(name: &str, data: &[u8], select: Option<&str>) -> Mes
     };
     let mut layer = Layer::default();
     let prims = parse_prims(&mut lx, &mut layer)?;
-    let selected = |p: &Prim| {
-        select.is_none_or(|s| {
-            let s = s.trim_end_matches('/');
-            p.path == s || p.path.strip_prefix(s).is_some_and(|r| r.starts_with('/'))
-        })
-    };
+    let sel: Option<Vec<&str>> = select.map(|s| s.split('/').filter(|c| !c.is_empty()).collect());
+    let selected = |i: usize| sel.as_ref().is_none_or(|c| is_under(&prims, i, c));
     if let Some(s) = select {
-        if !prims.iter().any(&selected) {
-            let all: Vec<String> = prims.iter().map(|p| p.path.clone()).collect();
+        if !(0..prims.len()).any(selected) {
+            let all: Vec<usize> = (0..prims.len()).collect();
             return Err(MeshError::Unsupported {
                 loc: Location::file(name),
-                msg: format!("no prim {s} (prims: {})", list_paths(&all)),
+                msg: format!("no prim {s} (prims: {})", list_prims(&prims, &all, false)),
             });
         }
     }
     let chosen: Vec<usize> = (0..prims.len())
-        .filter(|&i| prims[i].concrete && selected(&prims[i]))
+        .filter(|&i| prims[i].concrete && selected(i))
         .collect();
     let of = |g: Geom| -> Vec<usize> {
         chosen
@@ -1376,50 +1514,64 @@ pub(crate) fn parse_select(name: &str, data: &[u8], select: Option<&str>) -> Mes
     };
     let (tet_prims, mesh_prims, curve_prims) =
         (of(Geom::TetMesh), of(Geom::Mesh), of(Geom::Curves));
-    let mut raw = Raw {
-        format: "usda".into(),
-        ..Default::default()
-    };
-    let other: Vec<String> = chosen
+    let other: Vec<usize> = chosen
         .iter()
-        .filter(|&&i| prims[i].geom().is_none() && is_gprim(&prims[i].ty))
-        .map(|&i| format!("{} {}", prims[i].ty, prims[i].path))
+        .copied()
+        .filter(|&i| prims[i].geom().is_none() && is_gprim(&prims[i].ty))
         .collect();
     if tet_prims.is_empty() && mesh_prims.is_empty() && curve_prims.is_empty() {
         let what = if other.is_empty() {
             String::new()
         } else {
-            format!(" (found {})", list_paths(&other))
+            format!(" (found {})", list_prims(&prims, &other, true))
         };
         return Err(MeshError::Unsupported {
             loc: Location::file(name),
             msg: format!("no Mesh, TetMesh or BasisCurves prim{what}"),
         });
     }
-    if !tet_prims.is_empty() {
-        for &i in &tet_prims {
-            add_tet_mesh(&lx, &prims[i], &world_transform(name, &prims, i)?, &mut raw)?;
+    let mut raw = Raw {
+        format: "usda".into(),
+        ..Default::default()
+    };
+    let mut notes = Notes::default();
+    let empty = GeomAttrs::default();
+    let source = |i: usize| -> MeshResult<Source> {
+        Ok(Source {
+            g: prims[i].geo.as_deref().unwrap_or(&empty),
+            ty: &prims[i].ty,
+            path: shown_path(&prims, i),
+            line: prims[i].line,
+            world: world_transform(name, &prims, i)?,
+        })
+    };
+    let read = if tet_prims.is_empty() {
+        raw.surface_only = true;
+        [mesh_prims.clone(), curve_prims.clone()].concat()
+    } else {
+        tet_prims.clone()
+    };
+    for &i in &read {
+        let s = source(i)?;
+        match prims[i].geom() {
+            Some(Geom::TetMesh) => add_tet_mesh(&lx, &s, &mut raw, &mut notes, i)?,
+            Some(Geom::Mesh) => add_mesh(&lx, &s, &mut raw, &mut notes, i)?,
+            _ => add_curves(&lx, &s, &mut raw, &mut notes, i)?,
         }
-        let left: Vec<String> = mesh_prims
-            .iter()
-            .chain(&curve_prims)
-            .map(|&i| prims[i].path.clone())
-            .collect();
+        if s.g.points_samples > 1 {
+            notes.time_sampled.push((i, s.g.points_samples));
+        }
+    }
+    note_warnings(&prims, &notes, &mut raw);
+    if !tet_prims.is_empty() {
+        let left = [mesh_prims, curve_prims].concat();
         if !left.is_empty() {
             raw.ignored += left.len();
             raw.warnings.push(format!(
                 "{} Mesh/BasisCurves prims not read ({}): the file has TetMesh prims (Supple writes a TetMesh's surface as a Mesh beside it); select a prim by its path to read it",
                 left.len(),
-                list_paths(&left)
+                list_prims(&prims, &left, false)
             ));
-        }
-    } else {
-        raw.surface_only = true;
-        for &i in &mesh_prims {
-            add_mesh(&lx, &prims[i], &world_transform(name, &prims, i)?, &mut raw)?;
-        }
-        for &i in &curve_prims {
-            add_curves(&lx, &prims[i], &world_transform(name, &prims, i)?, &mut raw)?;
         }
     }
     if !other.is_empty() {
@@ -1427,10 +1579,10 @@ pub(crate) fn parse_select(name: &str, data: &[u8], select: Option<&str>) -> Mes
         raw.warnings.push(format!(
             "{} prims of other types not read: {}",
             other.len(),
-            list_paths(&other)
+            list_prims(&prims, &other, true)
         ));
     }
-    layer_warnings(name, &layer, &mut raw)?;
+    layer_warnings(name, &prims, &layer, &mut raw)?;
     Ok(raw)
 }
 
@@ -1456,7 +1608,7 @@ fn is_gprim(ty: &str) -> bool {
 
 /// Applies `metersPerUnit` and reports the layer's up axis, composition arcs and deactivated
 /// prims.
-fn layer_warnings(name: &str, layer: &Layer, raw: &mut Raw) -> MeshResult<()> {
+fn layer_warnings(name: &str, prims: &[Prim], layer: &Layer, raw: &mut Raw) -> MeshResult<()> {
     if let Some((mpu, line)) = layer.meters_per_unit {
         if !(mpu > 0.0 && mpu.is_finite()) {
             return Err(MeshError::Syntax {
@@ -1480,15 +1632,24 @@ fn layer_warnings(name: &str, layer: &Layer, raw: &mut Raw) -> MeshResult<()> {
         }
     }
     if !layer.arcs.is_empty() {
+        let mut arcs: Vec<String> = layer
+            .arcs
+            .iter()
+            .take(3)
+            .map(|(kind, line)| format!("{kind} at line {line}"))
+            .collect();
+        if layer.arcs.len() > 3 {
+            arcs.push(format!("{} more", layer.arcs.len() - 3));
+        }
         raw.warnings.push(format!(
             "composition not followed ({}): only what this file defines is read",
-            layer.arcs.join(", ")
+            arcs.join(", ")
         ));
     }
     if !layer.deactivated.is_empty() {
         raw.warnings.push(format!(
             "inactive prims not read: {}",
-            list_paths(&layer.deactivated)
+            list_prims(prims, &layer.deactivated, false)
         ));
     }
     Ok(())
