@@ -606,9 +606,22 @@ fn path_of(prims: &[Prim], i: usize) -> String {
     })
 }
 
-/// Prim `i`'s path for messages: at most about 120 characters, elided in the middle.
+/// `s` for a one-line message: control characters (a name may hold a newline) escaped.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Prim `i`'s path for messages: one line, at most about 120 characters, elided in the middle.
 fn shown_path(prims: &[Prim], i: usize) -> String {
-    let p = path_of(prims, i);
+    let p = esc(&path_of(prims, i));
     if p.chars().count() <= 120 {
         return p;
     }
@@ -1047,6 +1060,7 @@ fn local_transform(name: &str, prims: &[Prim], i: usize) -> MeshResult<(Affine, 
             Some(n) => (true, n),
             None => (false, entry.as_str()),
         };
+        let shown = esc(op_name);
         let unsupported = |line: usize, what: String| MeshError::Unsupported {
             loc: Location::line(name, line),
             msg: format!("prim {}: {what}", shown_path(prims, i)),
@@ -1059,7 +1073,7 @@ fn local_transform(name: &str, prims: &[Prim], i: usize) -> MeshResult<(Affine, 
             .ok_or_else(|| {
                 unsupported(
                     *order_line,
-                    format!("xformOpOrder names {op_name}, which the prim does not define"),
+                    format!("xformOpOrder names {shown}, which the prim does not define"),
                 )
             })?;
         let kind = op_name.split(':').nth(1).unwrap_or("");
@@ -1069,7 +1083,7 @@ fn local_transform(name: &str, prims: &[Prim], i: usize) -> MeshResult<(Affine, 
             } else {
                 Err(unsupported(
                     line,
-                    format!("{op_name} has {} values, {n} expected", vals.len()),
+                    format!("{shown} has {} values, {n} expected", vals.len()),
                 ))
             }
         };
@@ -1094,7 +1108,7 @@ fn local_transform(name: &str, prims: &[Prim], i: usize) -> MeshResult<(Affine, 
                 want(3)?;
                 for (i, a) in k.as_bytes()[6..].iter().enumerate() {
                     if !(b'X'..=b'Z').contains(a) {
-                        return Err(unsupported(line, format!("unknown transform op {op_name}")));
+                        return Err(unsupported(line, format!("unknown transform op {shown}")));
                     }
                     op = Affine::rotation(usize::from(a - b'X'), vals[i]).compose(&op);
                 }
@@ -1103,7 +1117,7 @@ fn local_transform(name: &str, prims: &[Prim], i: usize) -> MeshResult<(Affine, 
                 want(4)?;
                 let n = vals.iter().map(|v| v * v).sum::<f64>().sqrt();
                 if n == 0.0 {
-                    return Err(unsupported(line, format!("{op_name} is a zero quaternion")));
+                    return Err(unsupported(line, format!("{shown} is a zero quaternion")));
                 }
                 let [w, x, y, z] = [vals[0] / n, vals[1] / n, vals[2] / n, vals[3] / n];
                 op.m = [
@@ -1123,20 +1137,20 @@ fn local_transform(name: &str, prims: &[Prim], i: usize) -> MeshResult<(Affine, 
                     op.t[i] = vals[12 + i];
                 }
                 if vals[3] != 0.0 || vals[7] != 0.0 || vals[11] != 0.0 || vals[15] != 1.0 {
-                    return Err(unsupported(line, format!("{op_name} is not an affine matrix")));
+                    return Err(unsupported(line, format!("{shown} is not an affine matrix")));
                 }
             }
             _ => {
                 return Err(unsupported(
                     line,
-                    format!("transform op {op_name} is not supported (translate, scale, rotateX/Y/Z, rotateXYZ..., orient and transform are)"),
+                    format!("transform op {shown} is not supported (translate, scale, rotateX/Y/Z, rotateXYZ..., orient and transform are)"),
                 ))
             }
         }
         if invert {
             op = op
                 .inverse()
-                .ok_or_else(|| unsupported(line, format!("{op_name} cannot be inverted")))?;
+                .ok_or_else(|| unsupported(line, format!("{shown} cannot be inverted")))?;
         }
         // The first op in the order is the outermost.
         total = total.compose(&op);
@@ -1498,7 +1512,11 @@ pub(crate) fn parse_select(name: &str, data: &[u8], select: Option<&str>) -> Mes
             let all: Vec<usize> = (0..prims.len()).collect();
             return Err(MeshError::Unsupported {
                 loc: Location::file(name),
-                msg: format!("no prim {s} (prims: {})", list_prims(&prims, &all, false)),
+                msg: format!(
+                    "no prim {} (prims: {})",
+                    esc(s),
+                    list_prims(&prims, &all, false)
+                ),
             });
         }
     }
@@ -1627,7 +1645,8 @@ fn layer_warnings(name: &str, prims: &[Prim], layer: &Layer, raw: &mut Raw) -> M
     if let Some(up) = &layer.up_axis {
         if up != "Z" {
             raw.warnings.push(format!(
-                "upAxis is {up}: Supple's scenes are Z-up; the mesh is not rotated"
+                "upAxis is {}: Supple's scenes are Z-up; the mesh is not rotated",
+                esc(up)
             ));
         }
     }
