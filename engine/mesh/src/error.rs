@@ -3,7 +3,24 @@
 //! problem is in a sibling file that the named file needs (a TetGen `.node` beside the `.ele` the
 //! caller named), the line names both: `NAMED: sibling SIBLING:LINE: what is wrong`.
 
+use std::borrow::Cow;
 use std::fmt;
+
+/// `s` with control characters (newlines...) escaped, so that it prints on one line.
+fn escape_controls(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
 
 /// Where in a file a problem was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,12 +80,13 @@ impl Location {
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(named) = &self.named {
-            write!(f, "{named}: sibling ")?;
+            write!(f, "{}: sibling ", escape_controls(named))?;
         }
+        let file = escape_controls(&self.file);
         match self.pos {
-            Position::File => write!(f, "{}", self.file),
-            Position::Line(l) => write!(f, "{}:{}", self.file, l),
-            Position::Byte(b) => write!(f, "{}:byte {}", self.file, b),
+            Position::File => write!(f, "{file}"),
+            Position::Line(l) => write!(f, "{file}:{l}"),
+            Position::Byte(b) => write!(f, "{file}:byte {b}"),
         }
     }
 }
@@ -184,6 +202,33 @@ impl MeshError {
         let loc = self.location_mut();
         if loc.file != named && loc.named.is_none() {
             loc.named = Some(named.to_string());
+        }
+        self
+    }
+
+    /// The same error with control characters in its message escaped, so that it displays on
+    /// one line whatever text of the file it quotes (every public import function returns
+    /// errors passed through this).
+    pub(crate) fn one_line(mut self) -> MeshError {
+        let msg = match &mut self {
+            MeshError::MissingSibling { sibling, msg, .. } => {
+                if let Cow::Owned(s) = escape_controls(sibling) {
+                    *sibling = s;
+                }
+                msg
+            }
+            MeshError::Io { msg, .. }
+            | MeshError::Empty { msg, .. }
+            | MeshError::Truncated { msg, .. }
+            | MeshError::CountMismatch { msg, .. }
+            | MeshError::IndexOutOfRange { msg, .. }
+            | MeshError::NonFinite { msg, .. }
+            | MeshError::DegenerateTet { msg, .. }
+            | MeshError::Unsupported { msg, .. }
+            | MeshError::Syntax { msg, .. } => msg,
+        };
+        if let Cow::Owned(s) = escape_controls(msg) {
+            *msg = s;
         }
         self
     }

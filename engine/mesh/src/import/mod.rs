@@ -160,7 +160,10 @@ pub fn sniff(data: &[u8]) -> Option<Format> {
 /// it; no other file is used in its place). Errors name `path`, and the sibling file where the
 /// problem is in one.
 pub fn load(path: impl AsRef<Path>) -> MeshResult<Loaded> {
-    let path = path.as_ref();
+    load_path(path.as_ref()).map_err(MeshError::one_line)
+}
+
+fn load_path(path: &Path) -> MeshResult<Loaded> {
     let name = path.display().to_string();
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let mut format = Format::from_extension(ext);
@@ -202,7 +205,10 @@ pub(crate) fn empty_error(name: &str, data: &[u8], what: &str) -> MeshError {
 /// the `Mesh`, `TetMesh` and `BasisCurves` prims under it, instead of every prim of the file as
 /// [`load`] does. Errors name `path`; a path that names no prim is an error listing the prims.
 pub fn load_usd_prim(path: impl AsRef<Path>, prim: &str) -> MeshResult<Loaded> {
-    let path = path.as_ref();
+    load_usd_prim_path(path.as_ref(), prim).map_err(MeshError::one_line)
+}
+
+fn load_usd_prim_path(path: &Path, prim: &str) -> MeshResult<Loaded> {
     let name = path.display().to_string();
     let data = read_file(path, &name)?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -233,6 +239,10 @@ pub(crate) fn read_file(path: &Path, name: &str) -> MeshResult<Vec<u8>> {
 /// For TetGen, `data` is the `.node` file and there is no `.ele` (a point cloud) unless
 /// [`load_tetgen_bytes`] is used.
 pub fn load_bytes(name: &str, data: &[u8], format: Format) -> MeshResult<Loaded> {
+    parse_bytes(name, data, format).map_err(MeshError::one_line)
+}
+
+fn parse_bytes(name: &str, data: &[u8], format: Format) -> MeshResult<Loaded> {
     if is_blank(data) {
         return Err(empty_error(name, data, format.name()));
     }
@@ -267,6 +277,15 @@ pub fn load_bytes(name: &str, data: &[u8], format: Format) -> MeshResult<Loaded>
 /// Parses and validates TetGen content given as `.node` (named `name` in messages), optional
 /// `.ele` and optional `.face` (each with its own name).
 pub fn load_tetgen_bytes(
+    name: &str,
+    node: &[u8],
+    ele: Option<(&str, &[u8])>,
+    face: Option<(&str, &[u8])>,
+) -> MeshResult<Loaded> {
+    parse_tetgen_bytes(name, node, ele, face).map_err(MeshError::one_line)
+}
+
+fn parse_tetgen_bytes(
     name: &str,
     node: &[u8],
     ele: Option<(&str, &[u8])>,
