@@ -163,6 +163,7 @@ fn malformed_stages_name_the_file_and_line() {
         ),
         ("#usda 1.0\ndef Sphere \"s\" {\n}\n".to_string(), "no Mesh, TetMesh or BasisCurves prim (found Sphere /s)", None),
         ("PXR-USDC\0\0\0\0".to_string(), "binary USD crate", None),
+        ("PK\x03\x04\0\0".to_string(), "USDZ package", None),
         ("#usdb 1.0\n".to_string(), "not a USD text layer", Some(1)),
         ("#usda 1.0\n\"unterminated\n\n".to_string(), "unterminated string", Some(2)),
         ("#usda 1.0\n}\n".to_string(), "at the top level", Some(2)),
@@ -297,4 +298,32 @@ fn nesting_and_long_names_stay_bounded() {
         &msg[..200.min(msg.len())]
     );
     assert!(msg.len() < 400, "the path is elided: {} bytes", msg.len());
+}
+
+#[test]
+fn usd_extensions_and_binary_files() {
+    let d = std::env::temp_dir().join(format!("supple-usd-ext-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    // A text layer named .usd reads like a .usda.
+    let text = stage(GOOD);
+    std::fs::write(d.join("text.usd"), &text).unwrap();
+    assert_eq!(
+        load(d.join("text.usd"))
+            .expect("text .usd")
+            .surface
+            .triangles
+            .len(),
+        1
+    );
+    // Crate and package files say how to get a text layer.
+    for (name, bytes, want) in [
+        ("c.usdc", &b"PXR-USDC\x00\x00"[..], "usdcat"),
+        ("c.usd", &b"PXR-USDC\x00\x00"[..], "usdcat"),
+        ("p.usdz", &b"PK\x03\x04\x00\x00"[..], "USDZ"),
+    ] {
+        std::fs::write(d.join(name), bytes).unwrap();
+        let err = load(d.join(name)).expect_err(name);
+        assert!(err.to_string().contains(want), "{name}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
 }

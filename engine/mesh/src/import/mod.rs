@@ -106,7 +106,7 @@ impl Format {
             "obj" => Format::Obj,
             "ply" => Format::Ply,
             "stl" => Format::Stl,
-            "usda" | "usd" | "usdc" => Format::Usd,
+            "usda" | "usd" | "usdc" | "usdz" => Format::Usd,
             _ => return None,
         })
     }
