@@ -177,7 +177,11 @@ fn polylines_round_trip_in_obj_and_ply_frames() {
     );
     let l = load(&p);
     assert_same_surface(&s, &l.surface, 1.2e-7);
-    assert_eq!(l.ignored_elements, 6, "the PLY reader skips the edges");
+    assert_eq!(
+        l.polylines, curves,
+        "the PLY reader joins the edges into the polylines"
+    );
+    assert_eq!(l.ignored_elements, 0);
     // Without curves the files are exactly what write_surface writes.
     for ext in ["obj", "ply"] {
         let (a, b) = (d.join(format!("a.{ext}")), d.join(format!("b.{ext}")));

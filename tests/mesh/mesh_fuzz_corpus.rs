@@ -24,6 +24,7 @@ fn fuzz_corpus_never_panics() {
                 "obj" => load_bytes(&name, &data, Format::Obj),
                 "ply" => load_bytes(&name, &data, Format::Ply),
                 "stl" => load_bytes(&name, &data, Format::Stl),
+                "usd" => load_bytes(&name, &data, Format::Usd),
                 "tetgen" => {
                     // Same split as the fuzz target: .node, then .ele after a 0xFF byte.
                     let (node, ele) = match data.iter().position(|&b| b == 0xff) {
@@ -40,5 +41,5 @@ fn fuzz_corpus_never_panics() {
             n += 1;
         }
     }
-    assert!(n >= 8, "fuzz corpus has only {n} files");
+    assert!(n >= 9, "fuzz corpus has only {n} files");
 }

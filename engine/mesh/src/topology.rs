@@ -389,7 +389,60 @@ pub struct EdgeUse {
     pub uses: Vec<u32>,
 }
 
+/// How the triangles of a surface meet along their edges (edges of repeated-vertex triangles
+/// joining a vertex to itself are not counted).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EdgeCheck {
+    /// Edges used by exactly one triangle: the surface is open there.
+    pub boundary: usize,
+    /// Edges used by more than two triangles.
+    pub nonmanifold: usize,
+    /// Edges shared by exactly two triangles that run along them in the same direction: the two
+    /// triangles' orientations (normals) disagree.
+    pub misoriented: usize,
+}
+
+impl EdgeCheck {
+    /// True for a closed, consistently oriented, manifold surface (every edge shared by exactly
+    /// two triangles running along it in opposite directions).
+    pub fn is_closed(&self) -> bool {
+        self.boundary == 0 && self.nonmanifold == 0 && self.misoriented == 0
+    }
+}
+
 impl TriMesh {
+    /// Counts boundary, non-manifold and inconsistently oriented edges.
+    pub fn edge_check(&self) -> EdgeCheck {
+        let rec = self.edge_records();
+        let mut out = EdgeCheck::default();
+        let mut i = 0;
+        while i < rec.len() {
+            let mut j = i + 1;
+            while j < rec.len() && rec[j].0 == rec[i].0 {
+                j += 1;
+            }
+            let [a, b] = rec[i].0;
+            if a != b {
+                match j - i {
+                    1 => out.boundary += 1,
+                    2 => {
+                        // Direction of the edge in each triangle: from its smaller vertex or not.
+                        let forward = |r: &([u32; 2], u32, u8)| {
+                            let tri = self.triangles[r.1 as usize];
+                            tri[r.2 as usize] == a
+                        };
+                        if forward(&rec[i]) == forward(&rec[i + 1]) {
+                            out.misoriented += 1;
+                        }
+                    }
+                    _ => out.nonmanifold += 1,
+                }
+            }
+            i = j;
+        }
+        out
+    }
+
     fn edge_records(&self) -> Vec<([u32; 2], u32, u8)> {
         let mut rec = Vec::with_capacity(self.triangles.len() * 3);
         for (t, tri) in self.triangles.iter().enumerate() {
@@ -478,9 +531,24 @@ impl TriMesh {
         Csr::vertex_to_elements(self.positions.len(), &self.triangles)
     }
 
-    /// Signed enclosed volume (divergence theorem); meaningful for closed, oriented surfaces.
+    /// Signed enclosed volume (divergence theorem, positive for outward-facing triangles);
+    /// meaningful for closed, consistently oriented surfaces (see [`TriMesh::edge_check`]). The
+    /// cones are taken from the centre of the vertices' bounding box, which keeps the sum accurate
+    /// for surfaces far from the origin.
     pub fn enclosed_volume(&self) -> f64 {
-        let o = [0.0; 3];
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        for p in &self.positions {
+            for k in 0..3 {
+                lo[k] = lo[k].min(p[k]);
+                hi[k] = hi[k].max(p[k]);
+            }
+        }
+        let o = if self.positions.is_empty() {
+            [0.0; 3]
+        } else {
+            [0, 1, 2].map(|k| 0.5 * (lo[k] + hi[k]))
+        };
         self.triangles
             .iter()
             .map(|t| {

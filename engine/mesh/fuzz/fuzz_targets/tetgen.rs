@@ -8,5 +8,8 @@ fuzz_target!(|data: &[u8]| {
         Some(i) => (&data[..i], Some(("fuzz.ele", &data[i + 1..]))),
         None => (data, None),
     };
-    let _ = load_tetgen_bytes("fuzz.node", node, ele, None);
+    // Never a panic; errors are one line.
+    if let Err(e) = load_tetgen_bytes("fuzz.node", node, ele, None) {
+        assert!(!e.to_string().contains('\n'), "multi-line error: {e}");
+    }
 });

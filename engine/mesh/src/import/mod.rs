@@ -31,6 +31,7 @@ mod obj;
 mod ply;
 mod stl;
 mod tetgen;
+mod usd;
 mod vtk;
 mod vtu;
 
@@ -88,6 +89,9 @@ pub enum Format {
     Ply,
     /// `.stl`, ASCII or binary.
     Stl,
+    /// USD text layers (`.usda`, or a `.usd` holding text): `Mesh`, `TetMesh` and
+    /// `BasisCurves` prims.
+    Usd,
 }
 
 impl Format {
@@ -102,6 +106,7 @@ impl Format {
             "obj" => Format::Obj,
             "ply" => Format::Ply,
             "stl" => Format::Stl,
+            "usda" | "usd" | "usdc" | "usdz" => Format::Usd,
             _ => return None,
         })
     }
@@ -117,6 +122,7 @@ impl Format {
             Format::Obj => "OBJ",
             Format::Ply => "PLY",
             Format::Stl => "STL",
+            Format::Usd => "USD",
         }
     }
 }
@@ -137,6 +143,8 @@ pub fn sniff(data: &[u8]) -> Option<Format> {
         Some(Format::Vtu)
     } else if start == 0 && (d.starts_with(b"ply\n") || d.starts_with(b"ply\r\n")) {
         Some(Format::Ply)
+    } else if start == 0 && (d.starts_with(b"#usda") || d.starts_with(b"PXR-USDC")) {
+        Some(Format::Usd)
     } else if starts(b"MeshVersionFormatted") {
         Some(Format::Medit)
     } else if start == 0 && d.starts_with(b"solid") {
@@ -147,10 +155,15 @@ pub fn sniff(data: &[u8]) -> Option<Format> {
 }
 
 /// Reads and validates the mesh file at `path`, detecting the format from the extension and the
-/// content. TetGen files may be named by any of `.node`, `.ele`, `.face`: the companions are
-/// read from beside it.
+/// content. A TetGen set may be named by any of its `.node`, `.ele`, `.face` files: the others
+/// are read from beside it under the same base name only (a missing `.node` is an error naming
+/// it; no other file is used in its place). Errors name `path`, and the sibling file where the
+/// problem is in one.
 pub fn load(path: impl AsRef<Path>) -> MeshResult<Loaded> {
-    let path = path.as_ref();
+    load_path(path.as_ref()).map_err(MeshError::one_line)
+}
+
+fn load_path(path: &Path) -> MeshResult<Loaded> {
     let name = path.display().to_string();
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let mut format = Format::from_extension(ext);
@@ -170,7 +183,50 @@ pub fn load(path: impl AsRef<Path>) -> MeshResult<Loaded> {
     load_bytes(&name, &data, format)
 }
 
-/// Reads a whole file; an empty file is reported as truncated.
+/// True when `data` holds no bytes or only whitespace.
+pub(crate) fn is_blank(data: &[u8]) -> bool {
+    data.iter().all(|b| b.is_ascii_whitespace())
+}
+
+/// The error for an empty (or whitespace-only) file `name` that should have held `what`.
+pub(crate) fn empty_error(name: &str, data: &[u8], what: &str) -> MeshError {
+    let size = if data.is_empty() {
+        "0 bytes".to_string()
+    } else {
+        format!("{} bytes of whitespace only", data.len())
+    };
+    MeshError::Empty {
+        loc: Location::file(name),
+        msg: format!("{size}; a {what} file was expected"),
+    }
+}
+
+/// Reads the prim at `prim` (a path such as `/World/ball`) of the USD text layer at `path`, and
+/// the `Mesh`, `TetMesh` and `BasisCurves` prims under it, instead of every prim of the file as
+/// [`load`] does. Errors name `path`; a path that names no prim is an error listing the prims.
+pub fn load_usd_prim(path: impl AsRef<Path>, prim: &str) -> MeshResult<Loaded> {
+    load_usd_prim_path(path.as_ref(), prim).map_err(MeshError::one_line)
+}
+
+fn load_usd_prim_path(path: &Path, prim: &str) -> MeshResult<Loaded> {
+    let name = path.display().to_string();
+    let data = read_file(path, &name)?;
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let format = Format::from_extension(ext).or_else(|| sniff(&data));
+    if format != Some(Format::Usd) {
+        return Err(MeshError::Unsupported {
+            loc: Location::file(&name),
+            msg: format!("a prim ({prim}) can only be selected in a USD file"),
+        });
+    }
+    if is_blank(&data) {
+        return Err(empty_error(&name, &data, Format::Usd.name()));
+    }
+    let raw = usd::parse_select(&name, &data, Some(prim))?;
+    finish(&name, raw)
+}
+
+/// Reads a whole file (errors name it).
 pub(crate) fn read_file(path: &Path, name: &str) -> MeshResult<Vec<u8>> {
     let data = std::fs::read(path).map_err(|e| MeshError::Io {
         loc: Location::file(name),
@@ -183,11 +239,12 @@ pub(crate) fn read_file(path: &Path, name: &str) -> MeshResult<Vec<u8>> {
 /// For TetGen, `data` is the `.node` file and there is no `.ele` (a point cloud) unless
 /// [`load_tetgen_bytes`] is used.
 pub fn load_bytes(name: &str, data: &[u8], format: Format) -> MeshResult<Loaded> {
-    if data.iter().all(|b| b.is_ascii_whitespace()) {
-        return Err(MeshError::Truncated {
-            loc: Location::file(name),
-            msg: "empty file".into(),
-        });
+    parse_bytes(name, data, format).map_err(MeshError::one_line)
+}
+
+fn parse_bytes(name: &str, data: &[u8], format: Format) -> MeshResult<Loaded> {
+    if is_blank(data) {
+        return Err(empty_error(name, data, format.name()));
     }
     if let Some(found) = sniff(data) {
         if found != format
@@ -212,17 +269,41 @@ pub fn load_bytes(name: &str, data: &[u8], format: Format) -> MeshResult<Loaded>
         Format::Obj => obj::parse(name, data)?,
         Format::Ply => ply::parse(name, data)?,
         Format::Stl => stl::parse(name, data)?,
+        Format::Usd => usd::parse(name, data)?,
     };
     finish(name, raw)
 }
 
-/// Parses and validates TetGen content given as `.node`, optional `.ele` and optional `.face`.
+/// Parses and validates TetGen content given as `.node` (named `name` in messages), optional
+/// `.ele` and optional `.face` (each with its own name).
 pub fn load_tetgen_bytes(
     name: &str,
     node: &[u8],
     ele: Option<(&str, &[u8])>,
     face: Option<(&str, &[u8])>,
 ) -> MeshResult<Loaded> {
+    parse_tetgen_bytes(name, node, ele, face).map_err(MeshError::one_line)
+}
+
+fn parse_tetgen_bytes(
+    name: &str,
+    node: &[u8],
+    ele: Option<(&str, &[u8])>,
+    face: Option<(&str, &[u8])>,
+) -> MeshResult<Loaded> {
+    if is_blank(node) {
+        return Err(empty_error(name, node, "TetGen .node (the points)"));
+    }
+    for (part, what) in [
+        (ele, "TetGen .ele (the tetrahedra)"),
+        (face, "TetGen .face"),
+    ] {
+        if let Some((n, d)) = part {
+            if is_blank(d) {
+                return Err(empty_error(n, d, what));
+            }
+        }
+    }
     let raw = tetgen::parse(name, node, ele, face)?;
     finish(name, raw)
 }
@@ -814,6 +895,22 @@ impl TagMap {
             }
             TagMap::Hash(h) => h.get(&tag).copied(),
         }
+    }
+}
+
+/// For an out-of-range point id in 0-based cell ids `ids` over `n` points: when no id is 0 and
+/// the largest equals `n`, a sentence saying the ids look 1-based (TetGen 1.5's VTK writer bug)
+/// and that they are not shifted; otherwise nothing.
+pub(crate) fn one_based_note(ids: &[i64], n: usize) -> &'static str {
+    let (lo, hi) = ids
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+    if !ids.is_empty() && lo == 1 && hi == n as i64 {
+        "; no cell uses point 0 and the largest id equals the point count: the ids look 1-based, \
+         as TetGen 1.5's VTK writer (tetgen -k) writes them; Supple does not shift ids, so write \
+         the file with 0-based ids or read TetGen's .node/.ele instead"
+    } else {
+        ""
     }
 }
 

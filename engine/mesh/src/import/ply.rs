@@ -1,6 +1,8 @@
 //! Stanford `.ply` surface reader: `ascii`, `binary_little_endian` and `binary_big_endian`;
 //! the `vertex` element's x/y/z and the `face` element's index list (`vertex_indices` or
-//! `vertex_index`), polygons fan-triangulated; other elements and properties are skipped.
+//! `vertex_index`), polygons fan-triangulated; an `edge` element's `vertex1` / `vertex2` as
+//! polylines (consecutive edges sharing an end joined, as Supple's writer lists them); other
+//! elements and properties are skipped.
 
 use super::{cap, show, Cursor, Raw};
 use crate::error::{Location, MeshError, MeshResult};
@@ -104,6 +106,48 @@ impl<'a> Body<'a> {
             Ty::F64 => rd!(f64, 8),
         })
     }
+}
+
+impl Body<'_> {
+    /// Checks vertex index `v` of `what` `i` (read from byte `at`) against `nv` vertices: the
+    /// error names the line (ASCII) or the byte offset of the value (binary).
+    fn vertex_index(
+        &self,
+        v: f64,
+        at: usize,
+        nv: usize,
+        have_vertices: bool,
+        what: &str,
+        i: u64,
+    ) -> MeshResult<u32> {
+        if have_vertices && v >= 0.0 && v.fract() == 0.0 && v < nv as f64 {
+            return Ok(v as u32);
+        }
+        let loc = if self.enc == Enc::Ascii {
+            self.c.loc()
+        } else {
+            Location::byte(self.c.file, at)
+        };
+        let msg = if have_vertices {
+            format!("{what} {i} references vertex {v}; there are {nv} vertices")
+        } else {
+            format!("{what} {i} references vertex {v} before any 'vertex' element")
+        };
+        Err(MeshError::IndexOutOfRange { loc, msg })
+    }
+}
+
+/// Joins edges into polylines: an edge continues the previous polyline when it starts where
+/// that one ends (how Supple's writer lists each polyline's segments), else starts a new one.
+fn chain_edges(edges: &[[u32; 2]]) -> Vec<Vec<u32>> {
+    let mut out: Vec<Vec<u32>> = Vec::new();
+    for &[a, b] in edges {
+        match out.last_mut() {
+            Some(line) if line.last() == Some(&a) => line.push(b),
+            _ => out.push(vec![a, b]),
+        }
+    }
+    out
 }
 
 pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
@@ -240,6 +284,18 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
         }
         let is_vertex = el.name == b"vertex";
         let is_face = el.name == b"face";
+        // `edge` elements with scalar `vertex1` / `vertex2` (Supple's polylines).
+        let edge_props = if el.name == b"edge" {
+            let f = |n: &[u8]| {
+                el.props
+                    .iter()
+                    .position(|p| p.name == n && p.list.is_none())
+            };
+            f(b"vertex1").zip(f(b"vertex2"))
+        } else {
+            None
+        };
+        let mut edges: Vec<[u32; 2]> = Vec::new();
         let (ix, iy, iz) = if is_vertex {
             let f = |n: &[u8]| {
                 el.props
@@ -276,12 +332,24 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
             raw.triangles
                 .reserve(cap(el.count, min_rec, b.c.remaining()));
         }
+        if edge_props.is_some() {
+            edges.reserve(cap(el.count, min_rec, b.c.remaining()));
+        }
         for i in 0..el.count {
             let mut p = [0.0; 3];
+            let mut edge = [0u32; 2];
             for (k, prop) in el.props.iter().enumerate() {
                 match prop.list {
                     None => {
+                        let at = b.c.pos;
                         let v = b.scalar(prop.ty, "a property value")?;
+                        if let Some((e1, e2)) = edge_props {
+                            if k == e1 || k == e2 {
+                                let nv = raw.positions.len();
+                                edge[usize::from(k == e2)] =
+                                    b.vertex_index(v, at, nv, have_vertices, "edge", i)?;
+                            }
+                        }
                         if is_vertex {
                             let slot = if k == ix {
                                 0
@@ -315,15 +383,11 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
                             poly.clear();
                         }
                         for _ in 0..n {
+                            let at = b.c.pos;
                             let v = b.scalar(prop.ty, "a list item")?;
                             if keep {
                                 let nv = raw.positions.len();
-                                if !have_vertices || v < 0.0 || v.fract() != 0.0 || v >= nv as f64 {
-                                    return Err(b.c.err_index(format!(
-                                        "face {i} references vertex {v}; there are {nv} vertices"
-                                    )));
-                                }
-                                poly.push(v as u32);
+                                poly.push(b.vertex_index(v, at, nv, have_vertices, "face", i)?);
                             }
                         }
                         if keep {
@@ -343,11 +407,16 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
             if is_vertex {
                 raw.positions.push(p);
             }
+            if edge_props.is_some() {
+                edges.push(edge);
+            }
         }
         if is_vertex {
             have_vertices = true;
         }
-        if !is_vertex && !is_face {
+        if edge_props.is_some() {
+            raw.polylines.extend(chain_edges(&edges));
+        } else if !is_vertex && !is_face {
             raw.ignored += el.count as usize;
         }
     }

@@ -11,6 +11,14 @@ struct Ctx<'a> {
     binary: bool,
 }
 
+/// Where an integer block starts, to locate its `k`-th value again when it is found bad.
+#[derive(Debug, Clone, Copy)]
+struct BlockAt {
+    pos: usize,
+    line: usize,
+    width: usize,
+}
+
 impl<'a> Ctx<'a> {
     fn keyword(&mut self, want: &str) -> MeshResult<()> {
         let t = self.c.expect_token(want)?;
@@ -20,6 +28,41 @@ impl<'a> Ctx<'a> {
                 .err_syntax(format!("expected {want}, found '{}'", show(t))));
         }
         Ok(())
+    }
+
+    /// Reads `n` integers (ASCII tokens, or big-endian binary of `width` bytes) and where they
+    /// start.
+    fn ints_at(&mut self, n: u64, width: usize, what: &str) -> MeshResult<(Vec<i64>, BlockAt)> {
+        if !self.binary {
+            self.c.skip_ws();
+        }
+        let at = BlockAt {
+            pos: self.c.pos,
+            line: self.c.line,
+            width,
+        };
+        Ok((self.ints(n, width, what)?, at))
+    }
+
+    /// The location of value `k` of the block starting at `at`: its byte offset in binary
+    /// files, its line in ASCII ones.
+    fn value_loc(&self, at: BlockAt, k: usize) -> Location {
+        if self.binary {
+            return Location::byte(
+                self.c.file,
+                at.pos.saturating_add(k.saturating_mul(at.width)),
+            );
+        }
+        let mut c = Cursor::new(self.c.file, self.c.d);
+        c.pos = at.pos;
+        c.line = at.line;
+        for _ in 0..k {
+            if c.token().is_none() {
+                break;
+            }
+        }
+        c.skip_ws();
+        Location::line(self.c.file, c.line)
     }
 
     /// Reads `n` integers (ASCII tokens, or big-endian binary of `width` bytes).
@@ -62,6 +105,14 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// Where the cell point ids are in the file: the 5.1 `CONNECTIVITY` block (value `k` is
+/// connectivity entry `k`), or the classic `CELLS` list where each cell's ids follow its count.
+#[derive(Debug, Clone, Copy)]
+enum CellValues {
+    Connectivity(BlockAt),
+    CountPrefixed(BlockAt),
+}
+
 pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
     let mut c = Cursor::new(name, data);
     let head = c.rest_of_line();
@@ -93,7 +144,8 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
     }
     let mut raw = Raw::default();
     let mut have_points = false;
-    let mut cells: Option<(Vec<i64>, Vec<i64>, Location)> = None; // offsets, connectivity, where
+    // Offsets, connectivity, the CELLS line, and where the values are (see `CellValues`).
+    let mut cells: Option<(Vec<i64>, Vec<i64>, Location, CellValues)> = None;
     let mut new_layout = false;
     let mut types: Option<Vec<i64>> = None;
     while let Some(kw) = x.c.token() {
@@ -181,12 +233,12 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
                     let ty = x.c.expect_token("the connectivity type")?;
                     let w = x.int_width(ty)?;
                     x.c.rest_of_line();
-                    let conn = x.ints(b, w, "a connectivity index")?;
+                    let (conn, at) = x.ints_at(b, w, "a connectivity index")?;
                     x.end_binary_block();
-                    cells = Some((offsets, conn, line.clone()));
+                    cells = Some((offsets, conn, line.clone(), CellValues::Connectivity(at)));
                 } else {
                     // Classic layout: `a` records "npts i0 i1 ..." totalling `b` integers.
-                    let list = x.ints(b, 4, "a cell list value")?;
+                    let (list, at) = x.ints_at(b, 4, "a cell list value")?;
                     x.end_binary_block();
                     let mut offsets = Vec::with_capacity(cap(a, 1, list.len()) + 1);
                     let mut conn = Vec::with_capacity(list.len());
@@ -215,7 +267,7 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
                             msg: format!("CELLS size {b} but the {a} cells use {k} integers"),
                         });
                     }
-                    cells = Some((offsets, conn, line.clone()));
+                    cells = Some((offsets, conn, line.clone(), CellValues::CountPrefixed(at)));
                 }
             }
             b"CELL_TYPES" => {
@@ -232,7 +284,7 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
         return Err(x.c.err_trunc("no POINTS section"));
     }
     let np = raw.positions.len();
-    if let Some((offsets, conn, line)) = cells {
+    if let Some((offsets, conn, line, values)) = cells {
         let loc = line;
         let ncells = offsets.len().saturating_sub(1);
         let Some(types) = types else {
@@ -280,11 +332,25 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
                 });
             }
             let mut t = [0u32; 4];
-            for (slot, &v) in t.iter_mut().zip(pts) {
-                *slot = super::index_in(v, 0, np).ok_or_else(|| MeshError::IndexOutOfRange {
-                    loc: loc.clone(),
-                    msg: format!("cell {i} references point {v}; there are {np} points"),
-                })?;
+            for (j, (slot, &v)) in t.iter_mut().zip(pts).enumerate() {
+                *slot = match super::index_in(v, 0, np) {
+                    Some(s) => s,
+                    None => {
+                        // Where value j of cell i is in the file.
+                        let (at, k) = match values {
+                            CellValues::Connectivity(at) => (at, s + j),
+                            CellValues::CountPrefixed(at) => (at, s + i + 1 + j),
+                        };
+                        return Err(MeshError::IndexOutOfRange {
+                            loc: x.value_loc(at, k),
+                            msg: format!(
+                                "cell {i} references point {v}; there are {np} points (ids 0..={}){}",
+                                np.saturating_sub(1),
+                                super::one_based_note(&conn, np)
+                            ),
+                        });
+                    }
+                };
             }
             if want == 4 {
                 raw.tets.push(t);

@@ -386,6 +386,29 @@ impl<'a> Ctx<'a> {
         Ok(out)
     }
 
+    /// The line of value `k` of an ASCII array; the `DataArray`'s line for encoded arrays.
+    fn value_line(&self, a: &Array, k: usize) -> usize {
+        if a.format != "ascii" {
+            return a.line;
+        }
+        let mut count = 0usize;
+        for &(s, e) in &a.text {
+            let mut line = line_of(self.data, s);
+            for tok in self.data[s..e].split_inclusive(|b| b.is_ascii_whitespace()) {
+                if !tok.trim_ascii().is_empty() {
+                    if count == k {
+                        return line;
+                    }
+                    count += 1;
+                }
+                if tok.last() == Some(&b'\n') {
+                    line += 1;
+                }
+            }
+        }
+        a.line
+    }
+
     fn ascii_values<T>(
         &self,
         a: &Array,
@@ -551,10 +574,8 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
                             line_of(data, pos),
                         ));
                     }
-                    b"Points" | b"Cells" | b"PointData" | b"CellData" | b"FieldData" => {
-                        if !empty {
-                            section = String::from_utf8_lossy(&tag).into_owned();
-                        }
+                    b"Points" | b"Cells" | b"PointData" | b"CellData" | b"FieldData" if !empty => {
+                        section = String::from_utf8_lossy(&tag).into_owned();
                     }
                     b"DataArray" => {
                         let a = Array {
@@ -711,11 +732,21 @@ pub(crate) fn parse(name: &str, data: &[u8]) -> MeshResult<Raw> {
                 });
             }
             let mut t = [0u32; 4];
-            for (slot, &v) in t.iter_mut().zip(pts) {
-                *slot = super::index_in(v, 0, npts).ok_or_else(|| MeshError::IndexOutOfRange {
-                    loc: Location::line(name, conn_a.line),
-                    msg: format!("cell {i} references point {v}; there are {npts} points"),
-                })?;
+            for (j, (slot, &v)) in t.iter_mut().zip(pts).enumerate() {
+                *slot = match super::index_in(v, 0, npts) {
+                    Some(s) => s,
+                    None => {
+                        let k = prev - pts.len() + j;
+                        return Err(MeshError::IndexOutOfRange {
+                            loc: Location::line(name, ctx.value_line(&conn_a, k)),
+                            msg: format!(
+                                "cell {i} references point {v} (connectivity value {k}); there are {npts} points (ids 0..={}){}",
+                                npts.saturating_sub(1),
+                                super::one_based_note(&conn, npts)
+                            ),
+                        });
+                    }
+                };
             }
             if want == 4 {
                 raw.tets.push(t);
