@@ -6,8 +6,8 @@ use supple::cpu_reference::fem::{lame, Material, TetRest};
 use supple::fem::ElementModel;
 use supple::model::SimModel;
 use supple::scene::Scene;
-use supple::stepper::newton::{NewtonSettings, NewtonStepper};
-use supple_gpu_tests::{assert_no_validation_errors, context};
+use supple::stepper::newton::NewtonSettings;
+use supple_gpu_tests::{assert_no_validation_errors, context, newton_driven};
 
 const BEAM: &str = r#"
 [[body]]
@@ -27,7 +27,6 @@ fn base_settings() -> NewtonSettings {
         gradient_tolerance: 0.0,
         pcg_tolerance: 1e-4,
         pcg_max_iterations: 1000,
-        colliders: vec![],
         contact_stiffness: 1000.0,
         friction_slip: 1e-5,
         warm_start: Default::default(),
@@ -143,7 +142,7 @@ fn clamped_beam(kind: ElementModel, material: Material) {
         contact_stiffness: 100.0,
         ..base_settings()
     };
-    let stepper = NewtonStepper::new(&ctx, &model, kind, settings).unwrap();
+    let mut stepper = newton_driven(&ctx, &model, &[], kind, settings);
     let mut last = Default::default();
     for _ in 0..30 {
         last = stepper.step().unwrap();
@@ -210,19 +209,19 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
         h,
         gravity: [0.0, 0.0, -9.81],
         pcg_max_iterations: 500,
-        colliders: vec![Collider {
-            shape: Shape::Plane {
-                normal: [0.0, 0.0, 1.0],
-                offset: 0.0,
-            },
-            friction: 0.0,
-            velocity: [0.0; 3],
-            angular_velocity: [0.0; 3],
-        }],
         ..base_settings()
     };
-    let stepper =
-        NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
+    let ground = [Collider {
+        shape: Shape::Plane {
+            normal: [0.0, 0.0, 1.0],
+            offset: 0.0,
+        },
+        friction: 0.0,
+        velocity: [0.0; 3],
+        angular_velocity: [0.0; 3],
+    }];
+    let mut stepper =
+        newton_driven(&ctx, &model, &ground, ElementModel::StableNeoHookean, settings);
     // Penalty contact: a bottom vertex carries about 1/16 of the cube's weight with a stiffness
     // κ m/h² (κ = 1000), so it rests about 1e-5 m deep; the impact at 0.44 m/s may briefly go
     // deeper (bounded here by 1 mm).
@@ -288,13 +287,13 @@ motion = [
         max_iterations: 30,
         ..base_settings()
     };
-    let stepper = NewtonStepper::new(
+    let mut stepper = newton_driven(
         &ctx,
         &model,
+        &[],
         ElementModel::StableNeoHookean,
         settings.clone(),
-    )
-    .unwrap();
+    );
     let rest: Vec<TetRest> = model
         .tets
         .iter()
@@ -372,8 +371,7 @@ force = [{ vertices = { region = { min = [-0.2, -0.03, 0.024], max = [0.2, 0.03,
         pcg_max_iterations: 2000,
         ..base_settings()
     };
-    let stepper =
-        NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
+    let mut stepper = newton_driven(&ctx, &model, &[], ElementModel::StableNeoHookean, settings);
     for _ in 0..30 {
         stepper.step().unwrap();
     }
@@ -443,13 +441,13 @@ fn gpu_linearization_matches_the_cpu_reference_with_cloth_rods_colliders_and_fri
         gravity: [0.0, 0.0, -9.81],
         max_iterations: 10,
         pcg_max_iterations: 500,
-        colliders: colliders.clone(),
         friction_slip: 1e-3 * h,
         ..base_settings()
     };
-    let stepper =
-        NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
-    let (rhs, diag, energy) = stepper.linearize().unwrap();
+    let driven =
+        newton_driven(&ctx, &model, &colliders, ElementModel::StableNeoHookean, settings);
+    let (rhs, diag, energy) = driven.stepper.linearize(&driven.state, &[]).unwrap();
+    let stepper = &driven.stepper;
     let (mu, lambda) = lame(1e5, 0.3);
     let setup = PotentialSetup {
         rest: &model.positions,
@@ -535,7 +533,7 @@ fn newton_stops_on_the_gradient_norm() {
             contact_stiffness: 100.0,
             ..base_settings()
         };
-        let s = NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).unwrap();
+        let mut s = newton_driven(&ctx, &model, &[], ElementModel::StableNeoHookean, settings);
         let st = s.step().unwrap();
         (st.newton_iterations, st.gradient_norm)
     };

@@ -368,7 +368,7 @@ fn throw(
         let st = sim
             .step_frame()
             .unwrap_or_else(|e| panic!("{set:?} frame {f}: {e}"));
-        total += st.recovery;
+        total += st.contact::<supple::contact::shortest_path::ShortestPathFrameStats>();
         x = sim.positions().expect("positions");
         inter.push(frame_intersections(&surface, &x).len());
     }

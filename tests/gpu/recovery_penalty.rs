@@ -20,9 +20,11 @@ use supple::mesh::TetMesh;
 use supple::model::SimModel;
 use supple::scene::Scene;
 use supple::simulation::Simulation;
-use supple::stepper::newton::{NewtonSettings, NewtonStepper};
+use supple::contact::shortest_path::ShortestPathFrameStats;
+use supple::stepper::newton::NewtonSettings;
+use supple::stepper::Stepper;
 use supple::vk::BufferUsage;
-use supple_gpu_tests::{assert_no_validation_errors, body_surface, context};
+use supple_gpu_tests::{assert_no_validation_errors, body_surface, context, newton_driven};
 
 /// Two soft 0.1 m cubes, the upper one sunk 2 cm into the lower one; no gravity.
 const CUBES: &str = r#"
@@ -65,7 +67,6 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         gradient_tolerance: 0.0,
         pcg_tolerance: 1e-4,
         pcg_max_iterations: 200,
-        colliders: vec![],
         contact_stiffness: 1000.0,
         friction_slip: 1e-4,
         warm_start: Default::default(),
@@ -73,8 +74,8 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         friction_per_iteration: false,
         penalty_stiffness: 50.0,
     };
-    let mut stepper =
-        NewtonStepper::new(&ctx, &model, ElementModel::StableNeoHookean, settings).expect("newton");
+    let driven = newton_driven(&ctx, &model, &[], ElementModel::StableNeoHookean, settings);
+    let (stepper, state) = (&driven.stepper, &driven.state);
     let mesh = TetMesh {
         positions: model.positions.clone(),
         tets: model.tets.clone(),
@@ -85,30 +86,35 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         offset: 1e-3,
         ..Default::default()
     };
-    let rec = ShortestPathContact::new(
+    let rec = ShortestPathContact::new(&ctx, &mesh, &state.x, &state.x, &state.inv_mass, rs)
+        .expect("recovery");
+    let b = stepper.energy_bindings().expect("bindings");
+    let penalty = PenaltyContact::new(
         &ctx,
-        &mesh,
-        stepper.positions(),
-        stepper.positions(),
-        stepper.inverse_masses(),
-        rs,
+        rec.constraint_slots(),
+        &b.x,
+        &b.x_trial,
+        &b.accum,
+        rs.offset,
+        b.stiffness,
+        Some(&b.inv_mass),
     )
-    .expect("recovery");
-    stepper.attach_penalty(&ctx, &rec).expect("attach");
-    let penalty = stepper.penalty().expect("penalty");
+    .expect("penalty");
+    let mut driven = driven;
+    driven
+        .stepper
+        .attach_energy(&ctx, &penalty)
+        .expect("attach");
+    let (stepper, state) = (&driven.stepper, &driven.state);
     // Without the penalty, then with the constraints of one detection.
     penalty.set_active(false).expect("off");
-    let (rhs0, diag0, e0) = stepper.linearize().expect("linearize");
+    let (rhs0, diag0, e0) = stepper.linearize(state, &[&penalty]).expect("linearize");
     let d = rec.detect().expect("detect");
     assert_eq!(d.counters.overflows, 0);
-    stepper
-        .penalty()
-        .expect("penalty")
-        .set_active(true)
-        .expect("on");
-    let (rhs1, diag1, e1) = stepper.linearize().expect("linearize");
-    let k = stepper.penalty().expect("penalty").stiffness();
-    let x = stepper.positions().read().expect("x");
+    penalty.set_active(true).expect("on");
+    let (rhs1, diag1, e1) = stepper.linearize(state, &[&penalty]).expect("linearize");
+    let k = penalty.stiffness();
+    let x = state.x.read().expect("x");
     let contacts = rec.read_contacts().expect("contacts");
     let active = contacts.iter().filter(|c| c.active).count();
     let want = rr::penalty(&x, &contacts, 1e-3, k);
@@ -181,7 +187,7 @@ fn newton_with_the_penalty_separates_overlapping_cubes() {
     let mut collisions = 0;
     for _ in 0..scene.simulation.frames {
         let st = sim.step_frame().expect("frame");
-        collisions += st.recovery.collisions;
+        collisions += st.contact::<ShortestPathFrameStats>().collisions;
     }
     let last = count(&sim);
     println!("intersecting triangle pairs: first frame {first}, last frame {last}; {collisions} penalty constraints");

@@ -64,12 +64,12 @@ fn run_checked_with(name: &str, toml: &str, frames: u32, motion: Motion) -> (u32
     let scene = Scene::parse(toml, name, set).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut sim = Simulation::new(&ctx, &scene).unwrap_or_else(|e| panic!("{name}: {e}"));
     let surface = body_surface(&sim);
-    let states = std::rc::Rc::new(std::cell::RefCell::new(Vec::<Vec<[f64; 3]>>::new()));
+    let states = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Vec<[f64; 3]>>::new()));
     if motion == Motion::EveryStep {
         let sink = states.clone();
         sim.observe_collision_steps(Some(Box::new(move |x: &[[f32; 4]]| {
             let x = x.iter().map(|p| [p[0] as f64, p[1] as f64, p[2] as f64]);
-            sink.borrow_mut().push(x.collect());
+            sink.lock().expect("observer sink").push(x.collect());
         })))
         .expect("observer");
     }
@@ -97,7 +97,7 @@ fn run_checked_with(name: &str, toml: &str, frames: u32, motion: Motion) -> (u32
         );
         // The straight frame-to-frame motion, or every forward step of the frame.
         let mut path = vec![prev.clone()];
-        path.extend(states.borrow_mut().drain(..));
+        path.extend(states.lock().expect("observer sink").drain(..));
         if motion == Motion::BetweenFrames {
             path.push(x.clone());
         } else {
@@ -117,7 +117,7 @@ fn run_checked_with(name: &str, toml: &str, frames: u32, motion: Motion) -> (u32
                 traj.uncertain.len()
             );
         }
-        let c = st.collision;
+        let c = st.contact::<supple::contact::two_way::CollisionFrameStats>();
         assert!(
             c.solves > 0 && c.steps >= c.solves,
             "{name} frame {f}: {c:?}"

@@ -68,7 +68,7 @@ fn run(name: &str, toml: &str, frames: u32) -> Run {
             "{name} frame {f}: non-finite positions"
         );
         intersecting.push(frame_intersections(&surface, &x).len());
-        let r = st.recovery;
+        let r = st.contact::<supple::contact::shortest_path::ShortestPathFrameStats>();
         assert_eq!(r.counters.overflows, 0, "{name} frame {f}: {r:?}");
         collisions += r.collisions;
         traversals += r.counters.traversals;
@@ -232,7 +232,7 @@ fn newton_penalty_scene_recovers_from_the_impact() {
         let st = sim
             .step_frame()
             .unwrap_or_else(|e| panic!("frame {f}: {e}"));
-        constraints += st.recovery.collisions;
+        constraints += st.contact::<supple::contact::shortest_path::ShortestPathFrameStats>().collisions;
         let x = sim.positions().expect("positions");
         counts.push(frame_intersections(&surface, &x).len());
     }

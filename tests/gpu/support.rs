@@ -150,3 +150,66 @@ pub fn reference_forward(
         &on,
     )
 }
+
+/// A stepper driven on its own (no simulation facade): its state and an empty contact set, as
+/// the stepper tests use them.
+pub struct Driven<S: supple::stepper::Stepper> {
+    /// The state the stepper advances.
+    pub state: supple::state::GpuState,
+    /// The stepper.
+    pub stepper: S,
+    /// Contact handlers (none unless a test adds them).
+    pub contacts: supple::contact::ContactSet,
+}
+
+impl<S: supple::stepper::Stepper> Driven<S> {
+    /// One time step.
+    pub fn step(&mut self) -> Result<supple::stepper::StepReport, supple::error::SimError> {
+        self.stepper.step(&mut self.state, &mut self.contacts)
+    }
+
+    /// Current positions (m), one vec4 per vertex.
+    pub fn positions(&self) -> &supple::vk::GpuBuffer<[f32; 4]> {
+        &self.state.x
+    }
+
+    /// Current velocities (m/s), one vec4 per vertex.
+    pub fn velocities(&self) -> &supple::vk::GpuBuffer<[f32; 4]> {
+        &self.state.v
+    }
+}
+
+/// A Newton stepper over its own state of `model` with `colliders`.
+pub fn newton_driven(
+    ctx: &Context,
+    model: &supple::model::SimModel,
+    colliders: &[supple::contact::colliders::Collider],
+    kind: supple::fem::ElementModel,
+    settings: supple::stepper::newton::NewtonSettings,
+) -> Driven<supple::stepper::newton::NewtonStepper> {
+    let state = supple::state::GpuState::upload(ctx, model, colliders, settings.h).expect("state");
+    let stepper =
+        supple::stepper::newton::NewtonStepper::new(ctx, model, &state, kind, settings)
+            .expect("newton stepper");
+    Driven {
+        state,
+        stepper,
+        contacts: supple::contact::ContactSet::empty(),
+    }
+}
+
+/// An XPBD stepper over its own state of `model` with `colliders`.
+pub fn xpbd_driven(
+    ctx: &Context,
+    model: &supple::model::SimModel,
+    colliders: &[supple::contact::colliders::Collider],
+    settings: supple::stepper::xpbd::XpbdSettings,
+) -> Result<Driven<supple::stepper::xpbd::XpbdStepper>, supple::error::SimError> {
+    let state = supple::state::GpuState::upload(ctx, model, colliders, settings.h)?;
+    let stepper = supple::stepper::xpbd::XpbdStepper::new(ctx, model, &state, settings)?;
+    Ok(Driven {
+        state,
+        stepper,
+        contacts: supple::contact::ContactSet::empty(),
+    })
+}

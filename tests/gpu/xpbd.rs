@@ -8,8 +8,13 @@ use supple::cpu_reference::xpbd::XpbdReference;
 use supple::model::SimModel;
 use supple::scene::Scene;
 use supple::simulation::{SimError, Simulation};
-use supple::stepper::xpbd::{TetSolve, XpbdPhase, XpbdSettings, XpbdStepper, XpbdSystem};
-use supple_gpu_tests::{assert_no_validation_errors, context};
+use supple::contact::colliders::Collider;
+use supple::contact::{ContactHandler, ContactSet};
+use supple::error::SimError as StepError;
+use supple::phase::{Phase, Phases};
+use supple::state::GpuState;
+use supple::stepper::xpbd::{TetSolve, XpbdSettings, XpbdStepper, XpbdSystem};
+use supple_gpu_tests::{assert_no_validation_errors, context, xpbd_driven, Driven};
 
 const BEAM: &str = r#"
 [simulation]
@@ -70,7 +75,12 @@ fixed = [{ region = { min = [-0.21, -1.0, -1.0], max = [-0.199, 1.0, 1.0] } }]
 motion = [{ vertices = { region = { min = [0.199, -1.0, -1.0], max = [0.21, 1.0, 1.0] } }, axis = [1.0, 0.0, 0.0], center = [0.0, 0.0, 0.5], angular_velocity = 3.0, until = 0.05 }]
 "#;
 
-fn setup(text: &str, substeps: u32, iterations: u32, damping: f64) -> (SimModel, XpbdSettings) {
+fn setup(
+    text: &str,
+    substeps: u32,
+    iterations: u32,
+    damping: f64,
+) -> (SimModel, XpbdSettings, Vec<Collider>) {
     let scene = Scene::parse(text, "test", &[]).expect("scene parses");
     let model = SimModel::from_scene(&scene).expect("model");
     let settings = XpbdSettings {
@@ -80,17 +90,33 @@ fn setup(text: &str, substeps: u32, iterations: u32, damping: f64) -> (SimModel,
         iterations,
         damping,
         tet_solve: TetSolve::Coupled,
-        colliders: scene_colliders(&scene),
     };
-    (model, settings)
+    (model, settings, scene_colliders(&scene))
 }
 
 fn xyz(b: &[[f32; 4]]) -> Vec<[f32; 3]> {
     b.iter().map(|p| [p[0], p[1], p[2]]).collect()
 }
 
+/// The stepper built from an already packed system over a state of `model` with `colliders`.
+fn from_system(
+    ctx: &supple::Context,
+    sys: &XpbdSystem,
+    model: &SimModel,
+    colliders: &[Collider],
+    settings: XpbdSettings,
+) -> Driven<XpbdStepper> {
+    let state = GpuState::upload(ctx, model, colliders, settings.h).expect("state");
+    let stepper = XpbdStepper::from_system(ctx, sys, &state, settings).expect("stepper");
+    Driven {
+        state,
+        stepper,
+        contacts: ContactSet::empty(),
+    }
+}
+
 /// Largest coordinate change of the stepper's positions from the model's rest positions (m).
-fn moved_from_rest(s: &XpbdStepper, model: &SimModel) -> f32 {
+fn moved_from_rest(s: &Driven<XpbdStepper>, model: &SimModel) -> f32 {
     let x = xyz(&s.positions().read().expect("read"));
     let x0: Vec<[f32; 3]> = model
         .positions
@@ -110,9 +136,9 @@ fn max_diff(a: &[[f32; 3]], b: &[[f32; 3]]) -> f32 {
 
 fn compare(text: &str, substeps: u32, iterations: u32, steps: usize, tol: f32) {
     let ctx = context(false);
-    let (model, settings) = setup(text, substeps, iterations, 0.5);
-    let sys = XpbdSystem::new(&model, &settings.colliders).expect("system");
-    let mut gpu = XpbdStepper::from_system(&ctx, &sys, settings.clone()).expect("stepper");
+    let (model, settings, colliders) = setup(text, substeps, iterations, 0.5);
+    let sys = XpbdSystem::new(&model, &colliders).expect("system");
+    let mut gpu = from_system(&ctx, &sys, &model, &colliders, settings.clone());
     let mut cpu = XpbdReference::new(&sys, settings);
     let x0 = xyz(&sys.positions);
     for step in 0..steps {
@@ -133,7 +159,7 @@ fn compare(text: &str, substeps: u32, iterations: u32, steps: usize, tol: f32) {
             "step {step}: velocities differ by {dv} m/s"
         );
     }
-    assert_eq!(gpu.clock().read().expect("clock"), vec![cpu.clock]);
+    assert_eq!(gpu.stepper.clock().read().expect("clock"), vec![cpu.clock]);
     assert_no_validation_errors(&ctx);
 }
 
@@ -158,10 +184,10 @@ fn rod_with_scripted_end_matches_the_reference() {
 fn sequential_tet_solve_matches_the_reference() {
     let ctx = context(false);
     let text = BEAM.replace("youngs_modulus = 1e6", "youngs_modulus = 1e4");
-    let (model, mut settings) = setup(&text, 20, 2, 0.0);
+    let (model, mut settings, colliders) = setup(&text, 20, 2, 0.0);
     settings.tet_solve = TetSolve::Sequential;
     let sys = XpbdSystem::new(&model, &[]).expect("system");
-    let mut gpu = XpbdStepper::from_system(&ctx, &sys, settings.clone()).expect("stepper");
+    let mut gpu = from_system(&ctx, &sys, &model, &colliders, settings.clone());
     let mut cpu = XpbdReference::new(&sys, settings);
     for _ in 0..2 {
         gpu.step().expect("step");
@@ -178,13 +204,13 @@ fn sequential_tet_solve_matches_the_reference() {
 fn twisted_beam_matches_the_reference_and_follows_its_motion() {
     compare(TWIST, 10, 2, 3, 2e-6);
     let ctx = context(false);
-    let (model, settings) = setup(TWIST, 4, 2, 0.0);
-    let mut s = XpbdStepper::new(&ctx, &model, settings).expect("stepper");
+    let (model, settings, colliders) = setup(TWIST, 4, 2, 0.0);
+    let mut s = xpbd_driven(&ctx, &model, &colliders, settings).expect("stepper");
     for _ in 0..6 {
         s.step().expect("step");
     }
     let x = s.positions().read().expect("read");
-    let t = s.time();
+    let t = s.state.clock.time();
     assert!((t - 0.1).abs() < 1e-9);
     for (i, &m) in model.vertex_motion.iter().enumerate() {
         if m != u32::MAX {
@@ -200,8 +226,8 @@ fn twisted_beam_matches_the_reference_and_follows_its_motion() {
 #[test]
 fn every_color_is_vertex_disjoint() {
     for text in [BEAM, CLOTH, ROD] {
-        let (model, settings) = setup(text, 1, 1, 0.0);
-        let sys = XpbdSystem::new(&model, &settings.colliders).expect("system");
+        let (model, _, colliders) = setup(text, 1, 1, 0.0);
+        let sys = XpbdSystem::new(&model, &colliders).expect("system");
         let mut total = 0;
         for set in [&sys.tets, &sys.edges, &sys.bends] {
             let mut covered = 0;
@@ -221,16 +247,16 @@ fn every_color_is_vertex_disjoint() {
         assert!(total > 0);
     }
     // The beam: 5 tets per cell of a 8x2x2 box; every tet and every thin element is present.
-    let (model, _) = setup(BEAM, 1, 1, 0.0);
+    let (model, _, _) = setup(BEAM, 1, 1, 0.0);
     let sys = XpbdSystem::new(&model, &[]).expect("system");
     assert_eq!(sys.tets.len(), 160);
     assert!(sys.tets.colors.len() >= 4 && sys.tets.colors.len() < 40);
-    let (model, _) = setup(CLOTH, 1, 1, 0.0);
+    let (model, _, _) = setup(CLOTH, 1, 1, 0.0);
     let sys = XpbdSystem::new(&model, &[]).expect("system");
     // 8x8 grid, two triangles per cell: 3*64 + 16 edges, 3*64 - 16 interior hinges.
     assert_eq!(sys.edges.len(), 3 * 64 + 16);
     assert_eq!(sys.bends.len(), 3 * 64 - 16);
-    let (model, _) = setup(ROD, 1, 1, 0.0);
+    let (model, _, _) = setup(ROD, 1, 1, 0.0);
     let sys = XpbdSystem::new(&model, &[]).expect("system");
     assert_eq!((sys.edges.len(), sys.bends.len()), (12, 11));
     assert_eq!((sys.edges.colors.len(), sys.bends.colors.len()), (2, 3));
@@ -239,9 +265,9 @@ fn every_color_is_vertex_disjoint() {
 #[test]
 fn clamped_beam_settles_with_bounded_sag_and_no_inverted_tet() {
     let ctx = context(false);
-    let (model, settings) = setup(BEAM, 40, 1, 10.0);
-    let mut s = XpbdStepper::new(&ctx, &model, settings).expect("stepper");
-    let stats = s.stats();
+    let (model, settings, colliders) = setup(BEAM, 40, 1, 10.0);
+    let mut s = xpbd_driven(&ctx, &model, &colliders, settings).expect("stepper");
+    let stats = s.stepper.stats();
     assert_eq!(
         stats.dispatches_per_substep,
         2 + stats.tet_colors + stats.edge_colors + stats.bend_colors
@@ -304,9 +330,9 @@ fn coupled_tets_keep_the_rest_state_and_sequential_ones_drift() {
     let text = BEAM.replace("gravity = [0.0, 0.0, -9.81]", "gravity = [0.0, 0.0, 0.0]");
     let mut drift = Vec::new();
     for solve in [TetSolve::Coupled, TetSolve::Sequential] {
-        let (model, mut settings) = setup(&text, 40, 1, 0.0);
+        let (model, mut settings, colliders) = setup(&text, 40, 1, 0.0);
         settings.tet_solve = solve;
-        let mut s = XpbdStepper::new(&ctx, &model, settings).expect("stepper");
+        let mut s = xpbd_driven(&ctx, &model, &colliders, settings).expect("stepper");
         s.step().expect("step");
         drift.push(moved_from_rest(&s, &model));
     }
@@ -346,8 +372,8 @@ mesh = {{ generator = "squishy-ball", size = [0.045, 0.07, 0.014], cells = [10, 
 material = {{ model = "{model_name}", youngs_modulus = 2e5, poisson_ratio = 0.4, density = 1000.0 }}
 "#
     );
-    let (model, settings) = setup(&text, 10, 2, 0.0);
-    let mut s = XpbdStepper::new(ctx, &model, settings).expect("stepper");
+    let (model, settings, colliders) = setup(&text, 10, 2, 0.0);
+    let mut s = xpbd_driven(ctx, &model, &colliders, settings).expect("stepper");
     for _ in 0..60 {
         s.step().expect("step");
     }
@@ -378,8 +404,8 @@ fn dropped_cloth_rests_above_the_ground() {
         "translation = [0.0, 0.0, 0.03]",
         "translation = [0.5, 0.5, 0.1]",
     );
-    let (model, settings) = setup(&text, 8, 1, 1.0);
-    let mut s = XpbdStepper::new(&ctx, &model, settings).expect("stepper");
+    let (model, settings, colliders) = setup(&text, 8, 1, 1.0);
+    let mut s = xpbd_driven(&ctx, &model, &colliders, settings).expect("stepper");
     for _ in 0..60 {
         s.step().expect("step");
     }
@@ -394,28 +420,46 @@ fn dropped_cloth_rests_above_the_ground() {
     assert_no_validation_errors(&ctx);
 }
 
+/// A contact handler that only records the phases it is called at.
+struct PhaseRecorder(std::sync::Arc<std::sync::Mutex<Vec<Phase>>>);
+
+impl ContactHandler for PhaseRecorder {
+    fn name(&self) -> &'static str {
+        "phase_recorder"
+    }
+
+    fn phases(&self, _time: f64) -> Phases {
+        Phases::PREDICTED | Phases::ITERATION
+    }
+
+    fn at(&mut self, phase: Phase, _state: &GpuState) -> Result<(), StepError> {
+        self.0.lock().expect("phases").push(phase);
+        Ok(())
+    }
+
+    fn take_frame_stats(&mut self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
 #[test]
 fn gpu_runs_are_bit_identical_and_the_hook_path_equals_the_fused_graph() {
     let ctx = context(false);
     for (text, substeps, iterations) in [(CLOTH, 4u32, 3u32), (TWIST, 10, 2)] {
-        let (model, settings) = setup(text, substeps, iterations, 0.5);
+        let (model, settings, colliders) = setup(text, substeps, iterations, 0.5);
         let run = |hook: bool| {
-            let mut s = XpbdStepper::new(&ctx, &model, settings.clone()).expect("stepper");
-            let mut phases = Vec::new();
+            let mut s = xpbd_driven(&ctx, &model, &colliders, settings.clone()).expect("stepper");
+            let phases = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            if hook {
+                s.contacts = ContactSet::new(vec![Box::new(PhaseRecorder(phases.clone()))]);
+            }
             for _ in 0..5 {
-                if hook {
-                    s.step_with(&mut |p| {
-                        phases.push(p);
-                        Ok(())
-                    })
-                    .expect("step");
-                } else {
-                    s.step().expect("step");
-                }
+                s.step().expect("step");
             }
             let bits = |b: Vec<[f32; 4]>| -> Vec<u32> {
                 b.iter().flatten().map(|x| x.to_bits()).collect()
             };
+            let phases = phases.lock().expect("phases").clone();
             (
                 bits(s.positions().read().expect("read")),
                 bits(s.velocities().read().expect("read")),
@@ -427,8 +471,8 @@ fn gpu_runs_are_bit_identical_and_the_hook_path_equals_the_fused_graph() {
         assert!(xa == xb && va == vb, "two runs differ");
         let (xc, vc, phases) = run(true);
         assert_eq!(phases.len() as u32, 5 * substeps * (1 + iterations));
-        let mut first = vec![XpbdPhase::Predicted];
-        first.extend((0..iterations).map(XpbdPhase::Iteration));
+        let mut first = vec![Phase::Predicted];
+        first.extend((0..iterations).map(|k| Phase::Iteration { k, of: iterations }));
         assert_eq!(&phases[..first.len()], &first[..]);
         assert!(xa == xc && va == vc, "hooked and fused steps differ");
     }

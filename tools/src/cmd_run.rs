@@ -180,7 +180,7 @@ fn record_frame(
     let failed = |e: SimError| (1, format!("frame {frame}: {e}"));
     let t_read = Instant::now();
     let x = sim.positions().map_err(failed)?;
-    let wall_ms = step.map(|(t0, _)| t0.elapsed().as_secs_f64() * 1e3);
+    let wall_ms = step.as_ref().map(|(t0, _)| t0.elapsed().as_secs_f64() * 1e3);
     let v = sim.velocities().map_err(failed)?;
     ctx.trace_host_span("readback", "readback", t_read, Instant::now());
     let t_export = Instant::now();
@@ -198,7 +198,7 @@ fn record_frame(
     st.reports.push(FrameReport {
         frame,
         time,
-        stats: step.map(|(_, s)| s),
+        stats: step.as_ref().map(|(_, s)| s.clone()),
         min_volume_ratio: sim.min_volume_ratio(&x),
         max_speed,
         wall_ms,
@@ -216,8 +216,8 @@ fn record_frame(
         });
     }
     ctx.trace_host_span("export", "export", t_export, Instant::now());
-    if let Some((t0, _)) = step {
-        st.steps.push((t0, Instant::now()));
+    if let Some((t0, _)) = &step {
+        st.steps.push((*t0, Instant::now()));
     }
     Ok(())
 }
@@ -239,11 +239,11 @@ fn simulate(
         let stats = sim
             .step_frame()
             .map_err(|e| (1, format!("frame {frame}: {e}")))?;
+        let (newton, pcg) = (stats.newton_iterations, stats.pcg_iterations);
         record_frame(ctx, scene, sim, export, st, frame, Some((t0, stats)))?;
         let fps = frame as f64 / started.elapsed().as_secs_f64();
         let line = format!(
-            "[run] frame {frame:>4}/{total}  {fps:6.2} frames/s  newton {:>3}  pcg {:>5}",
-            stats.newton_iterations, stats.pcg_iterations
+            "[run] frame {frame:>4}/{total}  {fps:6.2} frames/s  newton {newton:>3}  pcg {pcg:>5}"
         );
         if tty {
             eprint!("\r{line}");

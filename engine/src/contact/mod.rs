@@ -1,7 +1,269 @@
-//! Contact methods: how deformable surfaces are kept apart. [`two_way`] is the two-way interior
-//! point method (Newton solver); [`shortest_path`] detects intersections and resolves them along
-//! the shortest path to the boundary (XPBD constraints or a Newton penalty energy).
+//! Contact methods as plug-ins. A method ([`ContactMethod`]) checks the stepper it is given,
+//! tells the stepper what it needs before it is built ([`ContactNeeds`]) and builds
+//! [`ContactHandler`]s that the stepper calls at the phases of a step they ask for
+//! ([`crate::phase::Phase`]); a handler may also add an [`EnergyTerm`] to a minimising stepper's
+//! objective. [`method`] is the one place that maps the scene's `collision.method` to a method.
+//!
+//! - [`colliders`]: analytic colliders (plane, sphere, box), handled by every stepper itself.
+//! - [`none`]: no surface contact (the template to copy for a new method).
+//! - [`two_way`]: the two-way interior point method (after every accepted Newton iterate), with
+//!   its repulsion energy.
+//! - [`shortest_path`]: intersection recovery by the shortest path to the boundary (constraint
+//!   projections inside XPBD substeps, or a penalty energy in Newton's objective).
+//!
+//! Adding a method: a folder here implementing [`ContactMethod`] and [`ContactHandler`], one
+//! `scene::CollisionMethod` variant and one arm in [`method`] (docs/architecture.md, "Adding a
+//! contact method").
 
 pub mod colliders;
+#[cfg(test)]
+mod inert;
+pub mod none;
 pub mod shortest_path;
 pub mod two_way;
+
+use crate::error::SimError;
+use crate::linear::pcg::ContactOperator;
+use crate::model::SimModel;
+use crate::phase::{Phase, Phases, StepperInfo};
+use crate::scene::{CollisionMethod, Scene};
+use crate::state::GpuState;
+use crate::stepper::Stepper;
+use crate::vk::{Context, GpuBuffer};
+use std::collections::BTreeMap;
+
+/// Called with a contact method's safe positions (model vertex order, m) after every batch of
+/// its steps ([`ContactHandler::observe_steps`]).
+pub type StepObserver = Box<dyn FnMut(&[[f32; 4]]) + Send>;
+
+/// What a contact method asks of the stepper before the stepper is built.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ContactNeeds {
+    /// Stiffness of the penalty-type energy term the method will attach (through the
+    /// stepper's per-vertex penalty sums), relative to m̄/h² with m̄ the mean mass of the free
+    /// vertices (dimensionless; 0: no such term).
+    pub energy_stiffness: f64,
+}
+
+/// A contact method: the scene's `collision.method`.
+pub trait ContactMethod: Sync {
+    /// Name as in the scene.
+    fn name(&self) -> &'static str;
+
+    /// What the method asks of the stepper (before the stepper is built).
+    fn needs(&self, _scene: &Scene) -> ContactNeeds {
+        ContactNeeds::default()
+    }
+
+    /// Refuses a stepper (or scene) the method cannot work with, naming the scene field.
+    fn check(&self, scene: &Scene, stepper: &StepperInfo) -> Result<(), SimError>;
+
+    /// The method's handlers over `state`, wired into `stepper` (energy terms attached).
+    fn build(
+        &self,
+        ctx: &Context,
+        scene: &Scene,
+        model: &SimModel,
+        state: &GpuState,
+        stepper: &mut dyn Stepper,
+    ) -> Result<Vec<Box<dyn ContactHandler>>, SimError>;
+}
+
+/// The contact method of `method` (the one place that maps `collision.method` to a method).
+pub fn method(method: CollisionMethod) -> &'static dyn ContactMethod {
+    match method {
+        CollisionMethod::None => &none::NoContact,
+        CollisionMethod::TwoWay => &two_way::handler::TwoWayMethod,
+        CollisionMethod::ShortestPath => &shortest_path::handler::ShortestPathMethod,
+        #[cfg(test)]
+        CollisionMethod::Inert => &inert::InertMethod,
+    }
+}
+
+/// A contact method bound to one simulation: the stepper calls it at the phases it asks for.
+pub trait ContactHandler: Send {
+    /// Name of its block in the frame statistics (report.json).
+    fn name(&self) -> &'static str;
+
+    /// The phases it acts at in the step that starts at `time` (s). An empty set lets the
+    /// stepper run the step without handing over control (e.g. XPBD's fused step graph).
+    fn phases(&self, time: f64) -> Phases;
+
+    /// Acts at `phase` of the step that started at `state.clock.time()`.
+    fn at(&mut self, phase: Phase, state: &GpuState) -> Result<(), SimError>;
+
+    /// The energy term it adds to a minimising stepper's objective, if any.
+    fn energy(&self) -> Option<&dyn EnergyTerm> {
+        None
+    }
+
+    /// The state's positions were changed from outside a step (pins moved, bodies rebuilt):
+    /// take them as the current (safe) state.
+    fn positions_changed(&mut self, _state: &GpuState) -> Result<(), SimError> {
+        Ok(())
+    }
+
+    /// Whether the method has intermediate safe states an observer can see.
+    fn observes_steps(&self) -> bool {
+        false
+    }
+
+    /// Installs (or removes) an observer of the method's intermediate safe states (only called
+    /// when [`ContactHandler::observes_steps`]).
+    fn set_observer(&mut self, _observer: Option<StepObserver>) {}
+
+    /// Its statistics since the last call (reset), as report.json shows them.
+    fn take_frame_stats(&mut self) -> serde_json::Value;
+}
+
+/// What a minimising stepper hands an energy term: the buffers it evaluates on and the
+/// per-vertex sums the stepper adds to its gradient and Hessian diagonal.
+#[derive(Clone)]
+pub struct EnergyBindings {
+    /// The iterate x (m).
+    pub x: GpuBuffer<[f32; 4]>,
+    /// Line-search trial positions (m).
+    pub x_trial: GpuBuffer<[f32; 4]>,
+    /// Per-vertex fixed-point sums (three ivec4 per vertex: gradient, Hessian diagonal block)
+    /// that the stepper scales by `stiffness`.
+    pub accum: GpuBuffer<[i32; 4]>,
+    /// Inverse masses (1/kg).
+    pub inv_mass: GpuBuffer<f32>,
+    /// Stiffness k (N/m) of the penalty-type term ([`ContactNeeds::energy_stiffness`] × m̄/h²).
+    pub stiffness: f64,
+}
+
+/// An energy a minimising stepper adds to its objective (a contact penalty or barrier).
+pub trait EnergyTerm: Send {
+    /// Energy (J) at the iterate, leaving its gradient and Hessian contributions where the
+    /// stepper reads them; returns (energy, GPU ms).
+    fn evaluate(&self) -> Result<(f64, f64), SimError>;
+
+    /// Energy (J) at the line-search trial positions; returns (energy, GPU ms).
+    fn trial(&self) -> Result<(f64, f64), SimError>;
+
+    /// Matrix-free Hessian couplings for the linear solver, if any.
+    fn operator(&self) -> Option<&ContactOperator> {
+        None
+    }
+
+    /// Largest line-search step (fraction of the Newton direction) the term allows.
+    fn max_step(&self) -> Result<f32, SimError> {
+        Ok(1.0)
+    }
+
+    /// Outer update after a converged inner solve (augmented-Lagrangian multipliers); `true`
+    /// when the term is converged.
+    fn outer_update(&mut self) -> Result<bool, SimError> {
+        Ok(true)
+    }
+}
+
+/// The contact handlers of a simulation, in the order the stepper calls them.
+#[derive(Default)]
+pub struct ContactSet {
+    handlers: Vec<Box<dyn ContactHandler>>,
+}
+
+impl ContactSet {
+    /// A set of `handlers`.
+    pub fn new(handlers: Vec<Box<dyn ContactHandler>>) -> ContactSet {
+        ContactSet { handlers }
+    }
+
+    /// No handlers (a stepper used on its own).
+    pub fn empty() -> ContactSet {
+        ContactSet::default()
+    }
+
+    /// The phases any handler acts at in the step starting at `time` (s).
+    pub fn phases(&self, time: f64) -> Phases {
+        self.handlers
+            .iter()
+            .fold(Phases::empty(), |p, h| p | h.phases(time))
+    }
+
+    /// Calls every handler that acts at `phase` in the current step.
+    pub fn at(&mut self, phase: Phase, state: &GpuState) -> Result<(), SimError> {
+        let t = state.clock.time();
+        for h in &mut self.handlers {
+            if h.phases(t).contains(phase.flag()) {
+                h.at(phase, state)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether any handler adds an energy term.
+    pub fn has_energy(&self) -> bool {
+        self.handlers.iter().any(|h| h.energy().is_some())
+    }
+
+    /// Sum of the energy terms at the iterate: (energy J, GPU ms).
+    pub fn evaluate_energy(&self) -> Result<(f64, f64), SimError> {
+        let mut sum = (0.0, 0.0);
+        for e in self.handlers.iter().filter_map(|h| h.energy()) {
+            let (j, ms) = e.evaluate()?;
+            sum = (sum.0 + j, sum.1 + ms);
+        }
+        Ok(sum)
+    }
+
+    /// Sum of the energy terms at the trial positions: (energy J, GPU ms).
+    pub fn trial_energy(&self) -> Result<(f64, f64), SimError> {
+        let mut sum = (0.0, 0.0);
+        for e in self.handlers.iter().filter_map(|h| h.energy()) {
+            let (j, ms) = e.trial()?;
+            sum = (sum.0 + j, sum.1 + ms);
+        }
+        Ok(sum)
+    }
+
+    /// Tells every handler the positions were changed from outside a step.
+    pub fn positions_changed(&mut self, state: &GpuState) -> Result<(), SimError> {
+        for h in &mut self.handlers {
+            h.positions_changed(state)?;
+        }
+        Ok(())
+    }
+
+    /// Installs an observer on the first handler that has intermediate steps.
+    pub fn observe_steps(&mut self, observer: Option<StepObserver>) -> Result<(), SimError> {
+        match self.handlers.iter_mut().find(|h| h.observes_steps()) {
+            Some(h) => {
+                h.set_observer(observer);
+                Ok(())
+            }
+            None => Err(SimError::invalid(
+                "observer",
+                "the scene has no contact method with intermediate steps (two-way collision \
+                 handling)",
+            )),
+        }
+    }
+
+    /// Every handler's statistics since the last call, by name.
+    pub fn take_frame_stats(&mut self) -> BTreeMap<String, serde_json::Value> {
+        self.handlers
+            .iter_mut()
+            .map(|h| (h.name().to_string(), h.take_frame_stats()))
+            .collect()
+    }
+
+    /// Number of handlers.
+    pub fn len(&self) -> usize {
+        self.handlers.len()
+    }
+
+    /// Whether there is no handler.
+    pub fn is_empty(&self) -> bool {
+        self.handlers.is_empty()
+    }
+}
+
+/// A contact method's per-frame statistics type, read back from a frame's statistics by name.
+pub trait ContactFrameStats: serde::de::DeserializeOwned + Default {
+    /// The handler's name ([`ContactHandler::name`]), the key of its block in report.json.
+    const NAME: &'static str;
+}
+

@@ -20,6 +20,24 @@ pub enum ElementModel {
     CorotatedLinear,
 }
 
+impl ElementModel {
+    /// The element model of the scene's solids: the first solid body's (one per simulation on
+    /// the steppers that share one element kernel); stable Neo-Hookean without solids.
+    pub fn of_scene(scene: &crate::scene::Scene) -> ElementModel {
+        use crate::scene::MaterialModel;
+        scene
+            .bodies
+            .iter()
+            .find_map(|b| match b.material.model {
+                MaterialModel::StableNeoHookean => Some(ElementModel::StableNeoHookean),
+                MaterialModel::Stvk => Some(ElementModel::StVenantKirchhoff),
+                MaterialModel::Corotated => Some(ElementModel::CorotatedLinear),
+                MaterialModel::Cloth | MaterialModel::Rod => None,
+            })
+            .unwrap_or(ElementModel::StableNeoHookean)
+    }
+}
+
 /// GPU arrays of the thin elements.
 struct ThinGpu {
     count: usize,

@@ -15,6 +15,10 @@ pub enum CollisionMethod {
     /// to the boundary, as XPBD collision constraints or as the Newton solver's penalty energy
     /// (shortest-path paper).
     ShortestPath,
+    /// Test-only: a handler that does nothing but record the phases it is called at
+    /// (`contact/inert.rs`), registered through the same path as the real methods.
+    #[cfg(test)]
+    Inert,
 }
 
 /// Forward-step bound of the two-way method.

@@ -38,7 +38,7 @@
 //! starts at its scene state (its transform and initial velocity); with a collision method it
 //! must not intersect anything.
 
-use super::{SimError, Simulation, Stepper};
+use super::{SimError, Simulation};
 use crate::math::{vec4, vec4s};
 use crate::model::{distribute_loads, SimModel};
 use crate::scene::{Body, Collider, ColliderShape, Force, Scene};
@@ -271,13 +271,7 @@ impl Simulation {
 
     /// Simulated time (s).
     pub fn time(&self) -> f64 {
-        match &self.stepper {
-            Stepper::Newton(s) => s.time(),
-            Stepper::Xpbd(s) => s.time(),
-            Stepper::Symplectic { .. } => {
-                self.frames as f64 * self.substeps as f64 * self.scene.simulation.time_step()
-            }
-        }
+        self.state.clock.time()
     }
 
     /// Frames stepped since creation (carried over by [`Simulation::add_body`] and
@@ -337,24 +331,19 @@ impl Simulation {
         }
         up.graph.run()?;
         self.control.pin_targets[r].copy_from_slice(targets);
-        if let Some(c) = &mut self.collision {
-            // The pins moved in the collision solver's safe state too: search again.
-            c.solver
-                .positions_changed()
-                .map_err(vk_message("collision.positions_changed"))?;
-        }
+        // Contact methods with a safe state of their own take the moved pins.
+        self.contacts.positions_changed(&self.state)?;
         Ok(())
     }
 
-    /// The pin targets' mirror and the graph copying it onto the positions (and the two-way
-    /// collision solver's safe state).
+    /// The pin targets' mirror and the graph copying it onto the positions.
     fn pin_upload(&self) -> Result<Upload, SimError> {
         let ctx = self.context();
         let pins = &self.control.pins;
         let mirror =
             ctx.create_buffer::<[f32; 4]>("sim.pin_targets", pins.len(), BufferUsage::HOST_WRITE)?;
         mirror.write(&vec4s(&self.control.pin_targets))?;
-        let x = self.positions_buffer();
+        let x = &self.state.x;
         let mut g = Graph::new("sim.set_pin_targets");
         let mut k = 0;
         while k < pins.len() {
@@ -368,35 +357,24 @@ impl Simulation {
                 mirror.slice(k..e),
                 x.slice(dst.clone()),
             );
-            if let Some(c) = &self.collision {
-                g.copy(
-                    format!("sim.pins_safe.{k}"),
-                    mirror.slice(k..e),
-                    c.solver.positions().slice(dst),
-                );
-            }
             k = e;
         }
         let graph = g.compile(&ctx, CompileOptions::default())?;
         Ok(Upload { mirror, graph })
     }
 
-    fn velocities_buffer(&self) -> &GpuBuffer<[f32; 4]> {
-        match &self.stepper {
-            Stepper::Newton(s) => s.velocities(),
-            Stepper::Xpbd(s) => s.velocities(),
-            Stepper::Symplectic { velocities, .. } => velocities,
-        }
-    }
-
     fn loads_supported(&self) -> Result<(), SimError> {
-        match self.stepper {
-            Stepper::Symplectic { .. } => Err(SimError::Unsupported {
-                field: "simulation.solver".into(),
-                message: "external forces need the newton or xpbd solver".into(),
-            }),
-            _ => Ok(()),
+        let info = self.stepper.info();
+        if info.loads {
+            return Ok(());
         }
+        Err(SimError::unsupported(
+            "simulation.solver",
+            format!(
+                "external forces are not supported by the {} solver (newton, xpbd)",
+                info.name
+            ),
+        ))
     }
 
     /// The constant external force on each vertex of `body` (N), in body vertex order.
@@ -474,13 +452,10 @@ impl Simulation {
 
     /// Writes `forces` for model vertices `r` through the force mirror.
     fn upload_forces(&mut self, r: Range<usize>, forces: &[[f64; 3]]) -> Result<(), SimError> {
+        self.loads_supported()?;
         if self.control.force_upload.is_none() {
             let ctx = self.context();
-            let f_ext = match &self.stepper {
-                Stepper::Newton(s) => s.external_forces(),
-                Stepper::Xpbd(s) => s.external_forces(),
-                Stepper::Symplectic { .. } => return self.loads_supported(),
-            };
+            let f_ext = &self.state.f_ext;
             let mirror = ctx.create_buffer::<[f32; 4]>(
                 "sim.external_forces",
                 f_ext.len(),
@@ -530,25 +505,23 @@ impl Simulation {
     /// `collider.velocity`, m/s), with its friction coefficient. The shape kind may change.
     /// Newton and XPBD only.
     pub fn set_collider(&mut self, index: usize, collider: Collider) -> Result<(), SimError> {
-        if let Stepper::Symplectic { .. } = self.stepper {
-            return Err(SimError::Unsupported {
-                field: "simulation.solver".into(),
-                message: "symplectic Euler compiles its static ground plane into its frame; \
-                          moving colliders need the newton or xpbd solver"
-                    .into(),
-            });
+        let info = self.stepper.info();
+        if !info.general_colliders {
+            return Err(SimError::unsupported(
+                "simulation.solver",
+                format!(
+                    "the {} solver compiles its static ground plane into its graphs; moving \
+                     colliders need the newton or xpbd solver",
+                    info.name
+                ),
+            ));
         }
         self.collider_index(index)?;
         check_collider(&collider)?;
         let at_zero = shifted(&collider, -self.time());
         let before = std::mem::replace(&mut self.scene.colliders[index], at_zero);
         let packed = crate::contact::colliders::from_scene(&self.scene);
-        let written = match &self.stepper {
-            Stepper::Newton(s) => s.set_colliders(&packed),
-            Stepper::Xpbd(s) => s.set_colliders(&packed),
-            Stepper::Symplectic { .. } => Ok(()),
-        };
-        if let Err(e) = written {
+        if let Err(e) = self.state.write_colliders(&packed) {
             self.scene.colliders[index] = before;
             return Err(e.into());
         }
@@ -646,23 +619,11 @@ impl Simulation {
             x[nr.clone()].copy_from_slice(&x_old[r.clone()]);
             v[nr].copy_from_slice(&v_old[r.clone()]);
         }
-        new.positions_buffer().write(&x)?;
-        new.velocities_buffer().write(&v)?;
-        let substeps_done = match &self.stepper {
-            Stepper::Xpbd(s) => self.frames * self.substeps as u64 * s.settings().substeps as u64,
-            _ => 0,
-        };
-        match &mut new.stepper {
-            Stepper::Newton(s) => s.set_time(self.time()),
-            Stepper::Xpbd(s) => s.set_substeps_done(substeps_done)?,
-            Stepper::Symplectic { .. } => {}
-        }
-        if let Some(c) = &mut new.collision {
-            c.solver.positions().write_at(0, &x)?;
-            c.solver
-                .positions_changed()
-                .map_err(vk_message("collision.positions_changed"))?;
-        }
+        new.state.x.write(&x)?;
+        new.state.v.write(&v)?;
+        new.state.clock.set_steps(self.state.clock.steps());
+        new.stepper.clock_changed(&new.state)?;
+        new.contacts.positions_changed(&new.state)?;
         for (j, &i) in keep.iter().enumerate() {
             let (ro, rn) = (self.pin_range(i), new.pin_range(j));
             if ro.len() == rn.len() {

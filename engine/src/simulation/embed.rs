@@ -36,7 +36,7 @@
 //! frame is one fixed command sequence only: the symplectic Euler integrator; Newton decides
 //! its iteration count on the host between GPU runs and returns [`SimError::Unsupported`]).
 
-use super::{SimError, Simulation, Stepper};
+use super::{SimError, Simulation};
 use crate::vk::{ash::vk, Context, GpuBuffer};
 
 /// Where a host finds one of a simulation's GPU arrays.
@@ -137,11 +137,7 @@ impl QueueFamilyTransfer {
 
 impl Simulation {
     pub(super) fn positions_buffer(&self) -> &GpuBuffer<[f32; 4]> {
-        match &self.stepper {
-            Stepper::Newton(s) => s.positions(),
-            Stepper::Xpbd(s) => s.positions(),
-            Stepper::Symplectic { positions, .. } => positions,
-        }
+        &self.state.x
     }
 
     /// The context the simulation runs on.
@@ -206,24 +202,6 @@ impl Simulation {
     ///   is running or another submission of it is pending, and waits for it to complete
     ///   before the next Supple call on this simulation (or dropping it).
     pub unsafe fn record_step_into(&self, cmd: vk::CommandBuffer) -> Result<(), SimError> {
-        match &self.stepper {
-            Stepper::Symplectic { frame, .. } => {
-                frame.record_into(cmd);
-                Ok(())
-            }
-            Stepper::Newton(_) => Err(SimError::Unsupported {
-                field: "simulation.solver".into(),
-                message: "a Newton step decides its iterations on the host between GPU runs \
-                          and cannot be recorded into one command buffer; use step_frame and \
-                          render_sync (or solver = \"symplectic-euler\")"
-                    .into(),
-            }),
-            Stepper::Xpbd(_) => Err(SimError::Unsupported {
-                field: "simulation.solver".into(),
-                message: "recording an XPBD frame into a host command buffer is not supported \
-                          yet; use step_frame and render_sync"
-                    .into(),
-            }),
-        }
+        self.stepper.record_into(cmd)
     }
 }

@@ -1,6 +1,239 @@
-//! Time integrators: [`newton`] (implicit Euler by Newton–PCG), [`xpbd`] (XPBD with multicolor
-//! constraint sweeps) and [`symplectic`] (semi-implicit Euler, the RAINBOW baseline).
+//! Time integrators behind one interface, [`Stepper`]: [`newton`] (implicit Euler by
+//! Newton–PCG), [`xpbd`] (XPBD with multicolor constraint sweeps) and [`symplectic`]
+//! (semi-implicit Euler, the RAINBOW baseline). [`build`] is the one place that maps the scene's
+//! `simulation.solver` to a stepper.
+//!
+//! A stepper advances the state it is given ([`GpuState`], owned by the simulation) by one time
+//! step `h`, calling the contact handlers at the phases it offers ([`StepperInfo::phases`]), and
+//! advances the state's clock. Adding a stepper: a folder or file here implementing [`Stepper`]
+//! with a `from_scene` constructor, one arm in [`build`], one `scene::SolverKind` variant
+//! (docs/architecture.md, "Adding a stepper").
 
 pub mod newton;
 pub mod symplectic;
 pub mod xpbd;
+
+use crate::contact::{ContactNeeds, ContactSet, EnergyBindings, EnergyTerm};
+use crate::error::SimError;
+use crate::model::SimModel;
+pub use crate::phase::{Phase, Phases, StepperInfo};
+use crate::scene::{ColliderShape, MaterialModel, Scene, SolverKind};
+use crate::state::GpuState;
+use crate::vk::{ash::vk, Context};
+
+/// GPU milliseconds per part of a time step (whole-graph timestamps; parts a stepper does not
+/// have stay 0).
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct StepGpuMs {
+    /// Scripted motion and prediction.
+    pub predict: f64,
+    /// Gradients, energies and right-hand sides (Newton); constraint sweeps (XPBD); the whole
+    /// step (symplectic Euler).
+    pub evaluate: f64,
+    /// Element Hessians and their assembly.
+    pub hessian: f64,
+    /// PCG solves.
+    pub pcg: f64,
+    /// Line-search trials and acceptance.
+    pub line_search: f64,
+    /// Velocity update.
+    pub finish: f64,
+}
+
+impl StepGpuMs {
+    /// Sum of the parts.
+    pub fn total(&self) -> f64 {
+        self.predict + self.evaluate + self.hessian + self.pcg + self.line_search + self.finish
+    }
+}
+
+impl std::ops::AddAssign for StepGpuMs {
+    fn add_assign(&mut self, o: StepGpuMs) {
+        self.predict += o.predict;
+        self.evaluate += o.evaluate;
+        self.hessian += o.hessian;
+        self.pcg += o.pcg;
+        self.line_search += o.line_search;
+        self.finish += o.finish;
+    }
+}
+
+/// What one time step did (the stepper's own work; contact handlers report their own).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepReport {
+    /// GPU milliseconds per part.
+    pub gpu_ms: StepGpuMs,
+    /// Newton iterations (0 for steppers without).
+    pub newton_iterations: u32,
+    /// PCG iterations summed over the Newton iterations (global solves).
+    pub pcg_iterations: u32,
+    /// Iterations of the grouped warm-start PCG summed over the Newton iterations.
+    pub pcg_warm_iterations: u32,
+    /// Objective at the end of the step (J; minimising steppers).
+    pub energy: f64,
+    /// Largest vertex displacement of the last Newton direction (m).
+    pub last_direction: f64,
+    /// Relative residual ‖r‖/‖b‖ of the last linear solve.
+    pub pcg_residual: f64,
+    /// Largest per-vertex gradient norm of the objective at the last evaluation (N).
+    pub gradient_norm: f64,
+}
+
+/// A time integrator over the simulation's [`GpuState`].
+pub trait Stepper: Send {
+    /// What the stepper is and supports.
+    fn info(&self) -> &StepperInfo;
+
+    /// Advances one time step of `state.clock.step_size()` seconds, calling `contacts` at the
+    /// phases it offers, and advances `state.clock` by one step.
+    fn step(
+        &mut self,
+        state: &mut GpuState,
+        contacts: &mut ContactSet,
+    ) -> Result<StepReport, SimError>;
+
+    /// Advances `steps` time steps (one frame's substeps). The default calls [`Stepper::step`];
+    /// a stepper may run a fused graph when no handler acts.
+    fn steps(
+        &mut self,
+        state: &mut GpuState,
+        contacts: &mut ContactSet,
+        steps: u32,
+        each: &mut dyn FnMut(&StepReport),
+    ) -> Result<(), SimError> {
+        for _ in 0..steps {
+            let r = self.step(state, contacts)?;
+            each(&r);
+        }
+        Ok(())
+    }
+
+    /// The state's clock was set (a rebuilt simulation continuing an earlier one): update any
+    /// GPU copy of the time the stepper keeps.
+    fn clock_changed(&mut self, _state: &GpuState) -> Result<(), SimError> {
+        Ok(())
+    }
+
+    /// What an energy term binds to (minimising steppers only).
+    fn energy_bindings(&self) -> Option<EnergyBindings> {
+        None
+    }
+
+    /// Wires `term` into the stepper's solve (e.g. its matrix-free couplings into the linear
+    /// solver). The term itself stays with its contact handler, which the stepper reaches
+    /// through the [`ContactSet`] it is given every step.
+    fn attach_energy(&mut self, _ctx: &Context, _term: &dyn EnergyTerm) -> Result<(), SimError> {
+        Err(SimError::unsupported(
+            "simulation.solver",
+            format!(
+                "the {} solver does not minimise an energy",
+                self.info().name
+            ),
+        ))
+    }
+
+    /// Records one frame (all its steps) into the host's command buffer `cmd`.
+    ///
+    /// # Safety
+    /// `cmd` belongs to the stepper's device, is recording outside a render pass, and is
+    /// submitted and waited for as `Simulation::record_step_into` documents.
+    unsafe fn record_into(&self, _cmd: vk::CommandBuffer) -> Result<(), SimError> {
+        Err(SimError::unsupported(
+            "simulation.solver",
+            format!(
+                "recording a {} frame into a host command buffer is not supported; use \
+                 step_frame and render_sync (or solver = \"symplectic-euler\")",
+                self.info().name
+            ),
+        ))
+    }
+}
+
+/// The scene's stepper over `state` (the one place that maps `simulation.solver` to a
+/// stepper); `needs` is what the scene's contact method asks of it.
+pub fn build(
+    ctx: &Context,
+    scene: &Scene,
+    model: &SimModel,
+    state: &GpuState,
+    needs: &ContactNeeds,
+) -> Result<Box<dyn Stepper>, SimError> {
+    let stepper: Box<dyn Stepper> = match scene.simulation.solver {
+        SolverKind::Newton => Box::new(newton::NewtonStepper::from_scene(
+            ctx, scene, model, state, needs,
+        )?),
+        SolverKind::Xpbd => Box::new(xpbd::XpbdStepper::from_scene(ctx, scene, model, state)?),
+        SolverKind::SymplecticEuler => Box::new(symplectic::SymplecticStepper::from_scene(
+            ctx, scene, model, state,
+        )?),
+    };
+    Ok(stepper)
+}
+
+/// The scene's bodies and colliders against what a stepper supports; the error names the
+/// first scene field it cannot simulate. Steppers call it before allocating anything.
+pub fn check_scene(info: &StepperInfo, scene: &Scene) -> Result<(), SimError> {
+    let name = info.name;
+    if scene.bodies.is_empty() {
+        return Err(SimError::unsupported("body", "the scene has no body"));
+    }
+    let mut solid_model = None;
+    for (i, b) in scene.bodies.iter().enumerate() {
+        if !info.scripted_motion && !b.motion.is_empty() {
+            return Err(SimError::unsupported(
+                format!("body[{i}].motion"),
+                format!("scripted motion is not supported by the {name} solver (newton, xpbd)"),
+            ));
+        }
+        if !info.loads && !b.force.is_empty() {
+            return Err(SimError::unsupported(
+                format!("body[{i}].force"),
+                format!("external forces are not supported by the {name} solver (newton, xpbd)"),
+            ));
+        }
+        let m = b.material.model;
+        if matches!(m, MaterialModel::Cloth | MaterialModel::Rod) {
+            continue;
+        }
+        let scene_name = solid_model_name(m);
+        if info.solid_models.is_some_and(|ok| !ok.contains(&scene_name)) {
+            return Err(SimError::unsupported(
+                format!("body[{i}].material.model"),
+                format!(
+                    "the {name} solver has {} solids only",
+                    info.solid_models.unwrap_or(&[]).join(" and ")
+                ),
+            ));
+        }
+        if !info.mixed_solid_models && solid_model.is_some_and(|x| x != m) {
+            return Err(SimError::unsupported(
+                format!("body[{i}].material.model"),
+                "all solid bodies must use the same material model for now",
+            ));
+        }
+        solid_model = Some(m);
+    }
+    if !info.general_colliders {
+        for (i, c) in scene.colliders.iter().enumerate() {
+            let plane = matches!(c.shape, ColliderShape::Plane { .. });
+            if !plane || i > 0 || c.friction != 0.0 || c.velocity != [0.0; 3] {
+                return Err(SimError::unsupported(
+                    format!("collider[{i}]"),
+                    format!("the {name} solver supports one static, frictionless ground plane"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The scene's name of a solid material model.
+fn solid_model_name(m: MaterialModel) -> &'static str {
+    match m {
+        MaterialModel::StableNeoHookean => "stable-neo-hookean",
+        MaterialModel::Stvk => "stvk",
+        MaterialModel::Corotated => "corotated",
+        MaterialModel::Cloth => "cloth",
+        MaterialModel::Rod => "rod",
+    }
+}

@@ -1,7 +1,17 @@
-//! Time integrators recorded into command graphs. [`SymplecticEuler`] is the RAINBOW baseline
-//! (`kernels/integrate/symplectic_euler.comp`); reference: [`crate::cpu_reference::integrate`].
+//! Semi-implicit (symplectic) Euler, the RAINBOW baseline: [`SymplecticEuler`] records one step
+//! (`kernels/integrate/symplectic_euler.comp`; reference: `cpu_reference::integrate`) and
+//! [`SymplecticStepper`] steps a simulation with it (elastic gradients of tets, cloth and rods,
+//! gravity, one static frictionless ground plane).
 
-use crate::vk::{ids, Dispatch, GpuBuffer, Graph};
+use crate::contact::ContactSet;
+use crate::error::SimError;
+use crate::fem::{ElementModel, TetElements};
+use crate::model::SimModel;
+use crate::phase::{Phase, Phases, StepperInfo};
+use crate::scene::Scene;
+use crate::state::GpuState;
+use crate::stepper::{check_scene, StepReport, Stepper};
+use crate::vk::{ash::vk, ids, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph};
 
 /// Parameters of one symplectic Euler step (SI units).
 #[repr(C)]
@@ -48,5 +58,141 @@ impl SymplecticEuler {
             .read(grad)
             .push(params),
         );
+    }
+}
+
+/// What the symplectic Euler stepper is and supports.
+pub const INFO: StepperInfo = StepperInfo {
+    name: "symplectic-euler",
+    phases: Phases::empty(),
+    minimises_energy: false,
+    scripted_motion: false,
+    loads: false,
+    general_colliders: false,
+    mixed_solid_models: false,
+    solid_models: None,
+    record_into: true,
+};
+
+/// Symplectic Euler over the simulation's state: element gradients, then the velocity and
+/// position update with a static frictionless ground plane, `frame_steps` of them fused into one
+/// frame graph.
+pub struct SymplecticStepper {
+    info: StepperInfo,
+    /// One time step.
+    step_graph: CompiledGraph,
+    /// `frame_steps` time steps (one frame of the scene).
+    frame_graph: CompiledGraph,
+    frame_steps: u32,
+    /// Kept alive for the graphs that bind them.
+    _elements: Box<TetElements>,
+}
+
+impl SymplecticStepper {
+    /// The scene's stepper over `state`.
+    pub fn from_scene(
+        ctx: &Context,
+        scene: &Scene,
+        model: &SimModel,
+        state: &GpuState,
+    ) -> Result<SymplecticStepper, SimError> {
+        check_scene(&INFO, scene)?;
+        let colliders = crate::contact::colliders::from_scene(scene);
+        let ground = crate::contact::colliders::ground_plane(&colliders);
+        let elements = Box::new(TetElements::with_thin(
+            ctx,
+            &model.positions,
+            &model.tets,
+            &model.tet_lame,
+            ElementModel::of_scene(scene),
+            &model.thin_elements,
+        )?);
+        let sim = &scene.simulation;
+        let params = SymplecticEulerParams {
+            gravity: crate::math::vec4(sim.gravity),
+            plane: crate::math::plane_vec4(ground),
+            n: model.positions.len() as u32,
+            h: sim.time_step() as f32,
+            _pad: [0; 2],
+        };
+        let record = |name: &str, steps: u32| {
+            let mut g = Graph::new(name);
+            for _ in 0..steps {
+                elements.record_gradient(&mut g, &state.x);
+                SymplecticEuler.record(
+                    &mut g,
+                    &state.x,
+                    &state.v,
+                    &state.inv_mass,
+                    elements.vertex_gradient(),
+                    &params,
+                );
+            }
+            g.compile(
+                ctx,
+                CompileOptions {
+                    graph_timestamps: true,
+                    ..Default::default()
+                },
+            )
+        };
+        let frame_graph = record("sim.symplectic_frame", sim.substeps)?;
+        let step_graph = record("sim.symplectic_step", 1)?;
+        Ok(SymplecticStepper {
+            info: INFO,
+            step_graph,
+            frame_graph,
+            frame_steps: sim.substeps,
+            _elements: elements,
+        })
+    }
+}
+
+impl Stepper for SymplecticStepper {
+    fn info(&self) -> &StepperInfo {
+        &self.info
+    }
+
+    fn step(
+        &mut self,
+        state: &mut GpuState,
+        contacts: &mut ContactSet,
+    ) -> Result<StepReport, SimError> {
+        contacts.at(Phase::StepStart, state)?;
+        self.step_graph.run()?;
+        let mut report = StepReport::default();
+        report.gpu_ms.evaluate = self.step_graph.gpu_ms()?;
+        state.clock.advance();
+        Ok(report)
+    }
+
+    /// A whole frame runs as the fused frame graph when no handler acts in it.
+    fn steps(
+        &mut self,
+        state: &mut GpuState,
+        contacts: &mut ContactSet,
+        steps: u32,
+        each: &mut dyn FnMut(&StepReport),
+    ) -> Result<(), SimError> {
+        if steps != self.frame_steps || !contacts.phases(state.clock.time()).is_empty() {
+            for _ in 0..steps {
+                let r = self.step(state, contacts)?;
+                each(&r);
+            }
+            return Ok(());
+        }
+        self.frame_graph.run()?;
+        let mut report = StepReport::default();
+        report.gpu_ms.evaluate = self.frame_graph.gpu_ms()?;
+        each(&report);
+        for _ in 0..steps {
+            state.clock.advance();
+        }
+        Ok(())
+    }
+
+    unsafe fn record_into(&self, cmd: vk::CommandBuffer) -> Result<(), SimError> {
+        self.frame_graph.record_into(cmd);
+        Ok(())
     }
 }

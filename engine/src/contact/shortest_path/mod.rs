@@ -1,10 +1,12 @@
-//! Recovery from intersections with discrete collision detection and the shortest path to
-//! boundary of Chen, Diaz and Yuksel (2023) on the GPU: vertex-in-tet detection over a tet LBVH
+//! Collision handling by the shortest path to the boundary of Chen, Diaz and Yuksel (2023) on
+//! the GPU (`collision.method = "shortest-path"`; plug-in in [`handler`]): recovery from
+//! intersections with discrete collision detection: vertex-in-tet detection over a tet LBVH
 //! and, for every penetrating point, the closest boundary point reachable by a valid path
 //! (topological tet traversal with a branching stack, infeasible-region culling).
 //! Kernels: `kernels/recovery/*.comp`; reference: [`crate::cpu_reference::shortest_path`].
 
 mod ccd;
+pub mod handler;
 mod penalty;
 mod query;
 mod response;
@@ -48,9 +50,9 @@ pub fn sample_shapes(refine: usize) -> Vec<(&'static str, supple_mesh::TetMesh)>
     out
 }
 
-/// Shortest-path collision handling over one frame (report.json `recovery`; the paper's
+/// Shortest-path collision handling over one frame (report.json `shortest_path`; the paper's
 /// Table 1 columns per detection are these sums divided by `detections`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ShortestPathFrameStats {
     /// Detections run (one per XPBD substep, or one per iteration with
     /// `detect_every_iteration`).
@@ -69,8 +71,6 @@ pub struct ShortestPathFrameStats {
     pub ms_shortest_path: f64,
     /// GPU milliseconds of constraint projections.
     pub ms_response: f64,
-    /// GPU milliseconds of the XPBD graphs (prediction, constraint sweeps, velocities).
-    pub ms_xpbd: f64,
     /// CCD detections run.
     pub ccd_detections: u32,
     /// CCD hits (constraints written), summed over the CCD detections (CCD collisions).
@@ -104,7 +104,6 @@ impl std::ops::AddAssign for ShortestPathFrameStats {
         self.ms_detect += o.ms_detect;
         self.ms_shortest_path += o.ms_shortest_path;
         self.ms_response += o.ms_response;
-        self.ms_xpbd += o.ms_xpbd;
         self.ccd_detections += o.ccd_detections;
         self.ccd_collisions += o.ccd_collisions;
         self.ccd_max_collisions = self.ccd_max_collisions.max(o.ccd_max_collisions);
@@ -147,4 +146,8 @@ impl ShortestPathFrameStats {
         self.ms_detect += d.ms_detect;
         self.ms_shortest_path += d.ms_query;
     }
+}
+
+impl crate::contact::ContactFrameStats for ShortestPathFrameStats {
+    const NAME: &'static str = "shortest_path";
 }

@@ -222,7 +222,7 @@ impl Answer {
 }
 
 /// Work counters of a batch of queries (the paper's Table 1 operations).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counters {
     /// Queries run.
     pub queries: u32,

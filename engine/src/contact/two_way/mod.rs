@@ -5,6 +5,7 @@
 //! repulsion energy of its proximity pairs to the Newton dynamics.
 
 pub mod friction;
+pub mod handler;
 pub mod repulsion;
 pub mod settings;
 pub mod solve;
@@ -15,7 +16,7 @@ pub use solve::{
 };
 
 /// Collision telemetry of one frame (the two-way IPM paper's Table 2 columns and more).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CollisionFrameStats {
     /// Collision solves (one per accepted Newton iteration).
     pub solves: u32,
@@ -72,4 +73,8 @@ impl CollisionFrameStats {
         self.ms_proximity += r.ms_proximity;
         self.ms_steps += r.ms_steps;
     }
+}
+
+impl crate::contact::ContactFrameStats for CollisionFrameStats {
+    const NAME: &'static str = "two_way";
 }

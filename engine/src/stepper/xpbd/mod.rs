@@ -16,19 +16,25 @@
 //! 4. **velocity** (`velocity.comp`): `v = (x − x_prev)/h`, substep clock + 1.
 //!
 //! The constraints and their compliances are described in [`system`]. All state stays in
-//! persistent GPU buffers; every graph is compiled once in [`XpbdStepper::new`]. Without a hook
-//! a whole time step (all substeps) is one compiled graph; [`XpbdStepper::step_with`] runs the
-//! same nodes split into predict / iteration / finish graphs so a collision handler can run its
-//! own graphs on [`XpbdStepper::positions`] in between. Reference:
-//! [`crate::cpu_reference::xpbd`].
+//! persistent GPU buffers (the simulation's [`GpuState`] and the constraint sets); every graph is
+//! compiled once in [`XpbdStepper::new`]. When no contact handler acts in a step, the whole time
+//! step (all substeps) is one compiled graph; otherwise the same nodes run split into predict /
+//! iteration / finish graphs and the handlers act after each prediction ([`Phase::Predicted`])
+//! and after each constraint iteration ([`Phase::Iteration`]). Reference:
+//! `cpu_reference::xpbd`.
 
 pub mod system;
 
 pub use crate::scene::TetSolve;
 pub use system::{ConstraintSet, XpbdSystem};
 
-use crate::contact::colliders::{pack_colliders, Collider};
+use crate::contact::ContactSet;
+use crate::error::SimError;
 use crate::model::SimModel;
+use crate::phase::{Phase, Phases, StepperInfo};
+use crate::scene::Scene;
+use crate::state::GpuState;
+use crate::stepper::{check_scene, StepReport, Stepper};
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph, VkError,
     VkResult,
@@ -50,8 +56,6 @@ pub struct XpbdSettings {
     pub damping: f64,
     /// How a tet's two constraints are solved.
     pub tet_solve: TetSolve,
-    /// Analytic colliders (unit plane normals), with friction coefficients and velocities.
-    pub colliders: Vec<Collider>,
 }
 
 impl Default for XpbdSettings {
@@ -63,7 +67,6 @@ impl Default for XpbdSettings {
             iterations: 1,
             damping: 0.0,
             tet_solve: TetSolve::Coupled,
-            colliders: Vec::new(),
         }
     }
 }
@@ -73,15 +76,6 @@ impl XpbdSettings {
     pub fn substep(&self) -> f64 {
         self.h / self.substeps.max(1) as f64
     }
-}
-
-/// Where [`XpbdStepper::step_with`] calls its hook.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum XpbdPhase {
-    /// After a substep's prediction (positions predicted, λ reset).
-    Predicted,
-    /// After constraint iteration `k` (0-based) of a substep.
-    Iteration(u32),
 }
 
 /// Shape of the solver: colors and dispatches.
@@ -110,35 +104,6 @@ pub struct XpbdStats {
     pub substeps: u32,
     /// Iterations per substep.
     pub iterations: u32,
-}
-
-/// GPU milliseconds of one time step per graph (whole-graph timestamps).
-#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
-pub struct XpbdGpuMs {
-    /// The fused step graph (no hook).
-    pub step: f64,
-    /// Prediction graphs (with a hook).
-    pub predict: f64,
-    /// Iteration graphs (with a hook).
-    pub iterations: f64,
-    /// Collider and velocity graphs (with a hook).
-    pub finish: f64,
-}
-
-impl XpbdGpuMs {
-    /// Sum over the graphs.
-    pub fn total(&self) -> f64 {
-        self.step + self.predict + self.iterations + self.finish
-    }
-}
-
-/// What one time step did.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct XpbdStepStats {
-    /// GPU milliseconds per graph.
-    pub gpu_ms: XpbdGpuMs,
-    /// Substeps run.
-    pub substeps: u32,
 }
 
 #[repr(C)]
@@ -212,22 +177,20 @@ impl GpuSet {
     }
 }
 
-/// The XPBD stepper: persistent GPU state and compiled graphs for a [`SimModel`].
+/// The XPBD stepper: constraint buffers and compiled graphs for a [`SimModel`] over the
+/// simulation's [`GpuState`].
 pub struct XpbdStepper {
     settings: XpbdSettings,
+    info: StepperInfo,
     stats: XpbdStats,
-    positions: GpuBuffer<[f32; 4]>,
-    velocities: GpuBuffer<[f32; 4]>,
-    x_prev: GpuBuffer<[f32; 4]>,
-    inv_mass: GpuBuffer<f32>,
+    /// The GPU substep clock (substeps completed), advanced by the velocity kernel.
     clock: GpuBuffer<u32>,
-    f_ext: GpuBuffer<[f32; 4]>,
-    colliders: GpuBuffer<[f32; 4]>,
     step_graph: CompiledGraph,
     predict: CompiledGraph,
     iteration: CompiledGraph,
     finish: CompiledGraph,
-    substeps_done: u64,
+    /// Kept alive for the graphs that bind them.
+    _sets: [GpuSet; 3],
 }
 
 /// Buffers the recording helpers bind.
@@ -242,6 +205,7 @@ struct Bufs<'a> {
     motions: &'a GpuBuffer<[f32; 4]>,
     clock: &'a GpuBuffer<u32>,
     colliders: &'a GpuBuffer<[f32; 4]>,
+    num_colliders: u32,
     sets: [(&'a GpuSet, crate::vk::KernelId, &'static str); 3],
 }
 
@@ -314,7 +278,7 @@ impl Bufs<'_> {
     /// on a collider inverts). Not again before the velocity update: surface collision handling
     /// runs after each iteration (the step hook) and must have the last word.
     fn record_colliders(&self, g: &mut Graph, s: &XpbdSettings, n: usize) {
-        if !s.colliders.is_empty() {
+        if self.num_colliders > 0 {
             g.dispatch(
                 Dispatch::new("xpbd.colliders", ids::XPBD_COLLIDERS, groups(n))
                     .workgroup_size(WG)
@@ -325,7 +289,7 @@ impl Bufs<'_> {
                     .read(self.clock)
                     .push(&ColliderPush {
                         n: n as u32,
-                        num_colliders: s.colliders.len() as u32,
+                        num_colliders: self.num_colliders,
                         h: s.substep() as f32,
                         _pad: 0,
                     }),
@@ -351,52 +315,82 @@ impl Bufs<'_> {
     }
 }
 
+/// What the XPBD stepper is and supports.
+pub const INFO: StepperInfo = StepperInfo {
+    name: "xpbd",
+    phases: Phases::PREDICTED.union(Phases::ITERATION),
+    minimises_energy: false,
+    scripted_motion: true,
+    loads: true,
+    general_colliders: true,
+    mixed_solid_models: true,
+    solid_models: Some(&["stable-neo-hookean", "corotated"]),
+    record_into: false,
+};
+
+impl XpbdSettings {
+    /// The settings of `scene` (`[xpbd]`, the time step and gravity of `[simulation]`).
+    pub fn from_scene(scene: &Scene) -> XpbdSettings {
+        XpbdSettings {
+            h: scene.simulation.time_step(),
+            gravity: scene.simulation.gravity,
+            substeps: scene.xpbd.substeps,
+            iterations: scene.xpbd.iterations,
+            damping: scene.xpbd.damping,
+            tet_solve: scene.xpbd.tet_solve,
+        }
+    }
+}
+
 impl XpbdStepper {
-    /// Packs and colors the model's constraints, uploads the state and compiles every graph.
-    pub fn new(ctx: &Context, model: &SimModel, settings: XpbdSettings) -> VkResult<XpbdStepper> {
-        let err = |message: String| VkError::Graph {
-            graph: "xpbd".into(),
-            message,
-        };
+    /// The scene's XPBD stepper over `state`.
+    pub fn from_scene(
+        ctx: &Context,
+        scene: &Scene,
+        model: &SimModel,
+        state: &GpuState,
+    ) -> Result<XpbdStepper, SimError> {
+        check_scene(&INFO, scene)?;
+        XpbdStepper::new(ctx, model, state, XpbdSettings::from_scene(scene))
+    }
+
+    /// Packs and colors the model's constraints and compiles every graph over `state`.
+    pub fn new(
+        ctx: &Context,
+        model: &SimModel,
+        state: &GpuState,
+        settings: XpbdSettings,
+    ) -> Result<XpbdStepper, SimError> {
         if settings.substeps == 0
             || settings.iterations == 0
             || !(settings.h.is_finite() && settings.h > 0.0)
         {
-            return Err(err(
-                "substeps, iterations and the time step must be positive".into(),
+            return Err(SimError::invalid(
+                "xpbd",
+                "substeps, iterations and the time step must be positive",
             ));
         }
-        let sys = XpbdSystem::new(model, &settings.colliders).map_err(err)?;
-        Self::from_system(ctx, &sys, settings)
+        let sys = XpbdSystem::new(model, &[]).map_err(|m| SimError::solver("xpbd", m))?;
+        Ok(Self::from_system(ctx, &sys, state, settings)?)
     }
 
-    /// Builds the stepper from an already packed system (the reference's input).
+    /// Builds the stepper from an already packed system (the reference's input) over `state`
+    /// (which holds the system's vertices, masses, motions and colliders).
     pub fn from_system(
         ctx: &Context,
         sys: &XpbdSystem,
+        state: &GpuState,
         settings: XpbdSettings,
     ) -> VkResult<XpbdStepper> {
         let n = sys.num_vertices();
+        if state.num_vertices() != n {
+            return Err(VkError::Graph {
+                graph: "xpbd".into(),
+                message: format!("{} state vertices for a system of {n}", state.num_vertices()),
+            });
+        }
         let s = BufferUsage::STORAGE;
-        let positions = ctx.upload_buffer("xpbd.x", &sys.positions, s)?;
-        let velocities = ctx.upload_buffer("xpbd.v", &sys.velocities, s)?;
-        let x_prev = ctx.create_buffer::<[f32; 4]>("xpbd.x_prev", n, s)?;
-        let inv_mass = ctx.upload_buffer("xpbd.inv_mass", &sys.inv_mass, s)?;
-        let f_ext = ctx.upload_buffer("xpbd.f_ext", &sys.external_forces, s)?;
-        let x0 = ctx.upload_buffer("xpbd.x0", &sys.positions, s)?;
-        let vertex_motion = ctx.upload_buffer("xpbd.vertex_motion", &sys.vertex_motion, s)?;
-        let motions = if sys.motions.is_empty() {
-            ctx.create_buffer::<[f32; 4]>("xpbd.motions", 3, s)?
-        } else {
-            ctx.upload_buffer("xpbd.motions", &sys.motions, s)?
-        };
         let clock = ctx.upload_buffer("xpbd.clock", &[0u32], s)?;
-        // Host-visible: the host may move colliders between steps (`set_colliders`).
-        let colliders = ctx.upload_buffer(
-            "xpbd.colliders",
-            &sys.colliders,
-            BufferUsage::HOST_WRITE | s,
-        )?;
         let mut tets = GpuSet::new(ctx, "tets", &sys.tets, 2)?;
         tets.rot = Some(ctx.upload_buffer(
             "xpbd.tets_rot",
@@ -405,17 +399,19 @@ impl XpbdStepper {
         )?);
         let edges = GpuSet::new(ctx, "edges", &sys.edges, 1)?;
         let bends = GpuSet::new(ctx, "bends", &sys.bends, 4)?;
+        let num_colliders = state.num_colliders() as u32;
         let b = Bufs {
-            x: &positions,
-            v: &velocities,
-            x_prev: &x_prev,
-            inv_mass: &inv_mass,
-            f_ext: &f_ext,
-            x0: &x0,
-            vertex_motion: &vertex_motion,
-            motions: &motions,
+            x: &state.x,
+            v: &state.v,
+            x_prev: &state.x_prev,
+            inv_mass: &state.inv_mass,
+            f_ext: &state.f_ext,
+            x0: &state.x0,
+            vertex_motion: &state.vertex_motion,
+            motions: &state.motions,
             clock: &clock,
-            colliders: &colliders,
+            colliders: &state.colliders,
+            num_colliders,
             sets: [
                 (&tets, ids::XPBD_TET_SWEEP, "tets"),
                 (&edges, ids::XPBD_EDGE_SWEEP, "edges"),
@@ -457,69 +453,46 @@ impl XpbdStepper {
             bend_colors: colors(&sys.bends),
             dispatches_per_iteration: per_iteration,
             dispatches_per_substep: 2
-                + u32::from(!st.colliders.is_empty()) * st.iterations
+                + u32::from(num_colliders > 0) * st.iterations
                 + st.iterations * per_iteration,
             substeps: st.substeps,
             iterations: st.iterations,
         };
-        // The compiled graphs keep every buffer they bind alive; only what the host touches is
-        // kept here.
         Ok(XpbdStepper {
             settings,
+            info: INFO,
             stats,
-            positions,
-            velocities,
-            x_prev,
-            inv_mass,
             clock,
-            f_ext,
-            colliders,
             step_graph,
             predict,
             iteration,
             finish,
-            substeps_done: 0,
+            _sets: [tets, edges, bends],
         })
     }
 
-    /// Advances one time step (all substeps) with the fused step graph.
-    pub fn step(&mut self) -> VkResult<XpbdStepStats> {
-        self.step_graph.run()?;
-        self.substeps_done += self.settings.substeps as u64;
-        Ok(XpbdStepStats {
-            gpu_ms: XpbdGpuMs {
-                step: self.step_graph.gpu_ms()?,
-                ..Default::default()
-            },
-            substeps: self.settings.substeps,
-        })
-    }
-
-    /// Advances one time step calling `hook` after each substep's prediction
-    /// ([`XpbdPhase::Predicted`]) and after each constraint iteration
-    /// ([`XpbdPhase::Iteration`]); the hook may run its own graphs on [`Self::positions`].
-    pub fn step_with(
+    /// One time step with the split graphs, calling the contact handlers after each substep's
+    /// prediction and after each constraint iteration.
+    fn step_with_phases(
         &mut self,
-        hook: &mut dyn FnMut(XpbdPhase) -> Result<(), VkError>,
-    ) -> VkResult<XpbdStepStats> {
-        let mut st = XpbdStepStats {
-            substeps: self.settings.substeps,
-            ..Default::default()
-        };
+        state: &GpuState,
+        contacts: &mut ContactSet,
+        report: &mut StepReport,
+    ) -> Result<(), SimError> {
+        let of = self.settings.iterations;
         for _ in 0..self.settings.substeps {
             self.predict.run()?;
-            st.gpu_ms.predict += self.predict.gpu_ms()?;
-            hook(XpbdPhase::Predicted)?;
-            for k in 0..self.settings.iterations {
+            report.gpu_ms.predict += self.predict.gpu_ms()?;
+            contacts.at(Phase::Predicted, state)?;
+            for k in 0..of {
                 self.iteration.run()?;
-                st.gpu_ms.iterations += self.iteration.gpu_ms()?;
-                hook(XpbdPhase::Iteration(k))?;
+                report.gpu_ms.evaluate += self.iteration.gpu_ms()?;
+                contacts.at(Phase::Iteration { k, of }, state)?;
             }
             self.finish.run()?;
-            st.gpu_ms.finish += self.finish.gpu_ms()?;
-            self.substeps_done += 1;
+            report.gpu_ms.finish += self.finish.gpu_ms()?;
         }
-        Ok(st)
+        Ok(())
     }
 
     /// Colors, constraint counts and dispatches per substep.
@@ -532,68 +505,43 @@ impl XpbdStepper {
         &self.settings
     }
 
-    /// Simulated time (s): substeps completed × substep size.
-    pub fn time(&self) -> f64 {
-        self.substeps_done as f64 * self.settings.substep()
-    }
-
     /// The GPU substep clock (substeps completed), which scripted motions and moving colliders
     /// read.
     pub fn clock(&self) -> &GpuBuffer<u32> {
         &self.clock
     }
+}
 
-    /// Current positions (m), one vec4 per vertex.
-    pub fn positions(&self) -> &GpuBuffer<[f32; 4]> {
-        &self.positions
+impl Stepper for XpbdStepper {
+    fn info(&self) -> &StepperInfo {
+        &self.info
     }
 
-    /// Positions at the start of the current substep (m), one vec4 per vertex.
-    pub fn previous_positions(&self) -> &GpuBuffer<[f32; 4]> {
-        &self.x_prev
-    }
-
-    /// Inverse masses (1/kg; 0 for fixed and scripted vertices).
-    pub fn inverse_masses(&self) -> &GpuBuffer<f32> {
-        &self.inv_mass
-    }
-
-    /// Current velocities (m/s), one vec4 per vertex.
-    pub fn velocities(&self) -> &GpuBuffer<[f32; 4]> {
-        &self.velocities
-    }
-
-    /// Constant external force on each vertex (N), one vec4 per vertex; the host may rewrite
-    /// it between steps.
-    pub fn external_forces(&self) -> &GpuBuffer<[f32; 4]> {
-        &self.f_ext
-    }
-
-    /// Replaces the colliders between steps (same count as at creation; poses at time 0,
-    /// moved by `velocity · t`, unit plane normals).
-    pub fn set_colliders(&self, colliders: &[Collider]) -> VkResult<()> {
-        if colliders.len() != self.settings.colliders.len() {
-            return Err(VkError::Graph {
-                graph: "xpbd".into(),
-                message: format!(
-                    "{} colliders given, the stepper was built with {}",
-                    colliders.len(),
-                    self.settings.colliders.len()
-                ),
-            });
+    /// One time step (all substeps): the fused step graph when no contact handler acts in it,
+    /// the split graphs with the handlers' phases otherwise.
+    fn step(
+        &mut self,
+        state: &mut GpuState,
+        contacts: &mut ContactSet,
+    ) -> Result<StepReport, SimError> {
+        let mut report = StepReport::default();
+        let wanted = contacts.phases(state.clock.time());
+        if wanted.intersects(Phases::PREDICTED | Phases::ITERATION) {
+            self.step_with_phases(state, contacts, &mut report)?;
+        } else {
+            self.step_graph.run()?;
+            report.gpu_ms.evaluate += self.step_graph.gpu_ms()?;
         }
-        self.colliders.write_at(0, &pack_colliders(colliders))
+        state.clock.advance();
+        Ok(report)
     }
 
-    /// Sets the substeps completed (the clock scripted motions and moving colliders read), for
-    /// a rebuilt stepper continuing an earlier one.
-    pub fn set_substeps_done(&mut self, substeps: u64) -> VkResult<()> {
-        let clock = u32::try_from(substeps).map_err(|_| VkError::Graph {
-            graph: "xpbd".into(),
-            message: format!("{substeps} substeps exceed the u32 GPU clock"),
+    fn clock_changed(&mut self, state: &GpuState) -> Result<(), SimError> {
+        let substeps = state.clock.steps() * self.settings.substeps as u64;
+        let clock = u32::try_from(substeps).map_err(|_| {
+            SimError::solver("xpbd", format!("{substeps} substeps exceed the u32 GPU clock"))
         })?;
         self.clock.write(&[clock])?;
-        self.substeps_done = substeps;
         Ok(())
     }
 }

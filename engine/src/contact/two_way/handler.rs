@@ -1,0 +1,250 @@
+//! The two-way method as a contact plug-in (`collision.method = "two-way"`): after every
+//! accepted iterate of a minimising stepper (Newton) the solver runs from its last safe state
+//! toward the stepper's positions and writes the safe result back (the two-way IPM paper's
+//! practice, §6.1); with `repulsion_stiffness > 0` its repulsion energy joins the stepper's
+//! objective ([`super::Repulsion`]).
+
+use super::{CollisionFrameStats, Repulsion, TwoWay, TwoWaySettings};
+use crate::contact::{
+    ContactHandler, ContactMethod, ContactNeeds, EnergyTerm, StepObserver,
+};
+use crate::error::SimError;
+use crate::model::SimModel;
+use crate::phase::{Phase, Phases, StepperInfo};
+use crate::proximity::ProximityMesh;
+use crate::scene::Scene;
+use crate::state::GpuState;
+use crate::stepper::Stepper;
+use crate::vk::{CompileOptions, CompiledGraph, Context, Graph};
+
+/// The two-way method.
+pub struct TwoWayMethod;
+
+fn failed(m: String) -> SimError {
+    SimError::solver("two_way", m)
+}
+
+impl ContactMethod for TwoWayMethod {
+    fn name(&self) -> &'static str {
+        "two-way"
+    }
+
+    fn needs(&self, scene: &Scene) -> ContactNeeds {
+        ContactNeeds {
+            energy_stiffness: scene.collision.repulsion_stiffness,
+        }
+    }
+
+    fn check(&self, _scene: &Scene, stepper: &StepperInfo) -> Result<(), SimError> {
+        if !(stepper.minimises_energy && stepper.phases.contains(Phases::ACCEPTED)) {
+            return Err(SimError::unsupported(
+                "collision.method",
+                format!(
+                    "two-way collision handling needs a stepper with accepted iterates (newton), \
+                     not {}",
+                    stepper.name
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(
+        &self,
+        ctx: &Context,
+        scene: &Scene,
+        model: &SimModel,
+        state: &GpuState,
+        stepper: &mut dyn Stepper,
+    ) -> Result<Vec<Box<dyn ContactHandler>>, SimError> {
+        let mut h = TwoWayHandler::new(ctx, scene, model, state)?;
+        if scene.collision.repulsion_stiffness > 0.0 {
+            let b = stepper.energy_bindings().ok_or_else(|| {
+                SimError::unsupported(
+                    "collision.repulsion_stiffness",
+                    "the repulsion energy needs a minimising stepper (newton)",
+                )
+            })?;
+            if !(b.stiffness > 0.0) {
+                return Err(SimError::unsupported(
+                    "collision.repulsion_stiffness",
+                    "the repulsion energy needs a positive stiffness",
+                ));
+            }
+            let r = Repulsion::new(
+                ctx,
+                &h.solver,
+                &b.x,
+                &b.x_trial,
+                &b.accum,
+                b.stiffness,
+                scene.collision.repulsion_distance(),
+            )?;
+            stepper.attach_energy(ctx, &r)?;
+            h.repulsion = Some(r);
+        }
+        Ok(vec![Box::new(h)])
+    }
+}
+
+/// The two-way solver bound to the state's positions: `load` copies them into its target,
+/// `store` copies its safe positions back, `adopt` makes the state's positions its safe state.
+pub struct TwoWayHandler {
+    solver: TwoWay,
+    load: CompiledGraph,
+    store: CompiledGraph,
+    adopt: CompiledGraph,
+    observer: Option<StepObserver>,
+    repulsion: Option<Repulsion>,
+    stats: CollisionFrameStats,
+    /// Two-way steps in the time step in progress.
+    step_steps: u32,
+}
+
+impl TwoWayHandler {
+    /// The solver over every body's surface (and rod centrelines) at the state's positions.
+    pub fn new(
+        ctx: &Context,
+        scene: &Scene,
+        model: &SimModel,
+        state: &GpuState,
+    ) -> Result<TwoWayHandler, SimError> {
+        let n = model.positions.len();
+        let tris: Vec<[u32; 3]> = model
+            .bodies
+            .iter()
+            .flat_map(|b| b.surface.iter().copied())
+            .collect();
+        let mut body = vec![0u32; n];
+        for (k, b) in model.bodies.iter().enumerate() {
+            for v in b.vertices.clone() {
+                body[v as usize] = k as u32;
+            }
+        }
+        let inv_w: Vec<f32> = (0..n)
+            .map(|i| {
+                let scripted = model.vertex_motion.get(i).is_some_and(|&m| m != u32::MAX);
+                if model.inv_mass[i] == 0.0 || scripted {
+                    0.0
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        let field = |m: String| SimError::unsupported("collision", m);
+        // Rod centrelines are collision curves: their segments are extra edges.
+        let curves = model.curve_segments();
+        let mesh = ProximityMesh::with_curves(tris, &curves, body).map_err(field)?;
+        let mut solver = TwoWay::new(
+            ctx,
+            mesh,
+            &model.positions,
+            &inv_w,
+            TwoWaySettings::from_scene(&scene.collision),
+        )
+        .map_err(field)?;
+        solver
+            .set_friction(scene.collision.friction)
+            .map_err(field)?;
+        let compile = |name: &str, from: &crate::vk::GpuBuffer<[f32; 4]>, to| {
+            let mut g = Graph::new(name);
+            g.copy(name, from, to);
+            g.compile(ctx, CompileOptions::default())
+        };
+        let load = compile("collision.load_target", &state.x, solver.target())?;
+        let store = compile("collision.store_positions", solver.positions(), &state.x)?;
+        let adopt = compile("collision.adopt_positions", &state.x, solver.positions())?;
+        Ok(TwoWayHandler {
+            solver,
+            load,
+            store,
+            adopt,
+            observer: None,
+            repulsion: None,
+            stats: CollisionFrameStats::default(),
+            step_steps: 0,
+        })
+    }
+
+    /// The solver.
+    pub fn solver(&self) -> &TwoWay {
+        &self.solver
+    }
+
+    /// Runs the two-way method from the last safe state toward the state's positions and
+    /// writes the result back.
+    fn handle(&mut self) -> Result<(), SimError> {
+        self.load.run()?;
+        let r = match self.observer.as_mut() {
+            Some(f) => self.solver.solve_observed(|_, x| f(x)),
+            None => self.solver.solve(),
+        }
+        .map_err(failed)?;
+        self.store.run()?;
+        self.step_steps += r.steps;
+        self.stats.add_solve(&r);
+        // A regrown pair workspace: re-record the repulsion graphs.
+        if let Some(rep) = &self.repulsion {
+            rep.sync(&self.solver)?;
+        }
+        Ok(())
+    }
+}
+
+impl ContactHandler for TwoWayHandler {
+    fn name(&self) -> &'static str {
+        "two_way"
+    }
+
+    fn phases(&self, _time: f64) -> Phases {
+        Phases::ACCEPTED | Phases::FINISHED
+    }
+
+    fn at(&mut self, phase: Phase, _state: &GpuState) -> Result<(), SimError> {
+        match phase {
+            Phase::Accepted => self.handle(),
+            Phase::Finished => {
+                self.stats.time_steps += 1;
+                self.stats.max_steps_per_time_step =
+                    self.stats.max_steps_per_time_step.max(self.step_steps);
+                self.step_steps = 0;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn energy(&self) -> Option<&dyn EnergyTerm> {
+        self.repulsion.as_ref().map(|r| r as &dyn EnergyTerm)
+    }
+
+    fn positions_changed(&mut self, _state: &GpuState) -> Result<(), SimError> {
+        // The state's positions are the safe state (between steps they equal the last one
+        // stored, apart from what the host moved): take them and search again.
+        self.adopt.run()?;
+        self.solver.positions_changed().map_err(failed)
+    }
+
+    fn observes_steps(&self) -> bool {
+        true
+    }
+
+    fn set_observer(&mut self, observer: Option<StepObserver>) {
+        self.observer = observer;
+    }
+
+    fn take_frame_stats(&mut self) -> serde_json::Value {
+        let s = std::mem::take(&mut self.stats);
+        serde_json::to_value(s).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+impl EnergyTerm for Repulsion {
+    fn evaluate(&self) -> Result<(f64, f64), SimError> {
+        Ok(Repulsion::evaluate(self)?)
+    }
+
+    fn trial(&self) -> Result<(f64, f64), SimError> {
+        Ok(Repulsion::trial(self)?)
+    }
+}

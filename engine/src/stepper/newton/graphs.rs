@@ -1,0 +1,472 @@
+//! What [`super::NewtonStepper::new`] allocates and records: the step's workspace buffers, the
+//! sparsity of the Newton matrix (unique element edges), and the graphs of one step (script,
+//! predict, evaluate, Hessian assembly, line-search trial and acceptance, velocity update),
+//! compiled once and run every step.
+
+use super::NewtonSettings;
+use crate::fem::elements::csr;
+use crate::fem::thin::NO_VERTEX;
+use crate::fem::TetElements;
+use crate::linear::Pcg;
+use crate::model::SimModel;
+use crate::primitives::{Reduce, ReduceOp, ReduceResult};
+use crate::state::GpuState;
+use crate::vk::{
+    ids, Access, BufferSlice, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch,
+    GpuBuffer, Graph, VkResult,
+};
+
+/// Workgroup size of the Newton vector kernels.
+const WG: u32 = 64;
+
+fn groups(n: usize) -> [u32; 3] {
+    [(n as u32).div_ceil(WG).max(1), 1, 1]
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct VecPush {
+    gravity: [f32; 4],
+    n: u32,
+    h: f32,
+    kappa: f32,
+    num_colliders: u32,
+    slip: f32,
+    penalty_k: f32,
+    _pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct AsmPush {
+    count: u32,
+    inv_h2: f32,
+}
+
+/// Modes of `kernels/newton/vectors.comp` (its specialization constant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+enum VectorsMode {
+    /// y = x + h v + h² (g + f/m); x_start = x.
+    Predict = 0,
+    /// Gradient, energy and right-hand side at x, friction re-lagged.
+    Gradient = 1,
+    /// x_trial = x + α d, inertia energy at x_trial.
+    Trial = 2,
+    /// v = (x − x_start) / h.
+    Velocity = 3,
+    /// Gradient at x with the friction lag kept.
+    GradientLagged = 4,
+}
+
+/// The step's buffers besides the state and the linear solver's.
+pub(super) struct Workspace {
+    /// Inertia target y.
+    pub y: GpuBuffer<[f32; 4]>,
+    /// Line-search trial positions.
+    pub x_trial: GpuBuffer<[f32; 4]>,
+    /// Per-vertex inertia energy.
+    pub inertia: GpuBuffer<f32>,
+    /// Lagged friction data (two vec4 per vertex).
+    pub friction: GpuBuffer<[f32; 4]>,
+    /// Collider contact Hessian blocks (three rows per vertex).
+    pub contact_hess: GpuBuffer<[f32; 4]>,
+    /// End time of the step in progress (s), for scripted motion and moving colliders.
+    pub time: GpuBuffer<f32>,
+    /// Penalty-term sums (three ivec4 per vertex), zero until an energy term writes them.
+    pub penalty_accum: GpuBuffer<[i32; 4]>,
+    /// Per-vertex gradient norms.
+    pub gnorm: GpuBuffer<f32>,
+    /// Per-vertex direction norms.
+    pub dnorm: GpuBuffer<f32>,
+    /// Line-search step α.
+    pub alpha: GpuBuffer<f32>,
+    /// Host-visible reductions: element energy, inertia energy, max |g|, max |d|.
+    pub sums: GpuBuffer<ReduceResult>,
+}
+
+impl Workspace {
+    /// Allocates the buffers for `n` vertices (penalty sums cleared).
+    pub fn new(ctx: &Context, n: usize) -> VkResult<Workspace> {
+        let storage = BufferUsage::STORAGE;
+        let vec4 = |name: &str| ctx.create_buffer::<[f32; 4]>(name, n, storage);
+        let penalty_accum = ctx.create_buffer::<[i32; 4]>("newton.penalty", 3 * n, storage)?;
+        {
+            let mut g = Graph::new("newton.penalty_init");
+            g.fill("newton.penalty_clear", &penalty_accum, 0);
+            g.compile(ctx, CompileOptions::default())?.run()?;
+        }
+        Ok(Workspace {
+            y: vec4("newton.y")?,
+            x_trial: vec4("newton.x_trial")?,
+            inertia: ctx.create_buffer::<f32>("newton.vertex_energy", n, storage)?,
+            friction: ctx.create_buffer::<[f32; 4]>("newton.friction", 2 * n, storage)?,
+            contact_hess: ctx.create_buffer::<[f32; 4]>("newton.contact_hess", 3 * n, storage)?,
+            time: ctx.create_buffer::<f32>("newton.time", 1, BufferUsage::HOST_WRITE | storage)?,
+            penalty_accum,
+            gnorm: ctx.create_buffer::<f32>("newton.gnorm", n, storage)?,
+            dnorm: ctx.create_buffer::<f32>("newton.dnorm", n, storage)?,
+            alpha: ctx.create_buffer::<f32>("newton.alpha", 1, BufferUsage::HOST_WRITE | storage)?,
+            // Host-visible: read every line-search trial without a staging copy.
+            sums: ctx.create_buffer::<ReduceResult>(
+                "newton.sums",
+                4,
+                BufferUsage::HOST_READ | storage,
+            )?,
+        })
+    }
+}
+
+/// The Newton matrix's off-diagonal structure: unique element edges and, per edge, the element
+/// Hessian entries that add into it.
+pub(super) struct Sparsity {
+    /// Unique edges (i < j).
+    pub pairs: Vec<(u32, u32)>,
+    edge_start: GpuBuffer<u32>,
+    edge_entries: GpuBuffer<u32>,
+    pair_buf: GpuBuffer<[u32; 2]>,
+    element_nodes: GpuBuffer<u32>,
+}
+
+impl Sparsity {
+    /// The structure of the model's element pool (tets, then thin elements).
+    pub fn new(ctx: &Context, model: &SimModel) -> VkResult<Sparsity> {
+        let storage = BufferUsage::STORAGE;
+        let mut edge_index = std::collections::HashMap::new();
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        let mut edge_items: Vec<(usize, u32)> = Vec::new();
+        let pool = model
+            .tets
+            .iter()
+            .copied()
+            .chain(model.thin_elements.iter().map(|e| e.vertices()));
+        for (t, tet) in pool.enumerate() {
+            for a in 0..4 {
+                for b in 0..4 {
+                    let (i, j) = (tet[a], tet[b]);
+                    if i < j && j != NO_VERTEX {
+                        let e = *edge_index.entry((i, j)).or_insert_with(|| {
+                            pairs.push((i, j));
+                            pairs.len() - 1
+                        });
+                        edge_items.push((e, (16 * t + 4 * a + b) as u32));
+                    }
+                }
+            }
+        }
+        let (e_start, e_entries) = csr(pairs.len(), &edge_items);
+        let nodes: Vec<u32> = model
+            .tets
+            .iter()
+            .map(|_| 4)
+            .chain(
+                model
+                    .thin_elements
+                    .iter()
+                    .map(|e| e.vertices().iter().filter(|&&v| v != NO_VERTEX).count() as u32),
+            )
+            .collect();
+        Ok(Sparsity {
+            edge_start: ctx.upload_buffer("newton.edge_start", &e_start, storage)?,
+            edge_entries: ctx.upload_buffer("newton.edge_entries", &e_entries, storage)?,
+            pair_buf: ctx.upload_buffer(
+                "newton.pairs",
+                &pairs.iter().map(|&(i, j)| [i, j]).collect::<Vec<_>>(),
+                storage,
+            )?,
+            element_nodes: ctx.upload_buffer("newton.element_nodes", &nodes, storage)?,
+            pairs,
+        })
+    }
+}
+
+/// The compiled graphs of one step.
+pub(super) struct Graphs {
+    /// Scripted vertices to their pose at the step's end (with scripted motion only).
+    pub script: Option<CompiledGraph>,
+    /// y and x_start.
+    pub predict: CompiledGraph,
+    /// Gradient, energy and right-hand side at x, friction re-lagged.
+    pub evaluate: CompiledGraph,
+    /// The same with the friction lag kept.
+    pub evaluate_lagged: CompiledGraph,
+    /// Element Hessians, assembly, inverse diagonal blocks.
+    pub hessian: CompiledGraph,
+    /// x_trial = x + α d and its energy; |d|.
+    pub trial: CompiledGraph,
+    /// x = x_trial.
+    pub accept: CompiledGraph,
+    /// Velocity update.
+    pub finish: CompiledGraph,
+}
+
+/// Everything a graph of the step binds.
+pub(super) struct Bindings<'a> {
+    pub ctx: &'a Context,
+    pub state: &'a GpuState,
+    pub ws: &'a Workspace,
+    pub elements: &'a TetElements,
+    pub pcg: &'a Pcg,
+    pub sparsity: &'a Sparsity,
+    pub reduce: &'a Reduce,
+    pub settings: &'a NewtonSettings,
+    /// Penalty-term stiffness k (N/m).
+    pub penalty_k: f64,
+    /// Whether any vertex is scripted.
+    pub has_motion: bool,
+}
+
+impl Bindings<'_> {
+    fn n(&self) -> usize {
+        self.state.num_vertices()
+    }
+
+    /// One dispatch of `vectors.comp` in `mode`; all modes share one binding layout and `acc`
+    /// gives the real accesses of the first 13 bindings.
+    fn vectors(&self, g: &mut Graph, name: &str, mode: VectorsMode, acc: [Access; 13]) {
+        let (rd, wr) = (Access::READ, Access::WRITE);
+        let (s, ws, st) = (self.state, self.ws, self.settings);
+        // f_ext, colliders, time: read; friction lag and contact blocks: written by the
+        // gradient, friction read by trials.
+        let (fr, ch) = match mode {
+            VectorsMode::Gradient => (wr, wr),
+            VectorsMode::GradientLagged => (rd, wr),
+            _ => (rd, rd),
+        };
+        let acc: Vec<Access> = acc.into_iter().chain([rd, rd, rd, fr, ch, rd]).collect();
+        let bufs: [BufferSlice; 19] = [
+            (&s.x).into(),
+            (&s.v).into(),
+            (&ws.y).into(),
+            (&s.x_prev).into(),
+            (&s.mass).into(),
+            (&s.inv_mass).into(),
+            self.elements.vertex_gradient().into(),
+            self.pcg.rhs().into(),
+            self.pcg.solution().into(),
+            (&ws.x_trial).into(),
+            (&ws.inertia).into(),
+            (&ws.gnorm).into(),
+            (&ws.alpha).into(),
+            (&s.f_ext).into(),
+            (&s.colliders).into(),
+            (&ws.time).into(),
+            (&ws.friction).into(),
+            (&ws.contact_hess).into(),
+            (&ws.penalty_accum).into(),
+        ];
+        let push = VecPush {
+            gravity: crate::math::vec4(st.gravity),
+            n: self.n() as u32,
+            h: st.h as f32,
+            kappa: st.contact_stiffness as f32,
+            num_colliders: s.num_colliders() as u32,
+            slip: st.friction_slip as f32,
+            penalty_k: self.penalty_k as f32,
+            _pad: [0; 2],
+        };
+        let mut d = Dispatch::new(name, ids::NEWTON_VECTORS, groups(self.n()))
+            .workgroup_size(WG)
+            .spec(&[mode as u32]);
+        for (b, a) in bufs.into_iter().zip(acc) {
+            d = d.bind(b, a);
+        }
+        g.dispatch(d.push(&push));
+    }
+
+    /// Element and inertia energies into sums 0 and 1.
+    fn energy_sums(&self, g: &mut Graph) {
+        let n_el = self.elements.num_elements();
+        let ws = self.ws;
+        self.reduce.record(
+            g,
+            self.elements.energies(),
+            n_el,
+            ReduceOp::Sum,
+            &ws.sums,
+            0,
+        );
+        self.reduce
+            .record(g, &ws.inertia, self.n(), ReduceOp::Sum, &ws.sums, 1);
+    }
+
+    /// Gradient (mode `Gradient` or `GradientLagged`) and energies at x, max |g| into sum 2.
+    fn evaluate(&self, name: &str, vector_name: &str, mode: VectorsMode) -> VkResult<CompiledGraph> {
+        let (r, wr) = (Access::READ, Access::WRITE);
+        let mut g = Graph::new(name);
+        self.elements.record_gradient(&mut g, &self.state.x);
+        self.vectors(
+            &mut g,
+            vector_name,
+            mode,
+            [r, r, r, r, r, r, r, wr, wr, r, wr, wr, r],
+        );
+        self.energy_sums(&mut g);
+        self.reduce.record(
+            &mut g,
+            &self.ws.gnorm,
+            self.n(),
+            ReduceOp::Max,
+            &self.ws.sums,
+            2,
+        );
+        g.compile(self.ctx, opts())
+    }
+
+    /// Element Hessians, their assembly into the diagonal and edge blocks, inverse diagonal
+    /// blocks and the stiffness estimates of the warm start.
+    fn hessian(&self) -> VkResult<CompiledGraph> {
+        let (rd, wr) = (Access::READ, Access::WRITE);
+        let (s, sp, pcg) = (self.state, self.sparsity, self.pcg);
+        let mut g = Graph::new("newton.hessian");
+        self.elements.record_hessian(&mut g, &s.x, 8);
+        let h = self.settings.h;
+        let inv_h2 = (1.0 / (h * h)) as f32;
+        let (v_start, v_entries) = self.elements.vertex_corners();
+        for (mode, name, start, entries, count, out) in [
+            (
+                0u32,
+                "newton.assemble_diag",
+                v_start,
+                v_entries,
+                self.n(),
+                pcg.diag_blocks(),
+            ),
+            (
+                1u32,
+                "newton.assemble_off",
+                &sp.edge_start,
+                &sp.edge_entries,
+                sp.pairs.len(),
+                pcg.off_blocks(),
+            ),
+        ] {
+            g.dispatch(
+                Dispatch::new(name, ids::FEM_ASSEMBLE_HESSIAN, groups(count))
+                    .workgroup_size(WG)
+                    .spec(&[mode])
+                    .read(self.elements.hessians())
+                    .read(start)
+                    .read(entries)
+                    .read(&s.mass)
+                    .read(&s.inv_mass)
+                    .read(&sp.pair_buf)
+                    .write(out)
+                    .bind(pcg.inverse_diag_blocks(), if mode == 0 { wr } else { rd })
+                    .read(&self.ws.contact_hess)
+                    .bind(pcg.stiffness(), if mode == 0 { wr } else { rd })
+                    .read(&sp.element_nodes)
+                    .push(&AsmPush {
+                        count: count as u32,
+                        inv_h2,
+                    }),
+            );
+        }
+        g.compile(self.ctx, opts())
+    }
+
+    /// x_trial = x + α d with its energy (the element kernel also leaves the gradient at
+    /// x_trial, reused when the trial is accepted), and max |d| into sum 3.
+    fn trial(&self) -> VkResult<CompiledGraph> {
+        let (r, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
+        let mut g = Graph::new("newton.trial");
+        // The direction (binding 8) is only read here, but vectors.comp binds it writable in
+        // every mode and the norm below reads it: declared written so that the synchronization
+        // validation in the tests, which goes by the SPIR-V, sees the barrier it expects.
+        self.vectors(
+            &mut g,
+            "newton.trial",
+            VectorsMode::Trial,
+            [r, r, r, r, r, r, r, r, rw, wr, wr, r, r],
+        );
+        self.elements.record_gradient(&mut g, &self.ws.x_trial);
+        self.energy_sums(&mut g);
+        g.dispatch(
+            Dispatch::new("newton.direction_norm", ids::NEWTON_NORM, groups(self.n()))
+                .workgroup_size(WG)
+                .read(self.pcg.solution())
+                .write(&self.ws.dnorm)
+                .push(&(self.n() as u32)),
+        );
+        self.reduce.record(
+            &mut g,
+            &self.ws.dnorm,
+            self.n(),
+            ReduceOp::Max,
+            &self.ws.sums,
+            3,
+        );
+        g.compile(self.ctx, opts())
+    }
+
+    /// Scripted (kinematic) vertices moved to their pose at the step's end.
+    fn script(&self) -> VkResult<Option<CompiledGraph>> {
+        if !self.has_motion {
+            return Ok(None);
+        }
+        let s = self.state;
+        let n = self.n();
+        let mut g = Graph::new("newton.script");
+        g.dispatch(
+            Dispatch::new("newton.script", ids::NEWTON_SCRIPT, groups(n))
+                .workgroup_size(WG)
+                .read_write(&s.x)
+                .read(&s.x0)
+                .read(&s.vertex_motion)
+                .read(&s.motions)
+                .read(&self.ws.time)
+                .push(&(n as u32)),
+        );
+        Ok(Some(g.compile(self.ctx, opts())?))
+    }
+
+    /// Every graph of a step.
+    pub fn record(&self) -> VkResult<Graphs> {
+        let (r, wr) = (Access::READ, Access::WRITE);
+        let mut g = Graph::new("newton.predict");
+        self.vectors(
+            &mut g,
+            "newton.predict",
+            VectorsMode::Predict,
+            [r, r, wr, wr, r, r, r, r, r, r, r, r, r],
+        );
+        let predict = g.compile(self.ctx, opts())?;
+        let evaluate = self.evaluate("newton.evaluate", "newton.gradient", VectorsMode::Gradient)?;
+        let evaluate_lagged = self.evaluate(
+            "newton.evaluate_lagged",
+            "newton.gradient_lagged",
+            VectorsMode::GradientLagged,
+        )?;
+        let hessian = self.hessian()?;
+        let trial = self.trial()?;
+        let mut g = Graph::new("newton.accept");
+        g.copy("newton.accept", &self.ws.x_trial, &self.state.x);
+        let accept = g.compile(self.ctx, opts())?;
+        let mut g = Graph::new("newton.finish");
+        self.vectors(
+            &mut g,
+            "newton.velocity",
+            VectorsMode::Velocity,
+            [r, wr, r, r, r, r, r, r, r, r, r, r, r],
+        );
+        let finish = g.compile(self.ctx, opts())?;
+        Ok(Graphs {
+            script: self.script()?,
+            predict,
+            evaluate,
+            evaluate_lagged,
+            hessian,
+            trial,
+            accept,
+            finish,
+        })
+    }
+}
+
+/// Whole-graph timestamps (per-part GPU times).
+fn opts() -> CompileOptions {
+    CompileOptions {
+        graph_timestamps: true,
+        ..Default::default()
+    }
+}

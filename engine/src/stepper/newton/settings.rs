@@ -1,0 +1,70 @@
+//! Settings of the Newton stepper and their conversion from the scene (`[solver]`, the time
+//! step and gravity of `[simulation]`, and what the contact method needs).
+
+use crate::contact::ContactNeeds;
+use crate::linear::WarmStart;
+use crate::scene::Scene;
+
+/// Newton solver settings (SI units).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewtonSettings {
+    /// Time step (s).
+    pub h: f64,
+    /// Gravity (m/s²).
+    pub gravity: [f64; 3],
+    /// Newton iterations per step at most.
+    pub max_iterations: u32,
+    /// Stop when the Newton direction's largest vertex displacement is below this (m).
+    pub tolerance: f64,
+    /// Also stop when the largest per-vertex gradient norm of the incremental potential (the
+    /// unbalanced force) is at most this (N; 0: only the displacement test).
+    pub gradient_tolerance: f64,
+    /// PCG relative residual.
+    pub pcg_tolerance: f32,
+    /// PCG iterations per Newton iteration at most.
+    pub pcg_max_iterations: u32,
+    /// Collider penalty stiffness relative to m/h² (dimensionless; 1000 keeps the penetration
+    /// under weight at g h² / 1000).
+    pub contact_stiffness: f64,
+    /// Friction slip threshold ε (m): tangential displacements per step below it are treated
+    /// as static friction (IPC's ε_v h).
+    pub friction_slip: f64,
+    /// Block-Jacobi warm start of PCG by stiffness groups.
+    pub warm_start: WarmStart,
+    /// PCG stops when its residual has not improved over this many iterations.
+    pub pcg_stagnation_window: u32,
+    /// Re-lag friction at every Newton iteration (fully implicit, the barrier-augmented
+    /// Lagrangian paper §4.1) instead of once per time step (semi-implicit, IPC).
+    pub friction_per_iteration: bool,
+    /// Stiffness k of the penalty-type energy term a contact method attaches (the
+    /// shortest-path penalty, the two-way repulsion) relative to m̄/h², m̄ the mean mass of the
+    /// free vertices (dimensionless; 0: no such term).
+    pub penalty_stiffness: f64,
+}
+
+impl NewtonSettings {
+    /// The settings of `scene` with what the contact method `needs`.
+    pub fn from_scene(scene: &Scene, needs: &ContactNeeds) -> NewtonSettings {
+        let h = scene.simulation.time_step();
+        let s = &scene.solver;
+        NewtonSettings {
+            h,
+            gravity: scene.simulation.gravity,
+            max_iterations: s.newton_max_iterations,
+            tolerance: s.newton_tolerance,
+            gradient_tolerance: s.newton_gradient_tolerance,
+            pcg_tolerance: s.pcg_tolerance as f32,
+            pcg_max_iterations: s.pcg_max_iterations,
+            contact_stiffness: 1000.0,
+            friction_slip: s.friction_slip_velocity * h,
+            warm_start: WarmStart {
+                enabled: s.stiffness_group_warm_start,
+                max_iterations: s.warm_start_max_iterations,
+                tolerance: s.warm_start_tolerance as f32,
+            },
+            pcg_stagnation_window: s.pcg_stagnation_window,
+            friction_per_iteration: s.friction_per_iteration,
+            penalty_stiffness: needs.energy_stiffness,
+        }
+    }
+}
