@@ -1,11 +1,14 @@
 //! Supple: penetration-free deformable-body simulation on Vulkan compute.
 //!
-//! The crate is layered: [`vk`] owns the device, persistent buffers and command graphs;
-//! [`primitives`] builds GPU scan, compaction, radix sort and reductions on it; [`geometry`],
-//! [`bvh`] and [`coloring`] are the collision kernels; [`fem`], [`solver`] and [`integrate`]
-//! the dynamics building blocks; [`scene`] and [`model`] turn scene files into simulation
-//! arrays. Every kernel has a plain-Rust twin in [`cpu_reference`]; [`mesh`] re-exports the
-//! host-side mesh tools.
+//! The crate is layered (docs/architecture.md has the tree): [`simulation`] is the entry
+//! point ([`Simulation`]): it builds the [`model`] from a [`scene`] (data only), the one
+//! [`state`] of GPU buffers, a time integrator from [`stepper`] (Newton–PCG, XPBD, symplectic
+//! Euler) and a contact method from [`contact`] (two-way IPM, shortest path to boundary), which
+//! meet through the words of [`phase`]. Below them: [`linear`] (PCG), [`fem`] (elements),
+//! [`proximity`], [`bvh`], [`coloring`] and [`geometry`] (the collision kernels),
+//! [`primitives`] (scan, compaction, radix sort, reductions) and [`vk`] (the device, persistent
+//! buffers and command graphs). Every kernel has a plain-Rust twin in [`cpu_reference`], which
+//! no other module names; [`mesh`] re-exports the host-side mesh tools.
 
 #![deny(missing_docs)]
 
@@ -30,4 +33,7 @@ pub mod stepper;
 pub mod vk;
 
 pub use supple_mesh as mesh;
+pub use error::SimError;
+pub use scene::Scene;
+pub use simulation::{Simulation, SimulationBuilder};
 pub use vk::{Context, ContextOptions, VkError, VkResult};

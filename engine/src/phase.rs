@@ -1,6 +1,12 @@
 //! The words steppers and contact methods share: the phases of a time step at which a contact
-//! handler may act ([`Phase`], [`Phases`]) and what a stepper offers ([`StepperInfo`]). Both
-//! `stepper/` and `contact/` build on this module; neither knows the other's types.
+//! handler may act ([`Phase`], [`Phases`]), what a stepper offers ([`StepperInfo`]), the energy
+//! terms a contact method adds to a minimising stepper ([`EnergyTerm`], [`EnergyBindings`]) and
+//! the part of a stepper a contact method sees while it is built ([`ContactHost`]). Both
+//! `stepper/` and `contact/` build on this module; `contact/` never names `stepper/`.
+
+use crate::error::SimError;
+use crate::linear::pcg::ContactOperator;
+use crate::vk::{Context, GpuBuffer};
 
 bitflags::bitflags! {
     /// A set of [`Phase`]s (what a stepper offers, what a handler wants).
@@ -77,4 +83,69 @@ pub struct StepperInfo {
     pub solid_models: Option<&'static [&'static str]>,
     /// Whether a step can be recorded into a host's command buffer (`record_into`).
     pub record_into: bool,
+}
+
+/// What a minimising stepper hands an energy term: the buffers it evaluates on and the
+/// per-vertex sums the stepper adds to its gradient and Hessian diagonal.
+#[derive(Clone)]
+pub struct EnergyBindings {
+    /// The iterate x (m).
+    pub x: GpuBuffer<[f32; 4]>,
+    /// Line-search trial positions (m).
+    pub x_trial: GpuBuffer<[f32; 4]>,
+    /// Per-vertex fixed-point sums (three ivec4 per vertex: gradient, Hessian diagonal block)
+    /// that the stepper scales by `stiffness`.
+    pub accum: GpuBuffer<[i32; 4]>,
+    /// Inverse masses (1/kg).
+    pub inv_mass: GpuBuffer<f32>,
+    /// Stiffness k (N/m) of the penalty-type term (`contact::ContactNeeds::energy_stiffness` × m̄/h²).
+    pub stiffness: f64,
+}
+
+/// An energy a minimising stepper adds to its objective (a contact penalty or barrier).
+pub trait EnergyTerm: Send {
+    /// Energy (J) at the iterate, leaving its gradient and Hessian contributions where the
+    /// stepper reads them; returns (energy, GPU ms).
+    fn evaluate(&self) -> Result<(f64, f64), SimError>;
+
+    /// Energy (J) at the line-search trial positions; returns (energy, GPU ms).
+    fn trial(&self) -> Result<(f64, f64), SimError>;
+
+    /// Matrix-free Hessian couplings for the linear solver, if any.
+    fn operator(&self) -> Option<&ContactOperator> {
+        None
+    }
+
+    /// Largest line-search step (fraction of the Newton direction) the term allows.
+    fn max_step(&self) -> Result<f32, SimError> {
+        Ok(1.0)
+    }
+
+    /// Outer update after a converged inner solve (augmented-Lagrangian multipliers); `true`
+    /// when the term is converged.
+    fn outer_update(&mut self) -> Result<bool, SimError> {
+        Ok(true)
+    }
+}
+
+/// What a stepper offers the contact methods built for it: its description, and for minimising
+/// steppers the bindings of an energy term and the wiring of a term into its solve.
+pub trait ContactHost {
+    /// What the stepper is and supports.
+    fn info(&self) -> &StepperInfo;
+
+    /// What an energy term binds to (minimising steppers only).
+    fn energy_bindings(&self) -> Option<EnergyBindings> {
+        None
+    }
+
+    /// Wires `term` into the stepper's solve (e.g. its matrix-free couplings into the linear
+    /// solver). The term itself stays with its contact handler, which the stepper reaches
+    /// through the contact set it is given every step.
+    fn attach_energy(&mut self, _ctx: &Context, _term: &dyn EnergyTerm) -> Result<(), SimError> {
+        Err(SimError::unsupported(
+            "simulation.solver",
+            format!("the {} solver does not minimise an energy", self.info().name),
+        ))
+    }
 }

@@ -22,7 +22,7 @@ use supple::scene::Scene;
 use supple::simulation::Simulation;
 use supple::contact::shortest_path::ShortestPathFrameStats;
 use supple::stepper::newton::NewtonSettings;
-use supple::stepper::Stepper;
+use supple::stepper::ContactHost;
 use supple::vk::BufferUsage;
 use supple_gpu_tests::{assert_no_validation_errors, body_surface, context, newton_driven};
 

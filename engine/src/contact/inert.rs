@@ -7,10 +7,9 @@
 use super::{ContactHandler, ContactMethod};
 use crate::error::SimError;
 use crate::model::SimModel;
-use crate::phase::{Phase, Phases, StepperInfo};
+use crate::phase::{ContactHost, Phase, Phases, StepperInfo};
 use crate::scene::Scene;
 use crate::state::GpuState;
-use crate::stepper::Stepper;
 use crate::vk::Context;
 
 /// The method.
@@ -31,7 +30,7 @@ impl ContactMethod for InertMethod {
         _scene: &Scene,
         _model: &SimModel,
         _state: &GpuState,
-        stepper: &mut dyn Stepper,
+        stepper: &mut dyn ContactHost,
     ) -> Result<Vec<Box<dyn ContactHandler>>, SimError> {
         Ok(vec![Box::new(InertHandler {
             offered: stepper.info().phases,

@@ -23,13 +23,12 @@ pub mod shortest_path;
 pub mod two_way;
 
 use crate::error::SimError;
-use crate::linear::pcg::ContactOperator;
 use crate::model::SimModel;
+pub use crate::phase::{ContactHost, EnergyBindings, EnergyTerm};
 use crate::phase::{Phase, Phases, StepperInfo};
 use crate::scene::{CollisionMethod, Scene};
 use crate::state::GpuState;
-use crate::stepper::Stepper;
-use crate::vk::{Context, GpuBuffer};
+use crate::vk::Context;
 use std::collections::BTreeMap;
 
 /// Called with a contact method's safe positions (model vertex order, m) after every batch of
@@ -65,7 +64,7 @@ pub trait ContactMethod: Sync {
         scene: &Scene,
         model: &SimModel,
         state: &GpuState,
-        stepper: &mut dyn Stepper,
+        stepper: &mut dyn ContactHost,
     ) -> Result<Vec<Box<dyn ContactHandler>>, SimError>;
 }
 
@@ -114,49 +113,6 @@ pub trait ContactHandler: Send {
 
     /// Its statistics since the last call (reset), as report.json shows them.
     fn take_frame_stats(&mut self) -> serde_json::Value;
-}
-
-/// What a minimising stepper hands an energy term: the buffers it evaluates on and the
-/// per-vertex sums the stepper adds to its gradient and Hessian diagonal.
-#[derive(Clone)]
-pub struct EnergyBindings {
-    /// The iterate x (m).
-    pub x: GpuBuffer<[f32; 4]>,
-    /// Line-search trial positions (m).
-    pub x_trial: GpuBuffer<[f32; 4]>,
-    /// Per-vertex fixed-point sums (three ivec4 per vertex: gradient, Hessian diagonal block)
-    /// that the stepper scales by `stiffness`.
-    pub accum: GpuBuffer<[i32; 4]>,
-    /// Inverse masses (1/kg).
-    pub inv_mass: GpuBuffer<f32>,
-    /// Stiffness k (N/m) of the penalty-type term ([`ContactNeeds::energy_stiffness`] × m̄/h²).
-    pub stiffness: f64,
-}
-
-/// An energy a minimising stepper adds to its objective (a contact penalty or barrier).
-pub trait EnergyTerm: Send {
-    /// Energy (J) at the iterate, leaving its gradient and Hessian contributions where the
-    /// stepper reads them; returns (energy, GPU ms).
-    fn evaluate(&self) -> Result<(f64, f64), SimError>;
-
-    /// Energy (J) at the line-search trial positions; returns (energy, GPU ms).
-    fn trial(&self) -> Result<(f64, f64), SimError>;
-
-    /// Matrix-free Hessian couplings for the linear solver, if any.
-    fn operator(&self) -> Option<&ContactOperator> {
-        None
-    }
-
-    /// Largest line-search step (fraction of the Newton direction) the term allows.
-    fn max_step(&self) -> Result<f32, SimError> {
-        Ok(1.0)
-    }
-
-    /// Outer update after a converged inner solve (augmented-Lagrangian multipliers); `true`
-    /// when the term is converged.
-    fn outer_update(&mut self) -> Result<bool, SimError> {
-        Ok(true)
-    }
 }
 
 /// The contact handlers of a simulation, in the order the stepper calls them.

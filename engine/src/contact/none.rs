@@ -4,10 +4,9 @@
 use super::{ContactHandler, ContactMethod};
 use crate::error::SimError;
 use crate::model::SimModel;
-use crate::phase::StepperInfo;
+use crate::phase::{ContactHost, StepperInfo};
 use crate::scene::Scene;
 use crate::state::GpuState;
-use crate::stepper::Stepper;
 use crate::vk::Context;
 
 /// The method without handlers.
@@ -28,7 +27,7 @@ impl ContactMethod for NoContact {
         _scene: &Scene,
         _model: &SimModel,
         _state: &GpuState,
-        _stepper: &mut dyn Stepper,
+        _stepper: &mut dyn ContactHost,
     ) -> Result<Vec<Box<dyn ContactHandler>>, SimError> {
         Ok(Vec::new())
     }

@@ -306,3 +306,9 @@ impl Simulation {
             .fold(f64::INFINITY, f64::min)
     }
 }
+
+/// A simulation moves between threads (the Python bindings hold it behind a mutex).
+const _: fn() = || {
+    fn assert_send<T: Send>() {}
+    assert_send::<Simulation>();
+};

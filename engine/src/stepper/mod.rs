@@ -13,10 +13,10 @@ pub mod newton;
 pub mod symplectic;
 pub mod xpbd;
 
-use crate::contact::{ContactNeeds, ContactSet, EnergyBindings, EnergyTerm};
+use crate::contact::{ContactNeeds, ContactSet};
 use crate::error::SimError;
 use crate::model::SimModel;
-pub use crate::phase::{Phase, Phases, StepperInfo};
+pub use crate::phase::{ContactHost, Phase, Phases, StepperInfo};
 use crate::scene::{ColliderShape, MaterialModel, Scene, SolverKind};
 use crate::state::GpuState;
 use crate::vk::{ash::vk, Context};
@@ -79,11 +79,9 @@ pub struct StepReport {
     pub gradient_norm: f64,
 }
 
-/// A time integrator over the simulation's [`GpuState`].
-pub trait Stepper: Send {
-    /// What the stepper is and supports.
-    fn info(&self) -> &StepperInfo;
-
+/// A time integrator over the simulation's [`GpuState`]; its [`ContactHost`] part is what
+/// contact methods see while they are built.
+pub trait Stepper: ContactHost + Send {
     /// Advances one time step of `state.clock.step_size()` seconds, calling `contacts` at the
     /// phases it offers, and advances `state.clock` by one step.
     fn step(
@@ -112,24 +110,6 @@ pub trait Stepper: Send {
     /// GPU copy of the time the stepper keeps.
     fn clock_changed(&mut self, _state: &GpuState) -> Result<(), SimError> {
         Ok(())
-    }
-
-    /// What an energy term binds to (minimising steppers only).
-    fn energy_bindings(&self) -> Option<EnergyBindings> {
-        None
-    }
-
-    /// Wires `term` into the stepper's solve (e.g. its matrix-free couplings into the linear
-    /// solver). The term itself stays with its contact handler, which the stepper reaches
-    /// through the [`ContactSet`] it is given every step.
-    fn attach_energy(&mut self, _ctx: &Context, _term: &dyn EnergyTerm) -> Result<(), SimError> {
-        Err(SimError::unsupported(
-            "simulation.solver",
-            format!(
-                "the {} solver does not minimise an energy",
-                self.info().name
-            ),
-        ))
     }
 
     /// Records one frame (all its steps) into the host's command buffer `cmd`.

@@ -10,7 +10,7 @@ use crate::model::SimModel;
 use crate::phase::{Phase, Phases, StepperInfo};
 use crate::scene::Scene;
 use crate::state::GpuState;
-use crate::stepper::{check_scene, StepReport, Stepper};
+use crate::stepper::{check_scene, ContactHost, StepReport, Stepper};
 use crate::vk::{ash::vk, ids, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph};
 
 /// Parameters of one symplectic Euler step (SI units).
@@ -148,11 +148,13 @@ impl SymplecticStepper {
     }
 }
 
-impl Stepper for SymplecticStepper {
+impl ContactHost for SymplecticStepper {
     fn info(&self) -> &StepperInfo {
         &self.info
     }
+}
 
+impl Stepper for SymplecticStepper {
     fn step(
         &mut self,
         state: &mut GpuState,

@@ -18,10 +18,9 @@ use super::{
 use crate::contact::{ContactHandler, ContactMethod, ContactNeeds, EnergyTerm};
 use crate::error::SimError;
 use crate::model::SimModel;
-use crate::phase::{Phase, Phases, StepperInfo};
+use crate::phase::{ContactHost, Phase, Phases, StepperInfo};
 use crate::scene::Scene;
 use crate::state::GpuState;
-use crate::stepper::Stepper;
 use crate::vk::Context;
 
 /// The shortest-path method.
@@ -87,7 +86,7 @@ impl ContactMethod for ShortestPathMethod {
         scene: &Scene,
         model: &SimModel,
         state: &GpuState,
-        stepper: &mut dyn Stepper,
+        stepper: &mut dyn ContactHost,
     ) -> Result<Vec<Box<dyn ContactHandler>>, SimError> {
         let mesh = crate::mesh::TetMesh {
             positions: model.positions.clone(),

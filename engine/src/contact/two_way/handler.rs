@@ -10,11 +10,10 @@ use crate::contact::{
 };
 use crate::error::SimError;
 use crate::model::SimModel;
-use crate::phase::{Phase, Phases, StepperInfo};
+use crate::phase::{ContactHost, Phase, Phases, StepperInfo};
 use crate::proximity::ProximityMesh;
 use crate::scene::Scene;
 use crate::state::GpuState;
-use crate::stepper::Stepper;
 use crate::vk::{CompileOptions, CompiledGraph, Context, Graph};
 
 /// The two-way method.
@@ -55,7 +54,7 @@ impl ContactMethod for TwoWayMethod {
         scene: &Scene,
         model: &SimModel,
         state: &GpuState,
-        stepper: &mut dyn Stepper,
+        stepper: &mut dyn ContactHost,
     ) -> Result<Vec<Box<dyn ContactHandler>>, SimError> {
         let mut h = TwoWayHandler::new(ctx, scene, model, state)?;
         if scene.collision.repulsion_stiffness > 0.0 {

@@ -25,7 +25,7 @@ use crate::phase::{Phase, Phases, StepperInfo};
 use crate::primitives::Reduce;
 use crate::scene::Scene;
 use crate::state::GpuState;
-use crate::stepper::{check_scene, StepReport, Stepper};
+use crate::stepper::{check_scene, ContactHost, StepReport, Stepper};
 use crate::vk::{Context, GpuBuffer, VkResult};
 use graphs::{Bindings, Graphs, Sparsity, Workspace};
 
@@ -298,11 +298,36 @@ impl NewtonStepper {
     }
 }
 
-impl Stepper for NewtonStepper {
+impl ContactHost for NewtonStepper {
     fn info(&self) -> &StepperInfo {
         &self.info
     }
 
+    fn energy_bindings(&self) -> Option<EnergyBindings> {
+        Some(EnergyBindings {
+            x: self.x.clone(),
+            x_trial: self.ws.x_trial.clone(),
+            accum: self.ws.penalty_accum.clone(),
+            inv_mass: self.inv_mass.clone(),
+            stiffness: self.penalty_k,
+        })
+    }
+
+    fn attach_energy(&mut self, ctx: &Context, term: &dyn EnergyTerm) -> Result<(), SimError> {
+        if self.penalty_k <= 0.0 {
+            return Err(SimError::invalid(
+                "penalty_stiffness",
+                "an energy term needs penalty_stiffness > 0",
+            ));
+        }
+        if let Some(op) = term.operator() {
+            self.pcg.set_contact_operator(ctx, Some(op))?;
+        }
+        Ok(())
+    }
+}
+
+impl Stepper for NewtonStepper {
     fn step(
         &mut self,
         state: &mut GpuState,
@@ -341,28 +366,5 @@ impl Stepper for NewtonStepper {
         contacts.at(Phase::Finished, state)?;
         state.clock.advance();
         Ok(report)
-    }
-
-    fn energy_bindings(&self) -> Option<EnergyBindings> {
-        Some(EnergyBindings {
-            x: self.x.clone(),
-            x_trial: self.ws.x_trial.clone(),
-            accum: self.ws.penalty_accum.clone(),
-            inv_mass: self.inv_mass.clone(),
-            stiffness: self.penalty_k,
-        })
-    }
-
-    fn attach_energy(&mut self, ctx: &Context, term: &dyn EnergyTerm) -> Result<(), SimError> {
-        if self.penalty_k <= 0.0 {
-            return Err(SimError::invalid(
-                "penalty_stiffness",
-                "an energy term needs penalty_stiffness > 0",
-            ));
-        }
-        if let Some(op) = term.operator() {
-            self.pcg.set_contact_operator(ctx, Some(op))?;
-        }
-        Ok(())
     }
 }

@@ -34,7 +34,7 @@ use crate::model::SimModel;
 use crate::phase::{Phase, Phases, StepperInfo};
 use crate::scene::Scene;
 use crate::state::GpuState;
-use crate::stepper::{check_scene, StepReport, Stepper};
+use crate::stepper::{check_scene, ContactHost, StepReport, Stepper};
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph, VkError,
     VkResult,
@@ -512,11 +512,13 @@ impl XpbdStepper {
     }
 }
 
-impl Stepper for XpbdStepper {
+impl ContactHost for XpbdStepper {
     fn info(&self) -> &StepperInfo {
         &self.info
     }
+}
 
+impl Stepper for XpbdStepper {
     /// One time step (all substeps): the fused step graph when no contact handler acts in it,
     /// the split graphs with the handlers' phases otherwise.
     fn step(
