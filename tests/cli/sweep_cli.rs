@@ -84,7 +84,8 @@ fn sweep_runs_skips_reruns_one_and_collects() {
     for i in 0..4 {
         let r: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(report(&out, i)).unwrap()).unwrap();
-        assert_eq!(r["frames"].as_array().unwrap().len(), 2);
+        // The initial state and the 2 frames stepped.
+        assert_eq!(r["frames"].as_array().unwrap().len(), 3);
         assert_eq!(r["substeps"], [1, 2][i % 2]);
     }
     let times: Vec<_> = (0..4).map(|i| mtime(&report(&out, i))).collect();

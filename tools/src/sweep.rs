@@ -492,7 +492,9 @@ fn row(e: &Entry, paths: &[String]) -> serde_json::Map<String, Value> {
     let frames = rep.get("frames").and_then(Value::as_array);
     let frames = frames.map(Vec::as_slice).unwrap_or_default();
     let nums = |key: &'static str| frames.iter().filter_map(move |f| f.get(key)?.as_f64());
-    r.insert("frames".into(), frames.len().into());
+    // Frames stepped: report.json's frames[0] is the initial state (no statistics).
+    let stepped = frames.iter().filter(|f| f.get("wall_ms").is_some()).count();
+    r.insert("frames".into(), stepped.into());
     let sum = |key: &'static str| nums(key).sum::<f64>();
     r.insert(
         "newton_iterations_total".into(),
