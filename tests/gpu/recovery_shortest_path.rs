@@ -44,7 +44,7 @@ fn dist(a: [f32; 3], b: [f32; 3]) -> f32 {
 
 /// The three self-intersecting shapes of the issue (no inverted tet in any).
 fn shapes() -> Vec<(&'static str, TetMesh)> {
-    let s = supple::contact::shortest_path::sample_shapes(1);
+    let s = supple::mesh::procedural::self_intersecting_samples(1);
     assert_eq!(s.len(), 3);
     s
 }

@@ -5,7 +5,8 @@
 
 use crate::stats::Stats;
 use serde::Serialize;
-use supple::contact::shortest_path::{sample_shapes, QuerySettings, ShortestPathQuery};
+use supple::contact::shortest_path::{QuerySettings, ShortestPathQuery};
+use supple::mesh::procedural::self_intersecting_samples;
 use supple::cpu_reference::shortest_path::Counters;
 use supple::vk::{BufferUsage, CompileOptions, Context, ContextOptions, Graph};
 
@@ -119,7 +120,7 @@ pub fn run(args: &Args) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     let mut shapes = Vec::new();
-    for (name, m) in sample_shapes(args.refine) {
+    for (name, m) in self_intersecting_samples(args.refine) {
         eprintln!("[bench] {name}: {} tets", m.tets.len());
         let (culled, ms_build, queries, faces) = measure(&ctx, &m, true, args.repeat)?;
         let (unculled, _, _, _) = measure(&ctx, &m, false, args.repeat)?;

@@ -34,8 +34,8 @@
 
 use super::{FrameStats, SimError, Simulation};
 use crate::scene::{
-    Body, Collider, ColliderShape, Generator, Material, MaterialModel, MeshSource, NewtonConfig,
-    Scene, SceneError, SolverKind,
+    Body, Collider, ColliderShape, CollisionSettings, Generator, Material, MaterialModel,
+    MeshSource, NewtonConfig, Scene, SceneError, SolverKind, XpbdConfig,
 };
 use crate::vk::Context;
 use std::time::{Duration, Instant};
@@ -90,9 +90,21 @@ impl SimulationBuilder {
         self
     }
 
-    /// Newton–PCG parameters.
+    /// Newton–PCG parameters (`[solver]`).
     pub fn solver_settings(mut self, settings: NewtonConfig) -> Self {
         self.scene.solver = settings;
+        self
+    }
+
+    /// XPBD parameters (`[xpbd]`).
+    pub fn xpbd_settings(mut self, settings: XpbdConfig) -> Self {
+        self.scene.xpbd = settings;
+        self
+    }
+
+    /// Collision handling between deformable surfaces (`[collision]`).
+    pub fn collision(mut self, settings: CollisionSettings) -> Self {
+        self.scene.collision = settings;
         self
     }
 

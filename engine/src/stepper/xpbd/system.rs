@@ -214,16 +214,9 @@ impl XpbdSystem {
             ev.push([a, b, NO_VERTEX, NO_VERTEX]);
             ed.push([l as f32, (l * l / ka) as f32, 0.0, 0.0]);
         }
-        let mut motions = Vec::with_capacity(3 * model.motions.len());
-        for m in &model.motions {
-            let a = f4(m.axis);
-            motions.push([a[0], a[1], a[2], m.angular_velocity as f32]);
-            motions.push({
-                let [x, y, z, _] = f4(m.center);
-                [x, y, z, m.until as f32]
-            });
-            motions.push(f4(m.velocity));
-        }
+        // The state's packing, without the padding of an empty list.
+        let mut motions = crate::state::pack_motions(model);
+        motions.truncate(3 * model.motions.len());
         Ok(XpbdSystem {
             positions: model.positions.iter().copied().map(f4).collect(),
             velocities: model.velocities.iter().copied().map(f4).collect(),
