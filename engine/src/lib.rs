@@ -32,8 +32,8 @@ pub mod state;
 pub mod stepper;
 pub mod vk;
 
-pub use supple_mesh as mesh;
 pub use error::SimError;
 pub use scene::Scene;
 pub use simulation::{Simulation, SimulationBuilder};
+pub use supple_mesh as mesh;
 pub use vk::{Context, ContextOptions, VkError, VkResult};

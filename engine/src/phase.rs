@@ -5,7 +5,7 @@
 //! `stepper/` and `contact/` build on this module; `contact/` never names `stepper/`.
 
 use crate::error::SimError;
-use crate::linear::pcg::ContactOperator;
+use crate::linear::pcg::MatrixFreeCouplings;
 use crate::vk::{Context, GpuBuffer};
 
 bitflags::bitflags! {
@@ -112,7 +112,7 @@ pub trait EnergyTerm: Send {
     fn trial(&self) -> Result<(f64, f64), SimError>;
 
     /// Matrix-free Hessian couplings for the linear solver, if any.
-    fn operator(&self) -> Option<&ContactOperator> {
+    fn operator(&self) -> Option<&dyn MatrixFreeCouplings> {
         None
     }
 
@@ -145,7 +145,10 @@ pub trait ContactHost {
     fn attach_energy(&mut self, _ctx: &Context, _term: &dyn EnergyTerm) -> Result<(), SimError> {
         Err(SimError::unsupported(
             "simulation.solver",
-            format!("the {} solver does not minimise an energy", self.info().name),
+            format!(
+                "the {} solver does not minimise an energy",
+                self.info().name
+            ),
         ))
     }
 }

@@ -44,8 +44,7 @@ fn modules(dir: &Path) -> Vec<(String, PathBuf)> {
 
 /// The code of a file: line comments, doc comments and `#[cfg(test)]` items removed.
 fn code(path: &Path) -> String {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     strip_tests(&strip_comments(&text))
 }
 
@@ -312,7 +311,10 @@ fn no_module_outside_the_reference_names_it() {
             found.push(m);
         }
     }
-    assert!(found.is_empty(), "production modules name cpu_reference: {found:?}");
+    assert!(
+        found.is_empty(),
+        "production modules name cpu_reference: {found:?}"
+    );
 }
 
 #[test]
@@ -324,8 +326,7 @@ fn the_scene_names_no_other_engine_module() {
         }
         for path in paths(&code(&p)) {
             let absolute = path.starts_with("crate::") && !path.starts_with("crate::scene");
-            let escapes = m.starts_with("scene::")
-                && path.starts_with("super::super")
+            let escapes = m.starts_with("scene::") && path.starts_with("super::super")
                 || (m == "scene" && path.starts_with("super::"));
             if absolute || escapes {
                 found.push(format!("{m}: {path}"));
@@ -356,7 +357,10 @@ fn solver_kind_and_collision_method_are_matched_in_one_place() {
             }
         }
         let want: BTreeSet<String> = [home.to_string()].into();
-        assert_eq!(places, want, "{token} outside scene/ must appear in {home} only");
+        assert_eq!(
+            places, want,
+            "{token} outside scene/ must appear in {home} only"
+        );
     }
 }
 
@@ -379,7 +383,14 @@ fn the_checks_see_what_they_look_for() {
     assert_eq!(cycles(&g), [vec!["a", "b", "c"]]);
     // The real graph is not empty: modules do import each other.
     let real = import_graph();
-    assert!(real.get("simulation").is_some_and(|t| t.contains("stepper")));
-    assert!(real.get("stepper::newton").is_some_and(|t| t.contains("state")));
-    assert_eq!(strip_tests("a\n#[cfg(test)]\nmod t { fn x() {} }\nb"), "a\n\nb");
+    assert!(real
+        .get("simulation")
+        .is_some_and(|t| t.contains("stepper")));
+    assert!(real
+        .get("stepper::newton")
+        .is_some_and(|t| t.contains("state")));
+    assert_eq!(
+        strip_tests("a\n#[cfg(test)]\nmod t { fn x() {} }\nb"),
+        "a\n\nb"
+    );
 }

@@ -171,7 +171,10 @@ material = {{ model = "cloth", youngs_modulus = 1e6, poisson_ratio = 0.3, densit
         let mut pairs = 0;
         for f in 0..12 {
             let st = step_checked(&mut sim, &surface, &mut prev, &name, f);
-            pairs = pairs.max(st.contact::<supple::contact::two_way::CollisionFrameStats>().contact_pairs);
+            pairs = pairs.max(
+                st.contact::<supple::contact::two_way::CollisionFrameStats>()
+                    .contact_pairs,
+            );
         }
         assert!(pairs > 0, "{name}: the cloths never came into contact");
         assert_no_validation_errors(&ctx);

@@ -178,9 +178,17 @@ material = {{ model = "cloth", youngs_modulus = 1e6, poisson_ratio = 0.3, densit
         let (mut steps, mut min_d, mut pairs) = (0, f32::INFINITY, 0);
         for f in 0..16 {
             let st = step_checked(&mut sim, &surface, &mut prev, &name, f);
-            steps += st.contact::<supple::contact::two_way::CollisionFrameStats>().steps;
-            pairs = pairs.max(st.contact::<supple::contact::two_way::CollisionFrameStats>().contact_pairs);
-            if let Some(d) = st.contact::<supple::contact::two_way::CollisionFrameStats>().min_distance {
+            steps += st
+                .contact::<supple::contact::two_way::CollisionFrameStats>()
+                .steps;
+            pairs = pairs.max(
+                st.contact::<supple::contact::two_way::CollisionFrameStats>()
+                    .contact_pairs,
+            );
+            if let Some(d) = st
+                .contact::<supple::contact::two_way::CollisionFrameStats>()
+                .min_distance
+            {
                 min_d = min_d.min(d);
             }
         }

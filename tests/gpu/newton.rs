@@ -33,6 +33,7 @@ fn base_settings() -> NewtonSettings {
         pcg_stagnation_window: 100,
         friction_per_iteration: false,
         penalty_stiffness: 0.0,
+        max_outer_iterations: 1,
     }
 }
 
@@ -220,8 +221,13 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
         velocity: [0.0; 3],
         angular_velocity: [0.0; 3],
     }];
-    let mut stepper =
-        newton_driven(&ctx, &model, &ground, ElementModel::StableNeoHookean, settings);
+    let mut stepper = newton_driven(
+        &ctx,
+        &model,
+        &ground,
+        ElementModel::StableNeoHookean,
+        settings,
+    );
     // Penalty contact: a bottom vertex carries about 1/16 of the cube's weight with a stiffness
     // κ m/h² (κ = 1000), so it rests about 1e-5 m deep; the impact at 0.44 m/s may briefly go
     // deeper (bounded here by 1 mm).
@@ -444,8 +450,13 @@ fn gpu_linearization_matches_the_cpu_reference_with_cloth_rods_colliders_and_fri
         friction_slip: 1e-3 * h,
         ..base_settings()
     };
-    let driven =
-        newton_driven(&ctx, &model, &colliders, ElementModel::StableNeoHookean, settings);
+    let driven = newton_driven(
+        &ctx,
+        &model,
+        &colliders,
+        ElementModel::StableNeoHookean,
+        settings,
+    );
     let (rhs, diag, energy) = driven.stepper.linearize(&driven.state, &[]).unwrap();
     let stepper = &driven.stepper;
     let (mu, lambda) = lame(1e5, 0.3);

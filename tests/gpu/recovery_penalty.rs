@@ -11,6 +11,7 @@
 //!   checker finds the first frame intersecting and the last one clean.
 
 use supple::contact::shortest_path::PenaltyContact;
+use supple::contact::shortest_path::ShortestPathFrameStats;
 use supple::contact::shortest_path::{DetectionMode, ShortestPathContact, ShortestPathSettings};
 use supple::cpu_reference::recovery_response as rr;
 use supple::fem::ElementModel;
@@ -20,7 +21,6 @@ use supple::mesh::TetMesh;
 use supple::model::SimModel;
 use supple::scene::Scene;
 use supple::simulation::Simulation;
-use supple::contact::shortest_path::ShortestPathFrameStats;
 use supple::stepper::newton::NewtonSettings;
 use supple::stepper::ContactHost;
 use supple::vk::BufferUsage;
@@ -73,6 +73,7 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         pcg_stagnation_window: 100,
         friction_per_iteration: false,
         penalty_stiffness: 50.0,
+        max_outer_iterations: 1,
     };
     let driven = newton_driven(&ctx, &model, &[], ElementModel::StableNeoHookean, settings);
     let (stepper, state) = (&driven.stepper, &driven.state);

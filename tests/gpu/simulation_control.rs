@@ -549,7 +549,11 @@ material = {{ model = "stable-neo-hookean", youngs_modulus = 2e5, poisson_ratio 
         let mut handled = 0;
         for _ in 0..2 {
             let st = sim.step_frame().expect("step");
-            handled += st.contact::<supple::contact::two_way::CollisionFrameStats>().time_steps + st.contact::<supple::contact::shortest_path::ShortestPathFrameStats>().detections;
+            handled += st
+                .contact::<supple::contact::two_way::CollisionFrameStats>()
+                .time_steps
+                + st.contact::<supple::contact::shortest_path::ShortestPathFrameStats>()
+                    .detections;
         }
         assert!(
             handled > 0,

@@ -232,7 +232,9 @@ fn newton_penalty_scene_recovers_from_the_impact() {
         let st = sim
             .step_frame()
             .unwrap_or_else(|e| panic!("frame {f}: {e}"));
-        constraints += st.contact::<supple::contact::shortest_path::ShortestPathFrameStats>().collisions;
+        constraints += st
+            .contact::<supple::contact::shortest_path::ShortestPathFrameStats>()
+            .collisions;
         let x = sim.positions().expect("positions");
         counts.push(frame_intersections(&surface, &x).len());
     }

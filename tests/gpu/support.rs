@@ -188,9 +188,8 @@ pub fn newton_driven(
     settings: supple::stepper::newton::NewtonSettings,
 ) -> Driven<supple::stepper::newton::NewtonStepper> {
     let state = supple::state::GpuState::upload(ctx, model, colliders, settings.h).expect("state");
-    let stepper =
-        supple::stepper::newton::NewtonStepper::new(ctx, model, &state, kind, settings)
-            .expect("newton stepper");
+    let stepper = supple::stepper::newton::NewtonStepper::new(ctx, model, &state, kind, settings)
+        .expect("newton stepper");
     Driven {
         state,
         stepper,

@@ -4,14 +4,14 @@
 //! a dropped cloth rests above the ground, a scripted twist follows its motion) and run-to-run
 //! bit identity of the GPU result.
 use supple::contact::colliders::from_scene as scene_colliders;
-use supple::cpu_reference::xpbd::XpbdReference;
-use supple::model::SimModel;
-use supple::scene::Scene;
-use supple::simulation::{SimError, Simulation};
 use supple::contact::colliders::Collider;
 use supple::contact::{ContactHandler, ContactSet};
+use supple::cpu_reference::xpbd::XpbdReference;
 use supple::error::SimError as StepError;
+use supple::model::SimModel;
 use supple::phase::{Phase, Phases};
+use supple::scene::Scene;
+use supple::simulation::{SimError, Simulation};
 use supple::state::GpuState;
 use supple::stepper::xpbd::{TetSolve, XpbdSettings, XpbdStepper, XpbdSystem};
 use supple_gpu_tests::{assert_no_validation_errors, context, xpbd_driven, Driven};

@@ -6,8 +6,8 @@
 use crate::stats::Stats;
 use serde::Serialize;
 use supple::contact::shortest_path::{QuerySettings, ShortestPathQuery};
-use supple::mesh::procedural::self_intersecting_samples;
 use supple::cpu_reference::shortest_path::Counters;
+use supple::mesh::procedural::self_intersecting_samples;
 use supple::vk::{BufferUsage, CompileOptions, Context, ContextOptions, Graph};
 
 /// Options of `supple bench recovery`.

@@ -304,8 +304,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
             scene.xpbd.substeps * scene.simulation.substeps
         };
         let per_step = |x: f64| x / (f * substeps.max(1) as f64);
-        let total =
-            rec.stepper_ms + t.ms_ccd + t.ms_detect + t.ms_shortest_path + t.ms_response;
+        let total = rec.stepper_ms + t.ms_ccd + t.ms_detect + t.ms_shortest_path + t.ms_response;
         let share = |x: f64| if total > 0.0 { x / total } else { 0.0 };
         RecoverySummary {
             // The Newton penalty detects discretely whatever the scene says.

@@ -123,7 +123,10 @@ shape = { plane = { normal = [0.0, 0.0, 1.0], offset = 0.0 } }
         for solver in ["newton", "xpbd", "symplectic-euler"] {
             let (x_none, _) = run(&ctx, solver, "none", 3);
             let (x_inert, calls) = run(&ctx, solver, "inert", 3);
-            assert!(x_none == x_inert, "{solver}: the inert method changed the motion");
+            assert!(
+                x_none == x_inert,
+                "{solver}: the inert method changed the motion"
+            );
             match solver {
                 "newton" => {
                     // Per step: the start, one call per accepted iterate, the end.

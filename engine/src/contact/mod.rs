@@ -36,12 +36,24 @@ use std::collections::BTreeMap;
 pub type StepObserver = Box<dyn FnMut(&[[f32; 4]]) + Send>;
 
 /// What a contact method asks of the stepper before the stepper is built.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactNeeds {
     /// Stiffness of the penalty-type energy term the method will attach (through the
     /// stepper's per-vertex penalty sums), relative to m̄/h² with m̄ the mean mass of the free
     /// vertices (dimensionless; 0: no such term).
     pub energy_stiffness: f64,
+    /// Outer iterations per step a minimising stepper may run (each a full inner solve,
+    /// followed by [`EnergyTerm::outer_update`]; 1: no outer loop).
+    pub outer_iterations: u32,
+}
+
+impl Default for ContactNeeds {
+    fn default() -> Self {
+        ContactNeeds {
+            energy_stiffness: 0.0,
+            outer_iterations: 1,
+        }
+    }
 }
 
 /// A contact method: the scene's `collision.method`.
@@ -93,6 +105,11 @@ pub trait ContactHandler: Send {
 
     /// The energy term it adds to a minimising stepper's objective, if any.
     fn energy(&self) -> Option<&dyn EnergyTerm> {
+        None
+    }
+
+    /// The same term, for its outer update.
+    fn energy_mut(&mut self) -> Option<&mut dyn EnergyTerm> {
         None
     }
 
@@ -175,6 +192,25 @@ impl ContactSet {
         Ok(sum)
     }
 
+    /// The largest line-search step the energy terms allow (1 without terms).
+    pub fn max_step(&self) -> Result<f32, SimError> {
+        let mut a = 1.0f32;
+        for e in self.handlers.iter().filter_map(|h| h.energy()) {
+            a = a.min(e.max_step()?);
+        }
+        Ok(a)
+    }
+
+    /// The outer update of every energy term after a converged inner solve; `true` when all
+    /// are converged (always without terms).
+    pub fn outer_update(&mut self) -> Result<bool, SimError> {
+        let mut done = true;
+        for e in self.handlers.iter_mut().filter_map(|h| h.energy_mut()) {
+            done &= e.outer_update()?;
+        }
+        Ok(done)
+    }
+
     /// Tells every handler the positions were changed from outside a step.
     pub fn positions_changed(&mut self, state: &GpuState) -> Result<(), SimError> {
         for h in &mut self.handlers {
@@ -222,4 +258,3 @@ pub trait ContactFrameStats: serde::de::DeserializeOwned + Default {
     /// The handler's name ([`ContactHandler::name`]), the key of its block in report.json.
     const NAME: &'static str;
 }
-

@@ -4,5 +4,6 @@
 pub mod pcg;
 
 pub use pcg::{
-    BlockMatrixF32, ContactOperator, Pcg, PcgSolve, WarmSolveStats, WarmStart, GROUP_MAX, GROUP_MIN,
+    BlockMatrixF32, MatrixFreeCouplings, Pcg, PcgSolve, WarmSolveStats, WarmStart, GROUP_MAX,
+    GROUP_MIN,
 };

@@ -99,28 +99,21 @@ pub fn decade_thresholds() -> Vec<f32> {
         .collect()
 }
 
-/// Matrix-free couplings C of the shortest-path penalty Hessian (built by
-/// [`crate::contact::shortest_path::PenaltyContact`]): the unmasked SpMV computes q = (A + C) p.
-#[derive(Clone)]
-pub struct ContactOperator {
-    /// Per constraint slot its weight k_c (N/m; 0 when not violated).
-    pub weight: GpuBuffer<f32>,
-    /// Per vertex the start of its entries (vertex count + 1 values).
-    pub row_ptr: GpuBuffer<u32>,
-    /// Entries 5·slot + coefficient, grouped by vertex, in slot order.
-    pub entries: GpuBuffer<u32>,
-    /// Constraint slots: point-side vertices, live flag.
-    pub idx: GpuBuffer<[u32; 4]>,
-    /// Constraint slots: face-side vertices.
-    pub f: GpuBuffer<[u32; 4]>,
-    /// Constraint slots: point-side weights.
-    pub w: GpuBuffer<[f32; 4]>,
-    /// Constraint slots: barycentrics.
-    pub b: GpuBuffer<[f32; 4]>,
-    /// Constraint slots: normals.
-    pub n: GpuBuffer<[f32; 4]>,
-    /// Inverse masses (fixed vertices, 0, take no couplings).
-    pub inverse_masses: GpuBuffer<f32>,
+/// Matrix-free Hessian couplings a contact term adds to the PCG product: q = (A + C) p. The
+/// solver records [`MatrixFreeCouplings::record_add_product`] after every unmasked SpMV of its
+/// graphs (the warm start's masked products, restricted to one stiffness group, skip them).
+/// Implemented by the shortest-path penalty (`contact::shortest_path::PenaltyContact`).
+pub trait MatrixFreeCouplings {
+    /// Rows (vertices) the couplings act on; must equal the solver's.
+    fn rows(&self) -> usize;
+
+    /// Records nodes that add C · `input` into `q` (declaring `q` read and written).
+    fn record_add_product(
+        &self,
+        g: &mut Graph,
+        input: &GpuBuffer<[f32; 4]>,
+        q: &GpuBuffer<[f32; 4]>,
+    );
 }
 
 /// A PCG solver for one matrix (sparsity and values uploaded once; the right-hand side and
@@ -193,7 +186,7 @@ struct Graphs {
 }
 
 /// Records the solver graphs on the workspace; with `contact`, every unmasked SpMV adds the
-/// contact couplings (`kernels/solver/contact_gather.comp`).
+/// contact couplings.
 #[allow(clippy::too_many_arguments)]
 fn record_graphs(
     ctx: &Context,
@@ -203,7 +196,7 @@ fn record_graphs(
     x: &GpuBuffer<[f32; 4]>,
     b: &GpuBuffer<[f32; 4]>,
     scalars: &GpuBuffer<f32>,
-    contact: Option<&ContactOperator>,
+    contact: Option<&dyn MatrixFreeCouplings>,
 ) -> VkResult<Graphs> {
     let rows = [(n as u32).div_ceil(WG).max(1), 1, 1];
     // `masked`: only blocks inside one stiffness group (the warm start's subsystems).
@@ -230,22 +223,7 @@ fn record_graphs(
             .push(&(n as u32)),
         );
         if let (false, Some(c)) = (masked, contact) {
-            g.dispatch(
-                Dispatch::new("pcg.contact_gather", ids::SOLVER_CONTACT_GATHER, rows)
-                    .workgroup_size(WG)
-                    .read(&c.weight)
-                    .read(&c.row_ptr)
-                    .read(&c.entries)
-                    .read(&c.idx)
-                    .read(&c.f)
-                    .read(&c.w)
-                    .read(&c.b)
-                    .read(&c.n)
-                    .read(&c.inverse_masses)
-                    .read(input)
-                    .read_write(&w.q)
-                    .push(&(n as u32)),
-            );
+            c.record_add_product(g, input, &w.q);
         }
     };
     let record_groups = |g: &mut Graph| {
@@ -729,10 +707,10 @@ impl Pcg {
     pub fn set_contact_operator(
         &mut self,
         ctx: &Context,
-        contact: Option<&ContactOperator>,
+        contact: Option<&dyn MatrixFreeCouplings>,
     ) -> VkResult<()> {
         if let Some(c) = contact {
-            if c.row_ptr.len() < self.n + 1 || c.inverse_masses.len() < self.n {
+            if c.rows() != self.n {
                 return Err(VkError::Graph {
                     graph: "pcg".into(),
                     message: "contact operator does not match the block rows".into(),

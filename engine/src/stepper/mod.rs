@@ -176,7 +176,10 @@ pub fn check_scene(info: &StepperInfo, scene: &Scene) -> Result<(), SimError> {
             continue;
         }
         let scene_name = solid_model_name(m);
-        if info.solid_models.is_some_and(|ok| !ok.contains(&scene_name)) {
+        if info
+            .solid_models
+            .is_some_and(|ok| !ok.contains(&scene_name))
+        {
             return Err(SimError::unsupported(
                 format!("body[{i}].material.model"),
                 format!(

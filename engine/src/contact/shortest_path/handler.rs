@@ -54,6 +54,7 @@ impl ContactMethod for ShortestPathMethod {
     fn needs(&self, scene: &Scene) -> ContactNeeds {
         ContactNeeds {
             energy_stiffness: scene.collision.penalty_stiffness,
+            ..ContactNeeds::default()
         }
     }
 
@@ -245,6 +246,10 @@ impl ContactHandler for ShortestPathHandler {
         self.penalty.as_ref().map(|p| p as &dyn EnergyTerm)
     }
 
+    fn energy_mut(&mut self) -> Option<&mut dyn EnergyTerm> {
+        self.penalty.as_mut().map(|p| p as &mut dyn EnergyTerm)
+    }
+
     fn take_frame_stats(&mut self) -> serde_json::Value {
         let s = std::mem::take(&mut self.stats);
         serde_json::to_value(s).unwrap_or(serde_json::Value::Null)
@@ -260,7 +265,7 @@ impl EnergyTerm for PenaltyContact {
         Ok(PenaltyContact::trial(self)?)
     }
 
-    fn operator(&self) -> Option<&crate::linear::pcg::ContactOperator> {
+    fn operator(&self) -> Option<&dyn crate::linear::pcg::MatrixFreeCouplings> {
         PenaltyContact::operator(self)
     }
 }

@@ -7,7 +7,7 @@
 
 use std::cell::Cell;
 
-use crate::linear::pcg::ContactOperator;
+use crate::linear::pcg::MatrixFreeCouplings;
 use crate::primitives::{RadixSort, Reduce, ReduceOp, ReduceResult, SortKeys};
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
@@ -29,6 +29,65 @@ pub struct ConstraintSlots<'a> {
     pub f: &'a GpuBuffer<[u32; 4]>,
     /// Slots in use.
     pub count: usize,
+}
+
+/// Matrix-free couplings C of the penalty Hessian between a constraint's vertices
+/// (`kernels/solver/contact_gather.comp`): the PCG product becomes q = (A + C) p.
+#[derive(Clone)]
+pub struct ContactOperator {
+    /// Per constraint slot its weight k_c (N/m; 0 when not violated).
+    pub weight: GpuBuffer<f32>,
+    /// Per vertex the start of its entries (vertex count + 1 values).
+    pub row_ptr: GpuBuffer<u32>,
+    /// Entries 5·slot + coefficient, grouped by vertex, in slot order.
+    pub entries: GpuBuffer<u32>,
+    /// Constraint slots: point-side vertices, live flag.
+    pub idx: GpuBuffer<[u32; 4]>,
+    /// Constraint slots: face-side vertices.
+    pub f: GpuBuffer<[u32; 4]>,
+    /// Constraint slots: point-side weights.
+    pub w: GpuBuffer<[f32; 4]>,
+    /// Constraint slots: barycentrics.
+    pub b: GpuBuffer<[f32; 4]>,
+    /// Constraint slots: normals.
+    pub n: GpuBuffer<[f32; 4]>,
+    /// Inverse masses (fixed vertices, 0, take no couplings).
+    pub inverse_masses: GpuBuffer<f32>,
+}
+
+impl MatrixFreeCouplings for ContactOperator {
+    fn rows(&self) -> usize {
+        if self.row_ptr.len() < self.inverse_masses.len() + 1 {
+            return 0;
+        }
+        self.inverse_masses.len()
+    }
+
+    fn record_add_product(
+        &self,
+        g: &mut Graph,
+        input: &GpuBuffer<[f32; 4]>,
+        q: &GpuBuffer<[f32; 4]>,
+    ) {
+        let n = self.inverse_masses.len();
+        let rows = [(n as u32).div_ceil(64).max(1), 1, 1];
+        g.dispatch(
+            Dispatch::new("pcg.contact_gather", ids::SOLVER_CONTACT_GATHER, rows)
+                .workgroup_size(64)
+                .read(&self.weight)
+                .read(&self.row_ptr)
+                .read(&self.entries)
+                .read(&self.idx)
+                .read(&self.f)
+                .read(&self.w)
+                .read(&self.b)
+                .read(&self.n)
+                .read(&self.inverse_masses)
+                .read(input)
+                .read_write(q)
+                .push(&(n as u32)),
+        );
+    }
 }
 
 #[repr(C)]
@@ -224,10 +283,12 @@ impl PenaltyContact {
     }
 
     /// The operator of the penalty Hessian's couplings between a constraint's vertices, for
-    /// [`crate::linear::pcg::Pcg::set_contact_operator`] (present with the exact diagonal; its
+    /// [`crate::linear::Pcg::set_contact_operator`] (present with the exact diagonal; its
     /// buffers are rewritten by every [`PenaltyContact::evaluate`]).
-    pub fn operator(&self) -> Option<&ContactOperator> {
-        self.operator.as_ref()
+    pub fn operator(&self) -> Option<&dyn MatrixFreeCouplings> {
+        self.operator
+            .as_ref()
+            .map(|o| o as &dyn MatrixFreeCouplings)
     }
 
     /// Whether the penalty acts.

@@ -5,9 +5,7 @@
 //! objective ([`super::Repulsion`]).
 
 use super::{CollisionFrameStats, Repulsion, TwoWay, TwoWaySettings};
-use crate::contact::{
-    ContactHandler, ContactMethod, ContactNeeds, EnergyTerm, StepObserver,
-};
+use crate::contact::{ContactHandler, ContactMethod, ContactNeeds, EnergyTerm, StepObserver};
 use crate::error::SimError;
 use crate::model::SimModel;
 use crate::phase::{ContactHost, Phase, Phases, StepperInfo};
@@ -31,6 +29,7 @@ impl ContactMethod for TwoWayMethod {
     fn needs(&self, scene: &Scene) -> ContactNeeds {
         ContactNeeds {
             energy_stiffness: scene.collision.repulsion_stiffness,
+            ..ContactNeeds::default()
         }
     }
 
@@ -215,6 +214,10 @@ impl ContactHandler for TwoWayHandler {
 
     fn energy(&self) -> Option<&dyn EnergyTerm> {
         self.repulsion.as_ref().map(|r| r as &dyn EnergyTerm)
+    }
+
+    fn energy_mut(&mut self) -> Option<&mut dyn EnergyTerm> {
+        self.repulsion.as_mut().map(|r| r as &mut dyn EnergyTerm)
     }
 
     fn positions_changed(&mut self, _state: &GpuState) -> Result<(), SimError> {

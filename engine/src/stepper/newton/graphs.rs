@@ -106,7 +106,11 @@ impl Workspace {
             penalty_accum,
             gnorm: ctx.create_buffer::<f32>("newton.gnorm", n, storage)?,
             dnorm: ctx.create_buffer::<f32>("newton.dnorm", n, storage)?,
-            alpha: ctx.create_buffer::<f32>("newton.alpha", 1, BufferUsage::HOST_WRITE | storage)?,
+            alpha: ctx.create_buffer::<f32>(
+                "newton.alpha",
+                1,
+                BufferUsage::HOST_WRITE | storage,
+            )?,
             // Host-visible: read every line-search trial without a staging copy.
             sums: ctx.create_buffer::<ReduceResult>(
                 "newton.sums",
@@ -291,7 +295,12 @@ impl Bindings<'_> {
     }
 
     /// Gradient (mode `Gradient` or `GradientLagged`) and energies at x, max |g| into sum 2.
-    fn evaluate(&self, name: &str, vector_name: &str, mode: VectorsMode) -> VkResult<CompiledGraph> {
+    fn evaluate(
+        &self,
+        name: &str,
+        vector_name: &str,
+        mode: VectorsMode,
+    ) -> VkResult<CompiledGraph> {
         let (r, wr) = (Access::READ, Access::WRITE);
         let mut g = Graph::new(name);
         self.elements.record_gradient(&mut g, &self.state.x);
@@ -431,7 +440,8 @@ impl Bindings<'_> {
             [r, r, wr, wr, r, r, r, r, r, r, r, r, r],
         );
         let predict = g.compile(self.ctx, opts())?;
-        let evaluate = self.evaluate("newton.evaluate", "newton.gradient", VectorsMode::Gradient)?;
+        let evaluate =
+            self.evaluate("newton.evaluate", "newton.gradient", VectorsMode::Gradient)?;
         let evaluate_lagged = self.evaluate(
             "newton.evaluate_lagged",
             "newton.gradient_lagged",

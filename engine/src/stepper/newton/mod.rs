@@ -156,7 +156,10 @@ impl NewtonStepper {
     fn read_sums(&self) -> Result<[f64; 4], SimError> {
         let s = self.ws.sums.mapped().unwrap_or(&[]);
         if s.len() < 4 {
-            return Err(SimError::solver("newton", "sums buffer is not host-visible"));
+            return Err(SimError::solver(
+                "newton",
+                "sums buffer is not host-visible",
+            ));
         }
         Ok([
             s[0].value as f64,
@@ -201,16 +204,18 @@ impl NewtonStepper {
         Ok(s[0] + s[1] + term_energy)
     }
 
-    /// Backtracking line search on the objective from `energy`; returns the accepted energy
+    /// Backtracking line search on the objective from `energy`, starting at step `alpha0` (the
+    /// energy terms' bound, at most 1); returns the accepted energy
     /// (if any), the last step α and the direction's largest vertex displacement.
     fn line_search(
         &self,
         energy: f64,
+        alpha0: f32,
         trial_energies: &dyn Fn() -> Result<(f64, f64), SimError>,
         report: &mut StepReport,
     ) -> Result<(Option<f64>, f32, f64), SimError> {
         let g = &self.graphs;
-        let mut alpha = 1.0f32;
+        let mut alpha = alpha0;
         let mut dmax = 0.0;
         while alpha > 1e-6 {
             self.ws.alpha.write(&[alpha])?;
@@ -236,9 +241,11 @@ impl NewtonStepper {
         let st = &self.settings;
         self.graphs.hessian.run()?;
         report.gpu_ms.hessian += self.graphs.hessian.gpu_ms()?;
-        let solve =
-            self.pcg
-                .solve_resident_warm(st.pcg_tolerance, st.pcg_max_iterations, &st.warm_start)?;
+        let solve = self.pcg.solve_resident_warm(
+            st.pcg_tolerance,
+            st.pcg_max_iterations,
+            &st.warm_start,
+        )?;
         if !solve.relative_residual.is_finite() {
             // A NaN in the Newton system would otherwise freeze the simulation silently (no
             // trial step is accepted and no vertex moves).
@@ -257,6 +264,41 @@ impl NewtonStepper {
         report.pcg_iterations += solve.iterations;
         report.newton_iterations += 1;
         Ok(())
+    }
+
+    /// Newton iterations from the objective `energy` at x until the direction or the gradient is
+    /// small, the line search fails or the iteration cap; returns the objective at the end.
+    fn iterate(
+        &self,
+        t: f64,
+        mut energy: f64,
+        state: &GpuState,
+        contacts: &mut ContactSet,
+        report: &mut StepReport,
+    ) -> Result<f64, SimError> {
+        let st = &self.settings;
+        for _ in 0..st.max_iterations {
+            if st.gradient_tolerance > 0.0 && report.gradient_norm <= st.gradient_tolerance {
+                break;
+            }
+            self.solve(t, report)?;
+            let trials = || contacts.trial_energy();
+            let alpha0 = contacts.max_step()?.min(1.0);
+            let (accepted, alpha, dmax) = self.line_search(energy, alpha0, &trials, report)?;
+            report.last_direction = dmax;
+            if let Some(e) = accepted {
+                energy = e;
+                contacts.at(Phase::Accepted, state)?;
+            }
+            if accepted.is_none() || dmax * (alpha as f64) < st.tolerance {
+                break;
+            }
+            // Rebuild the rhs at the accepted x, re-lagging friction there when fully implicit
+            // (the energy changes with the lag: read it again).
+            let energies = || contacts.evaluate_energy();
+            energy = self.evaluate(&energies, st.friction_per_iteration, report)?;
+        }
+        Ok(energy)
     }
 
     /// Prediction and first linearisation of the next step without solving or advancing: the
@@ -333,32 +375,22 @@ impl Stepper for NewtonStepper {
         state: &mut GpuState,
         contacts: &mut ContactSet,
     ) -> Result<StepReport, SimError> {
-        let st = self.settings.clone();
         let mut report = StepReport::default();
         contacts.at(Phase::StepStart, state)?;
         let t = state.clock.next_time();
         self.predict(state, &mut report)?;
         let energies = || contacts.evaluate_energy();
         let mut energy = self.evaluate(&energies, true, &mut report)?;
-        for _ in 0..st.max_iterations {
-            if st.gradient_tolerance > 0.0 && report.gradient_norm <= st.gradient_tolerance {
+        for outer in 0..self.settings.max_outer_iterations {
+            if outer > 0 {
+                // The terms changed (multipliers, stiffness): the objective at x changed too.
+                let energies = || contacts.evaluate_energy();
+                energy = self.evaluate(&energies, true, &mut report)?;
+            }
+            energy = self.iterate(t, energy, state, contacts, &mut report)?;
+            if contacts.outer_update()? {
                 break;
             }
-            self.solve(t, &mut report)?;
-            let trials = || contacts.trial_energy();
-            let (accepted, alpha, dmax) = self.line_search(energy, &trials, &mut report)?;
-            report.last_direction = dmax;
-            if let Some(e) = accepted {
-                energy = e;
-                contacts.at(Phase::Accepted, state)?;
-            }
-            if accepted.is_none() || dmax * (alpha as f64) < st.tolerance {
-                break;
-            }
-            // Rebuild the rhs at the accepted x, re-lagging friction there when fully implicit
-            // (the energy changes with the lag: read it again).
-            let energies = || contacts.evaluate_energy();
-            energy = self.evaluate(&energies, st.friction_per_iteration, &mut report)?;
         }
         self.graphs.finish.run()?;
         report.gpu_ms.finish += self.graphs.finish.gpu_ms()?;

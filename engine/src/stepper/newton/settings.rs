@@ -40,6 +40,9 @@ pub struct NewtonSettings {
     /// shortest-path penalty, the two-way repulsion) relative to m̄/h², m̄ the mean mass of the
     /// free vertices (dimensionless; 0: no such term).
     pub penalty_stiffness: f64,
+    /// Outer iterations per step (each a full Newton solve followed by the energy terms'
+    /// outer update, e.g. augmented-Lagrangian multipliers; 1: none).
+    pub max_outer_iterations: u32,
 }
 
 impl NewtonSettings {
@@ -65,6 +68,7 @@ impl NewtonSettings {
             pcg_stagnation_window: s.pcg_stagnation_window,
             friction_per_iteration: s.friction_per_iteration,
             penalty_stiffness: needs.energy_stiffness,
+            max_outer_iterations: needs.outer_iterations.max(1),
         }
     }
 }

@@ -386,7 +386,10 @@ impl XpbdStepper {
         if state.num_vertices() != n {
             return Err(VkError::Graph {
                 graph: "xpbd".into(),
-                message: format!("{} state vertices for a system of {n}", state.num_vertices()),
+                message: format!(
+                    "{} state vertices for a system of {n}",
+                    state.num_vertices()
+                ),
             });
         }
         let s = BufferUsage::STORAGE;
@@ -541,7 +544,10 @@ impl Stepper for XpbdStepper {
     fn clock_changed(&mut self, state: &GpuState) -> Result<(), SimError> {
         let substeps = state.clock.steps() * self.settings.substeps as u64;
         let clock = u32::try_from(substeps).map_err(|_| {
-            SimError::solver("xpbd", format!("{substeps} substeps exceed the u32 GPU clock"))
+            SimError::solver(
+                "xpbd",
+                format!("{substeps} substeps exceed the u32 GPU clock"),
+            )
         })?;
         self.clock.write(&[clock])?;
         Ok(())
