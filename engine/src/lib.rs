@@ -9,6 +9,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bal;
 pub mod bvh;
 pub mod collision;
 pub mod coloring;

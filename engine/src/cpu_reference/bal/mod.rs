@@ -33,6 +33,7 @@
 pub mod barrier;
 pub mod distance;
 pub mod friction;
+pub mod kernels;
 pub mod pair;
 pub mod problem;
 pub mod solver;
