@@ -3,6 +3,8 @@
 // mollified barrier energy sigma b(d, d_hat) of the i-th candidate in the canonical order of the
 // last active-set sort (active_keys.comp), so the host's reduction sums them in an order that
 // does not depend on the order the proximity search appended them in (bit-identical reruns).
+// Also counts the candidates closer than d_hat there (an integer atomic): the active-pair count
+// the line search's memory cap (paper 5.2) checks at a trial point.
 // Host: engine/src/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (candidate_energy).
 #include "common.glsl"
 #include "bal.glsl"
@@ -16,6 +18,7 @@ layout(std430, binding = 6) readonly buffer Edges { uvec2 edges[]; };
 layout(std430, binding = 7) readonly buffer RestSq { float rest_sq[]; };
 layout(std430, binding = 8) readonly buffer Vals { uint vals[]; };
 layout(std430, binding = 9) writeonly buffer Energy { float energy[]; };
+layout(std430, binding = 10) buffer Count { uint count[]; };
 #include "candidates.glsl"
 
 void main() {
@@ -30,8 +33,9 @@ void main() {
         BAL_GATHER(x, v, xs);
         float mol = kind == BAL_KIND_EE ? 1e-3 * rest_sq[a] * rest_sq[b] : 0.0;
         vec2 en;
-        bal_pair_energy(kind, xs, prm.sigma, prm.d_hat, vec4(0.0), mol, en);
+        float d = bal_pair_energy(kind, xs, prm.sigma, prm.d_hat, vec4(0.0), mol, en);
         e = en.x;
+        if (d < prm.d_hat) atomicAdd(count[0], 1u);
     }
     energy[i] = e;
 }

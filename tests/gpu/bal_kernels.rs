@@ -12,6 +12,9 @@
 //! - the CCD step bound equals the f32 reference;
 //! - two runs from differently ordered candidates give bit-identical outputs.
 
+// Index loops compare several parallel arrays (GPU layout vs reference) element by element.
+#![allow(clippy::needless_range_loop)]
+
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -165,7 +168,10 @@ fn candidate_records(
     for &p in &surface {
         for (t, tri) in s.triangles.iter().enumerate() {
             let v = [p, tri[0], tri[1], tri[2]];
-            if !tri.contains(&p) && s.body[p as usize] != s.body[tri[0] as usize] && ok(StencilKind::PointTriangle, v, 0, 0) {
+            if !tri.contains(&p)
+                && s.body[p as usize] != s.body[tri[0] as usize]
+                && ok(StencilKind::PointTriangle, v, 0, 0)
+            {
                 vt.push([p, t as u32, 0, 0]);
             }
         }
@@ -232,7 +238,9 @@ fn setup(s: Scene, check_at: &[&[Vector3<f64>]], seed: u64, capacity: usize) -> 
     let x = ctx.upload_buffer("test.x", &f4(&s.x), st).unwrap();
     let x_trial = ctx.upload_buffer("test.x_trial", &f4(&s.x), st).unwrap();
     let x_start = ctx.upload_buffer("test.x_start", &f4(&s.x), st).unwrap();
-    let dir = ctx.upload_buffer("test.dir", &vec![[0.0f32; 4]; s.x.len()], st).unwrap();
+    let dir = ctx
+        .upload_buffer("test.dir", &vec![[0.0f32; 4]; s.x.len()], st)
+        .unwrap();
     let bindings = BalBindings {
         x: x.clone(),
         x_trial: x_trial.clone(),
@@ -240,7 +248,8 @@ fn setup(s: Scene, check_at: &[&[Vector3<f64>]], seed: u64, capacity: usize) -> 
         direction: dir.clone(),
     };
     let rs: Vec<f32> = rest_sq(&s).iter().map(|&v| v as f32).collect();
-    let bal = BalContact::new(&ctx, bindings, cand, s.x.len(), &rs, capacity, params()).expect("bal");
+    let bal =
+        BalContact::new(&ctx, bindings, cand, s.x.len(), &rs, capacity, params()).expect("bal");
     Setup {
         ctx,
         s,
@@ -267,11 +276,23 @@ impl Setup {
 fn moved(s: &Scene, t: f64, seed: u64) -> Vec<Vector3<f64>> {
     let mut r = rng(seed);
     let shift: Vec<Vector3<f64>> = (0..32)
-        .map(|_| Vector3::new(r.random_range(-1.0..1.0), r.random_range(-1.0..1.0), r.random_range(-1.0..0.2)) * 4e-4)
+        .map(|_| {
+            Vector3::new(
+                r.random_range(-1.0..1.0),
+                r.random_range(-1.0..1.0),
+                r.random_range(-1.0..0.2),
+            ) * 4e-4
+        })
         .collect();
     s.x.iter()
         .zip(&s.body)
-        .map(|(p, &b)| round32(if b == 0 { *p } else { p + shift[b as usize] * t }))
+        .map(|(p, &b)| {
+            round32(if b == 0 {
+                *p
+            } else {
+                p + shift[b as usize] * t
+            })
+        })
         .collect()
 }
 
@@ -303,8 +324,15 @@ fn active_set_matches_reference_and_does_not_depend_on_candidate_order() {
     let mut a = setup(scene(1, 9), &[], 11, 512);
     let ra = a.bal.run_active_set().expect("active set");
     let reference = a.reference_active(&a.s.x);
-    assert!(reference.len() > 20, "only {} active pairs", reference.len());
-    let kinds = reference.iter().map(|p| p.kind as u32 * 16 + p.code).collect::<std::collections::BTreeSet<_>>();
+    assert!(
+        reference.len() > 20,
+        "only {} active pairs",
+        reference.len()
+    );
+    let kinds = reference
+        .iter()
+        .map(|p| p.kind as u32 * 16 + p.code)
+        .collect::<std::collections::BTreeSet<_>>();
     assert!(kinds.len() >= 4, "distance types covered: {kinds:?}");
     assert_eq!(ra.count as usize, reference.len());
     assert_eq!(ra.regrown, 0);
@@ -358,8 +386,18 @@ fn active_set_from_the_proximity_search_matches_reference() {
     let rec = |p: &supple::proximity::Pair| [p.a, p.b, p.kind, 0];
     let vt: Vec<[u32; 4]> = pairs.vertex_triangle.iter().map(rec).collect();
     let ee: Vec<[u32; 4]> = pairs.edge_edge.iter().map(rec).collect();
-    let tris4: Vec<[u32; 4]> = mesh.triangles.iter().map(|t| [t[0], t[1], t[2], 0]).collect();
-    let cands = twin::candidate_stencils(&vt, &ee, [vt.len() as u32, ee.len() as u32], &tris4, &mesh.edges);
+    let tris4: Vec<[u32; 4]> = mesh
+        .triangles
+        .iter()
+        .map(|t| [t[0], t[1], t[2], 0])
+        .collect();
+    let cands = twin::candidate_stencils(
+        &vt,
+        &ee,
+        [vt.len() as u32, ee.len() as u32],
+        &tris4,
+        &mesh.edges,
+    );
     let bits = KeyBits::new(s.x.len(), mesh.triangles.len(), mesh.edges.len());
     let rsq: Vec<f64> = rs.iter().map(|&v| v as f64).collect();
     let reference = twin::active_set(&cands, &s.x, D_HAT, &rsq, bits);
@@ -386,13 +424,19 @@ fn rule_carry_and_dual_update_match_reference() {
     a.bal.set_params(p).unwrap();
     a.bal.apply_rule(AugRule::Rebuild).unwrap();
     twin::apply_rule(1, 0.6 * D_HAT, &mut reference);
-    assert!(reference.iter().any(|q| q.aug[2] != 0.0), "no pair entered A′");
+    assert!(
+        reference.iter().any(|q| q.aug[2] != 0.0),
+        "no pair entered A′"
+    );
     assert_pairs_match(&a.bal.read_pairs().unwrap(), &reference, "rebuild");
     // Dual update at moved positions, then a new active list there carries (μ, s).
     a.x.write(&f4(&x1)).unwrap();
     a.bal.dual_update().unwrap();
     twin::dual_update(&mut reference, &x1, SIGMA, D_HAT);
-    assert!(reference.iter().any(|q| q.aug[0] > 0.0), "no multiplier grew");
+    assert!(
+        reference.iter().any(|q| q.aug[0] > 0.0),
+        "no multiplier grew"
+    );
     assert_pairs_match(&a.bal.read_pairs().unwrap(), &reference, "dual update");
     a.bal.run_active_set().unwrap();
     let mut next = a.reference_active(&x1);
@@ -417,7 +461,12 @@ fn overflow_grows_the_list_and_keeps_the_previous_multipliers() {
     let mut a = setup(s, &[&x1.clone()], 3, 4);
     let r = a.bal.run_active_set().unwrap();
     let mut reference = a.reference_active(&a.s.x);
-    assert!(reference.len() > 4 && r.regrown >= 1, "count {} regrown {}", reference.len(), r.regrown);
+    assert!(
+        reference.len() > 4 && r.regrown >= 1,
+        "count {} regrown {}",
+        reference.len(),
+        r.regrown
+    );
     assert!(a.bal.capacity() >= reference.len());
     assert_pairs_match(&a.bal.read_pairs().unwrap(), &reference, "grown");
     let mut p = params();
@@ -443,7 +492,14 @@ fn overflow_grows_the_list_and_keeps_the_previous_multipliers() {
 
 /// Evaluates a setup with friction lagged at `x` and the tets displaced to `x1`; returns the
 /// reference pairs, lags and terms.
-fn evaluated(a: &mut Setup, x1: &[Vector3<f64>]) -> (Vec<ActivePair>, Vec<Option<supple::cpu_reference::bal::friction::FrictionLag>>, Vec<twin::StencilTerm>) {
+fn evaluated(
+    a: &mut Setup,
+    x1: &[Vector3<f64>],
+) -> (
+    Vec<ActivePair>,
+    Vec<Option<supple::cpu_reference::bal::friction::FrictionLag>>,
+    Vec<twin::StencilTerm>,
+) {
     a.bal.run_active_set().unwrap();
     let mut pairs = a.reference_active(&a.s.x);
     let mut p = params();
@@ -507,22 +563,39 @@ fn friction_lags_and_stencil_terms_match_reference() {
     for (s, t) in terms.iter().enumerate() {
         let gs = max_abs(t.gradient.iter().flat_map(|v| v.iter().copied())) + 1e-12;
         let hs = t.hessian.amax() + 1e-12;
-        assert!((e[s] as f64 - t.energy).abs() <= 1e-3 * t.energy.abs() + 1e-12, "slot {s} energy {} vs {}", e[s], t.energy);
+        assert!(
+            (e[s] as f64 - t.energy).abs() <= 1e-3 * t.energy.abs() + 1e-12,
+            "slot {s} energy {} vs {}",
+            e[s],
+            t.energy
+        );
         for k in 0..4 {
             for c in 0..3 {
                 let d = g[4 * s + k][c] as f64 - t.gradient[k][c];
-                assert!(d.abs() <= 2e-3 * gs, "slot {s} gradient {k}.{c}: {} vs {}", g[4 * s + k][c], t.gradient[k][c]);
+                assert!(
+                    d.abs() <= 2e-3 * gs,
+                    "slot {s} gradient {k}.{c}: {} vs {}",
+                    g[4 * s + k][c],
+                    t.gradient[k][c]
+                );
             }
             for l in 0..4 {
                 for r in 0..3 {
                     for c in 0..3 {
                         let gv = h[3 * (16 * s + 4 * k + l) + r][c] as f64;
                         let rv = t.hessian[(3 * k + r, 3 * l + c)];
-                        assert!((gv - rv).abs() <= 3e-3 * hs, "slot {s} H({k}{r},{l}{c}): {gv} vs {rv} (scale {hs})");
+                        assert!(
+                            (gv - rv).abs() <= 3e-3 * hs,
+                            "slot {s} H({k}{r},{l}{c}): {gv} vs {rv} (scale {hs})"
+                        );
                     }
                 }
             }
-            assert!((st[s][k] as f64 - t.stiffness[k]).abs() <= 3e-3 * t.stiffness.iter().fold(1e-12, |m: f64, v| m.max(v.abs())), "slot {s} stiffness");
+            assert!(
+                (st[s][k] as f64 - t.stiffness[k]).abs()
+                    <= 3e-3 * t.stiffness.iter().fold(1e-12, |m: f64, v| m.max(v.abs())),
+                "slot {s} stiffness"
+            );
         }
         checked += (t.vertices[0] != u32::MAX) as usize;
     }
@@ -550,14 +623,34 @@ fn energies_gathers_and_contact_spmv_match_reference_and_dense_product() {
     let barrier = twin::candidate_energy(&a.cands, &x1, SIGMA, D_HAT, &rs);
     let stencils = twin::stencil_energy(&pairs, &lags, &x1, &a.s.x, tp);
     assert!(barrier > 0.0 && stencils > 0.0);
-    assert!((sums[0].value as f64 - barrier).abs() <= 1e-3 * barrier, "barrier {} vs {barrier}", sums[0].value);
-    assert!((sums[1].value as f64 - stencils).abs() <= 1e-3 * stencils, "stencils {} vs {stencils}", sums[1].value);
+    assert!(
+        (sums[0].value as f64 - barrier).abs() <= 1e-3 * barrier,
+        "barrier {} vs {barrier}",
+        sums[0].value
+    );
+    assert!(
+        (sums[1].value as f64 - stencils).abs() <= 1e-3 * stencils,
+        "stencils {} vs {stencils}",
+        sums[1].value
+    );
     a.x_trial.write(&f4(&x2)).unwrap();
     let trial = a.bal.trial().unwrap();
     let bt = twin::candidate_energy(&a.cands, &x2, SIGMA, D_HAT, &rs);
     let stt = twin::stencil_energy(&pairs, &lags, &x2, &a.s.x, tp);
-    assert!((trial.barrier - bt).abs() <= 1e-3 * bt, "trial barrier {} vs {bt}", trial.barrier);
-    assert!((trial.stencils - stt).abs() <= 1e-3 * stt, "trial stencils {} vs {stt}", trial.stencils);
+    assert!(
+        (trial.barrier - bt).abs() <= 1e-3 * bt,
+        "trial barrier {} vs {bt}",
+        trial.barrier
+    );
+    assert!(
+        (trial.stencils - stt).abs() <= 1e-3 * stt,
+        "trial stencils {} vs {stt}",
+        trial.stencils
+    );
+    // The active-pair count at the trial (the memory cap's input).
+    let active_trial = a.reference_active(&x2).len() as u32;
+    assert!(active_trial > 0);
+    assert_eq!(trial.active, active_trial);
     // Gathers.
     let (rg, rd, re) = twin::gather(&terms, nv);
     let gg = a.bal.node_gradient().read().unwrap();
@@ -568,17 +661,42 @@ fn energies_gathers_and_contact_spmv_match_reference_and_dense_product() {
     let es = max_abs(re.iter().copied());
     for v in 0..nv {
         for c in 0..3 {
-            assert!((gg[v][c] as f64 - rg[v][c]).abs() <= 2e-3 * gs, "node {v} gradient");
+            assert!(
+                (gg[v][c] as f64 - rg[v][c]).abs() <= 2e-3 * gs,
+                "node {v} gradient"
+            );
             for r in 0..3 {
-                assert!((gd[3 * v + r][c] as f64 - rd[v][(r, c)]).abs() <= 3e-3 * ds, "node {v} diag");
+                assert!(
+                    (gd[3 * v + r][c] as f64 - rd[v][(r, c)]).abs() <= 3e-3 * ds,
+                    "node {v} diag"
+                );
             }
         }
-        assert!((ge[v] as f64 - re[v]).abs() <= 3e-3 * es, "node {v} stiffness");
+        assert!(
+            (ge[v] as f64 - re[v]).abs() <= 3e-3 * es,
+            "node {v} stiffness"
+        );
     }
     // SpMV: y = y0 + C p, against the reference and a dense product of the GPU's own blocks.
     let mut r = rng(12);
-    let pv: Vec<Vector3<f64>> = (0..nv).map(|_| round32(Vector3::new(r.random_range(-1.0..1.0), r.random_range(-1.0..1.0), r.random_range(-1.0..1.0)))).collect();
-    let y0: Vec<Vector3<f64>> = (0..nv).map(|_| round32(Vector3::new(r.random_range(-1.0..1.0), r.random_range(-1.0..1.0), r.random_range(-1.0..1.0)))).collect();
+    let pv: Vec<Vector3<f64>> = (0..nv)
+        .map(|_| {
+            round32(Vector3::new(
+                r.random_range(-1.0..1.0),
+                r.random_range(-1.0..1.0),
+                r.random_range(-1.0..1.0),
+            ))
+        })
+        .collect();
+    let y0: Vec<Vector3<f64>> = (0..nv)
+        .map(|_| {
+            round32(Vector3::new(
+                r.random_range(-1.0..1.0),
+                r.random_range(-1.0..1.0),
+                r.random_range(-1.0..1.0),
+            ))
+        })
+        .collect();
     let st = BufferUsage::STORAGE | BufferUsage::HOST_WRITE;
     let pb = a.ctx.upload_buffer("test.p", &f4(&pv), st).unwrap();
     let yb = a.ctx.upload_buffer("test.y", &f4(&y0), st).unwrap();
@@ -588,7 +706,10 @@ fn energies_gathers_and_contact_spmv_match_reference_and_dense_product() {
         yb.write(&f4(&y0)).unwrap();
         let mut g = supple::vk::Graph::new("test.spmv");
         a.bal.record_spmv(&mut g, &pb, &yb, masked.then_some(&gb));
-        g.compile(&a.ctx, Default::default()).unwrap().run().unwrap();
+        g.compile(&a.ctx, Default::default())
+            .unwrap()
+            .run()
+            .unwrap();
         let y = yb.read().unwrap();
         // Reference: the f64 twin (masking applied to its blocks).
         let mut yr = y0.clone();
@@ -609,11 +730,20 @@ fn energies_gathers_and_contact_spmv_match_reference_and_dense_product() {
             })
             .collect();
         twin::contact_spmv(&masked_terms, &pv, &mut yr);
-        let cp = max_abs(yr.iter().zip(&y0).flat_map(|(a, b)| (a - b).iter().copied().collect::<Vec<_>>()));
+        let cp = max_abs(
+            yr.iter()
+                .zip(&y0)
+                .flat_map(|(a, b)| (a - b).iter().copied().collect::<Vec<_>>()),
+        );
         assert!(cp > 0.0);
         for v in 0..nv {
             for c in 0..3 {
-                assert!((y[v][c] as f64 - yr[v][c]).abs() <= 3e-3 * cp + 1e-6, "masked {masked} node {v}: {} vs {}", y[v][c], yr[v][c]);
+                assert!(
+                    (y[v][c] as f64 - yr[v][c]).abs() <= 3e-3 * cp + 1e-6,
+                    "masked {masked} node {v}: {} vs {}",
+                    y[v][c],
+                    yr[v][c]
+                );
             }
         }
         // Dense product of the GPU's own off-diagonal blocks (f64): the same within f32 sums.
@@ -640,7 +770,11 @@ fn energies_gathers_and_contact_spmv_match_reference_and_dense_product() {
         for v in 0..nv {
             for c in 0..3 {
                 let want = y0[v][c] + yd[3 * v + c];
-                assert!((y[v][c] as f64 - want).abs() <= 1e-5 * cp + 1e-6, "dense: node {v}: {} vs {want}", y[v][c]);
+                assert!(
+                    (y[v][c] as f64 - want).abs() <= 1e-5 * cp + 1e-6,
+                    "dense: node {v}: {} vs {want}",
+                    y[v][c]
+                );
             }
         }
     }
@@ -653,18 +787,21 @@ fn ccd_bound_matches_the_f32_reference() {
     let a = setup(s, &[], 4, 256);
     let mut r = rng(13);
     // Tets pushed down toward the floor (some would cross it at α = 1) and sideways.
-    let dir: Vec<Vector3<f64>> = a
-        .s
-        .body
-        .iter()
-        .map(|&b| {
-            if b == 0 {
-                Vector3::zeros()
-            } else {
-                round32(Vector3::new(r.random_range(-1.0..1.0) * 1e-3, r.random_range(-1.0..1.0) * 1e-3, -r.random_range(0.5..3.0) * 1e-3))
-            }
-        })
-        .collect();
+    let dir: Vec<Vector3<f64>> =
+        a.s.body
+            .iter()
+            .map(|&b| {
+                if b == 0 {
+                    Vector3::zeros()
+                } else {
+                    round32(Vector3::new(
+                        r.random_range(-1.0..1.0) * 1e-3,
+                        r.random_range(-1.0..1.0) * 1e-3,
+                        -r.random_range(0.5..3.0) * 1e-3,
+                    ))
+                }
+            })
+            .collect();
     a.dir.write(&f4(&dir)).unwrap();
     let alpha = a.bal.max_step().unwrap();
     let want = twin::ccd_bound(&a.cands, &f4(&a.s.x), &f4(&dir), XI as f32) as f64;
@@ -698,9 +835,16 @@ fn reruns_are_bit_identical() {
         out
     };
     let (a, b) = (run(21), run(22));
-    let bits = |v: &[[f32; 4]]| v.iter().flat_map(|q| q.map(f32::to_bits)).collect::<Vec<_>>();
+    let bits = |v: &[[f32; 4]]| {
+        v.iter()
+            .flat_map(|q| q.map(f32::to_bits))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(bits(&a.0), bits(&b.0));
     assert_eq!(bits(&a.1), bits(&b.1));
-    assert_eq!(a.2.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), b.2.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+    assert_eq!(
+        a.2.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        b.2.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
     assert_eq!(a.3[0].value.to_bits(), b.3[0].value.to_bits());
 }

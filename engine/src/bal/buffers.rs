@@ -34,6 +34,10 @@ pub(crate) struct PairBuffers {
     pub counter: GpuBuffer<u32>,
     pub sort_candidates: RadixSort,
     pub cand_energy: GpuBuffer<f32>,
+    /// Candidates closer than d̂ at the iterate (written with the barrier energy).
+    pub count_iterate: GpuBuffer<u32>,
+    /// Candidates closer than d̂ at the trial positions.
+    pub count_trial: GpuBuffer<u32>,
     pub toi: GpuBuffer<f32>,
     // Active list (P slots) and the previous one.
     pub pair_verts: GpuBuffer<[u32; 4]>,
@@ -92,6 +96,12 @@ impl PairBuffers {
             counter: ctx.create_buffer("bal.counter", 4, st | BufferUsage::HOST_READ)?,
             sort_candidates: RadixSort::new(ctx, c, SortKeys::U64)?,
             cand_energy: ctx.create_buffer("bal.candidate_energy", c, st)?,
+            count_iterate: ctx.create_buffer(
+                "bal.count_iterate",
+                4,
+                st | BufferUsage::HOST_READ,
+            )?,
+            count_trial: ctx.create_buffer("bal.count_trial", 4, st | BufferUsage::HOST_READ)?,
             toi: ctx.create_buffer("bal.toi", c, st)?,
             pair_verts: ctx.create_buffer("bal.pair_verts", p, st)?,
             pair_info: ctx.create_buffer("bal.pair_info", p, st)?,

@@ -53,6 +53,12 @@ fn candidate_energy(
     out_slot: usize,
 ) {
     let n = c.capacity();
+    let count = if out_slot == slot::BARRIER {
+        &b.count_iterate
+    } else {
+        &b.count_trial
+    };
+    g.fill("bal.clear_energy_count", count, 0);
     g.dispatch(
         candidates(
             dispatch("bal.candidate_energy", ids::BAL_CANDIDATE_ENERGY, n, push)
@@ -62,14 +68,26 @@ fn candidate_energy(
         )
         .read(&b.rest_sq)
         .read(&b.vals)
-        .write(&b.cand_energy),
+        .write(&b.cand_energy)
+        .read_write(count),
     );
-    b.reduce
-        .record(g, &b.cand_energy, n.max(1), ReduceOp::Sum, &b.sums, out_slot);
+    b.reduce.record(
+        g,
+        &b.cand_energy,
+        n.max(1),
+        ReduceOp::Sum,
+        &b.sums,
+        out_slot,
+    );
 }
 
 /// Binds the stencil inputs of `pair_terms.comp` / `stencil_energy.comp` (bindings 0–9).
-fn stencil_inputs(d: Dispatch, b: &PairBuffers, x: &GpuBuffer<[f32; 4]>, xs: &BalBindings) -> Dispatch {
+fn stencil_inputs(
+    d: Dispatch,
+    b: &PairBuffers,
+    x: &GpuBuffer<[f32; 4]>,
+    xs: &BalBindings,
+) -> Dispatch {
     d.read(&b.params)
         .read(x)
         .read(&xs.x_start)
@@ -113,7 +131,11 @@ pub(crate) fn compile(
     let mut g = Graph::new("bal.save");
     g.copy("bal.save_keys", &b.pair_keys, &b.prev_keys);
     g.copy("bal.save_aug", &b.pair_aug, &b.prev_aug);
-    g.copy("bal.save_count", b.counter.slice(0..1), b.prev_count.slice(0..1));
+    g.copy(
+        "bal.save_count",
+        b.counter.slice(0..1),
+        b.prev_count.slice(0..1),
+    );
     let save = g.compile(ctx, opts)?;
     // active: keys, sort, build, min d.
     let mut g = Graph::new("bal.active");
@@ -151,8 +173,14 @@ pub(crate) fn compile(
         .write(&b.pair_aug)
         .write(&b.pair_keys),
     );
-    b.reduce
-        .record(&mut g, &b.pair_d, p, ReduceOp::Min, &b.sums, slot::MIN_DISTANCE);
+    b.reduce.record(
+        &mut g,
+        &b.pair_d,
+        p,
+        ReduceOp::Min,
+        &b.sums,
+        slot::MIN_DISTANCE,
+    );
     let active = g.compile(ctx, opts)?;
     // rule / dual: multipliers.comp in its two modes.
     let multipliers = |name: &str, mode: u32| -> VkResult<_> {
@@ -191,14 +219,25 @@ pub(crate) fn compile(
     let mut g = Graph::new("bal.evaluate");
     candidate_energy(&mut g, b, c, &xs.x, &push, slot::BARRIER);
     g.dispatch(
-        stencil_inputs(dispatch("bal.pair_terms", ids::BAL_PAIR_TERMS, 2 * p, &push), b, &xs.x, xs)
-            .write(&b.st_energy)
-            .write(&b.st_grad)
-            .write(&b.st_hess)
-            .write(&b.st_stiff),
+        stencil_inputs(
+            dispatch("bal.pair_terms", ids::BAL_PAIR_TERMS, 2 * p, &push),
+            b,
+            &xs.x,
+            xs,
+        )
+        .write(&b.st_energy)
+        .write(&b.st_grad)
+        .write(&b.st_hess)
+        .write(&b.st_stiff),
     );
-    b.reduce
-        .record(&mut g, &b.st_energy, 2 * p, ReduceOp::Sum, &b.sums, slot::STENCIL);
+    b.reduce.record(
+        &mut g,
+        &b.st_energy,
+        2 * p,
+        ReduceOp::Sum,
+        &b.sums,
+        slot::STENCIL,
+    );
     g.dispatch(
         dispatch("bal.corner_keys", ids::BAL_CORNER_KEYS, 8 * p, &push)
             .read(&b.pair_verts)
@@ -288,15 +327,20 @@ pub(crate) fn record_spmv(
 ) {
     let masked = groups_buf.is_some() as u32;
     g.dispatch(
-        dispatch("bal.contact_spmv", ids::BAL_CONTACT_SPMV, push.nv as usize, &push)
-            .spec(&[masked])
-            .read(&b.row_ptr)
-            .read(&b.inc_vals)
-            .read(&b.pair_verts)
-            .read(&b.fr_verts)
-            .read(&b.st_hess)
-            .read(p)
-            .read_write(y)
-            .read(groups_buf.unwrap_or(&b.no_groups)),
+        dispatch(
+            "bal.contact_spmv",
+            ids::BAL_CONTACT_SPMV,
+            push.nv as usize,
+            &push,
+        )
+        .spec(&[masked])
+        .read(&b.row_ptr)
+        .read(&b.inc_vals)
+        .read(&b.pair_verts)
+        .read(&b.fr_verts)
+        .read(&b.st_hess)
+        .read(p)
+        .read_write(y)
+        .read(groups_buf.unwrap_or(&b.no_groups)),
     );
 }

@@ -37,9 +37,10 @@
 //!    iteration, or at l = 0 only for per-step friction), [`BalContact::evaluate`] (energy,
 //!    node gradient, diagonal blocks, stiffness, C), then the PCG with `record_spmv`.
 //! 3. Before the line search: [`BalContact::max_step`] = α_max, the CCD bound over every
-//!    candidate (the search starts at `min(1, α_max)`); every trial: [`BalContact::trial`]
-//!    (the active-pair cap of §5.2 halves α while `active_count` at the trial exceeds it, using
-//!    `run_active_set` on `x_trial` bindings, or the CPU reference's rule).
+//!    candidate (the search starts at `min(1, α_max)`); every trial: [`BalContact::trial`],
+//!    whose [`BalEnergy::active`] is the active-pair count at the trial (the memory cap of
+//!    §5.2 halves α while it exceeds the cap, before the decrease test). The capacity given at
+//!    construction should exceed that cap, so the active list never overflows.
 //! 4. After the accepted step (not converged): [`BalContact::dual_update`] at xˡ⁺¹ (s, μ), then
 //!    σ by `grown_sigma` if min d < 10⁻² d̂ and `set_params`.
 //!
@@ -199,6 +200,8 @@ pub struct BalEnergy {
     pub barrier: f64,
     /// Σ over A′ of the augmentation terms plus Σ of the friction potentials.
     pub stencils: f64,
+    /// Candidates closer than d̂ at these positions (the §5.2 memory cap checks it at trials).
+    pub active: u32,
 }
 
 impl BalEnergy {
@@ -286,7 +289,9 @@ impl BalContact {
         check_params(&params)?;
         let bits = KeyBits::new(nv, candidates.num_triangles, candidates.num_edges);
         if bits.a + bits.b > 62 {
-            return Err(BalError::Invalid("mesh too large for 64-bit pair keys".into()));
+            return Err(BalError::Invalid(
+                "mesh too large for 64-bit pair keys".into(),
+            ));
         }
         let bufs = Self::allocate(ctx, &candidates, nv, pair_capacity, rest_edge_sq)?;
         let graphs = graphs::compile(ctx, &bindings, &candidates, &bufs, nv, bits)?;
@@ -355,6 +360,18 @@ impl BalContact {
         Ok(())
     }
 
+    fn active_at(&self, trial: bool) -> Result<u32, BalError> {
+        let b = if trial {
+            &self.bufs.count_trial
+        } else {
+            &self.bufs.count_iterate
+        };
+        let s = b
+            .mapped()
+            .ok_or_else(|| BalError::Invalid("count buffer is not host-visible".into()))?;
+        Ok(s[0])
+    }
+
     fn sum(&self, i: usize) -> Result<f64, BalError> {
         let s = self
             .bufs
@@ -394,7 +411,13 @@ impl BalContact {
         let aug = self.bufs.prev_aug.read()?;
         let count = self.bufs.prev_count.read()?;
         let n = (count[0] as usize).min(keys.len());
-        self.bufs = Self::allocate(&self.ctx, &self.candidates, self.nv, capacity, &self.rest_sq)?;
+        self.bufs = Self::allocate(
+            &self.ctx,
+            &self.candidates,
+            self.nv,
+            capacity,
+            &self.rest_sq,
+        )?;
         self.graphs = graphs::compile(
             &self.ctx,
             &self.bindings,
@@ -434,6 +457,7 @@ impl BalContact {
         Ok(BalEnergy {
             barrier: self.sum(slot::BARRIER)?,
             stencils: self.sum(slot::STENCIL)?,
+            active: self.active_at(false)?,
         })
     }
 
@@ -443,6 +467,7 @@ impl BalContact {
         Ok(BalEnergy {
             barrier: self.sum(slot::BARRIER_TRIAL)?,
             stencils: self.sum(slot::STENCIL_TRIAL)?,
+            active: self.active_at(true)?,
         })
     }
 
@@ -557,7 +582,9 @@ pub struct PairRecord {
 }
 
 fn check_params(p: &BalParams) -> Result<(), BalError> {
-    let bad = |name: &str, v: f32| BalError::Invalid(format!("{name} must be positive and finite, got {v}"));
+    let bad = |name: &str, v: f32| {
+        BalError::Invalid(format!("{name} must be positive and finite, got {v}"))
+    };
     if !(p.d_hat.is_finite() && p.d_hat > 0.0) {
         return Err(bad("d_hat", p.d_hat));
     }
@@ -568,10 +595,16 @@ fn check_params(p: &BalParams) -> Result<(), BalError> {
         return Err(bad("eps_f (eps_v h)", p.eps_f));
     }
     if !(p.chi.is_finite() && p.chi >= 0.0) {
-        return Err(BalError::Invalid(format!("chi must be finite and >= 0, got {}", p.chi)));
+        return Err(BalError::Invalid(format!(
+            "chi must be finite and >= 0, got {}",
+            p.chi
+        )));
     }
     if !(p.xi > 0.0 && p.xi < 1.0) {
-        return Err(BalError::Invalid(format!("xi must lie in (0, 1), got {}", p.xi)));
+        return Err(BalError::Invalid(format!(
+            "xi must lie in (0, 1), got {}",
+            p.xi
+        )));
     }
     Ok(())
 }

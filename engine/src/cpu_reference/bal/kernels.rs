@@ -6,13 +6,13 @@
 //! step bound. Values are f64 (the terms come from [`super::pair`] and [`super::friction`]); the
 //! CCD bound runs the f32 CCD like the GPU ([`crate::cpu_reference::ccd`]).
 
+use super::super::ccd::{ccd, CcdKind};
+use super::super::distance::{edge_edge, point_triangle};
+use super::super::fem::Mat12;
 use super::barrier::{barrier, barrier_first_derivative, mollifier_threshold};
 use super::distance::{closest, StencilKind};
 use super::friction::{friction_terms, lag, FrictionLag};
 use super::pair::{pair_energy, pair_terms, Augmentation, PairParams};
-use super::super::ccd::{ccd, CcdKind};
-use super::super::distance::{edge_edge, point_triangle};
-use super::super::fem::Mat12;
 use nalgebra::Vector3;
 
 /// Marker of an empty slot's vertices.
@@ -318,13 +318,8 @@ pub fn stencil_terms(
     for (i, l) in lags.iter().enumerate() {
         if let Some(l) = l {
             let v = l.vertices.map(|k| k as u32);
-            let (e, g, h, st) = friction_terms(
-                l,
-                &corners(&v, x),
-                &corners(&v, x_start),
-                p.chi,
-                p.eps_f,
-            );
+            let (e, g, h, st) =
+                friction_terms(l, &corners(&v, x), &corners(&v, x_start), p.chi, p.eps_f);
             out[capacity + i] = StencilTerm {
                 vertices: v,
                 energy: e,
@@ -423,7 +418,8 @@ pub fn ccd_bound(cands: &[CandidateStencil], x: &[[f32; 4]], dir: &[[f32; 4]], x
     let mut t = 1.0f32;
     for c in cands {
         let x0 = c.vertices.map(|i| v3(&x[i as usize]));
-        let x1: [Vector3<f32>; 4] = std::array::from_fn(|k| x0[k] + v3(&dir[c.vertices[k] as usize]));
+        let x1: [Vector3<f32>; 4] =
+            std::array::from_fn(|k| x0[k] + v3(&dir[c.vertices[k] as usize]));
         let (sq, kind) = match c.kind {
             StencilKind::PointTriangle => (
                 point_triangle(&x0[0], &x0[1], &x0[2], &x0[3]).sq_dist,

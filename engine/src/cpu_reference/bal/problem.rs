@@ -68,6 +68,11 @@ pub struct Problem {
     pub h: f64,
 }
 
+/// Whether `m` is a usable mass (kg): positive and finite.
+fn positive_mass(m: f64) -> bool {
+    m > 0.0 && m.is_finite()
+}
+
 /// Unique sorted edges of triangles plus extra segments.
 pub fn surface_edges(triangles: &[[usize; 3]], extra: &[[usize; 2]]) -> Vec<[usize; 2]> {
     let mut set = BTreeSet::new();
@@ -156,9 +161,7 @@ impl Problem {
         }) {
             return Err(format!("problem.x/v/rest: vertex {i} is not finite"));
         }
-        if let Some(i) =
-            (0..n).find(|&i| !self.fixed[i] && !(self.mass[i] > 0.0 && self.mass[i].is_finite()))
-        {
+        if let Some(i) = (0..n).find(|&i| !self.fixed[i] && !positive_mass(self.mass[i])) {
             return Err(format!(
                 "problem.mass: free vertex {i} has mass {}",
                 self.mass[i]

@@ -273,6 +273,9 @@ pub struct StepReport {
     pub iterates: Vec<Vec<Vector3<f64>>>,
 }
 
+/// Gradient and Hessian over the 3n coordinates.
+type Derivatives = (DVector<f64>, DMatrix<f64>);
+
 /// Pair state of one Newton iteration.
 struct IterationState {
     sigma: f64,
@@ -402,7 +405,7 @@ impl BalSolver {
         x: &[Vector3<f64>],
         y: &[Vector3<f64>],
         derivatives: bool,
-    ) -> (f64, Option<(DVector<f64>, DMatrix<f64>)>) {
+    ) -> (f64, Option<Derivatives>) {
         let p = &self.problem;
         let n = p.len();
         let inv_h2 = 1.0 / (p.h * p.h);
@@ -668,8 +671,8 @@ impl BalSolver {
             .collect();
         let precond = |r: &DVector<f64>| {
             let mut z = DVector::zeros(r.len());
-            for i in 0..n {
-                let zi = inv[i] * r.fixed_rows::<3>(3 * i);
+            for (i, m) in inv.iter().enumerate() {
+                let zi = m * r.fixed_rows::<3>(3 * i);
                 z.fixed_rows_mut::<3>(3 * i).copy_from(&zi);
             }
             z
@@ -686,7 +689,7 @@ impl BalSolver {
         for it in 1..=max {
             let q = h * &d;
             let dq = d.dot(&q);
-            if !(dq > 0.0) {
+            if dq <= 0.0 || dq.is_nan() {
                 return (it, CgExit::Stagnation);
             }
             let a = rz / dq;
