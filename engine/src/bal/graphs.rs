@@ -2,8 +2,7 @@
 //! once per workspace allocation).
 
 use super::buffers::{slot, PairBuffers};
-use super::{BalBindings, Candidates, Graphs, Push};
-use crate::cpu_reference::bal::kernels::KeyBits;
+use super::{BalBindings, Candidates, Graphs, KeyBits, Push};
 use crate::primitives::ReduceOp;
 use crate::vk::{ids, CompileOptions, Context, Dispatch, GpuBuffer, Graph, KernelId, VkResult};
 

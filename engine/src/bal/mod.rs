@@ -26,14 +26,16 @@
 //! SpMV). Energies (J) come back as scalars: [`BalContact::evaluate`] at `x`,
 //! [`BalContact::trial`] at `x_trial`.
 //!
-//! **When it is called** (Algorithm 1, spec §A3; host decisions use
-//! [`crate::cpu_reference::bal::solver`]'s `augmentation_rule`, `grown_sigma`, `initial_sigma`):
-//! 1. Start of step: `set_params` with σ⁰ (from `initial_sigma`: the unit-σ barrier gradient is
-//!    `evaluate` with σ = 1 and A′ empty, dotted with the elastic + inertia gradient), μ = 0:
-//!    [`BalContact::reset`].
+//! **When it is called** (Algorithm 1, spec §A3; the host decisions are the functions of
+//! [`rules`], which the CPU reference solver uses too):
+//! 1. Start of step: [`BalContact::reset`] (μ = 0, A′ = ∅), then `set_params` with σ⁰ =
+//!    [`rules::initial_sigma`] clamped to [`rules::sigma_bounds`] (the unit-σ barrier gradient
+//!    is [`BalContact::node_gradient`] after `evaluate` with σ = 1 and A′ empty, dotted with
+//!    the elastic + inertia gradient).
 //! 2. Every Newton iteration at xˡ: [`BalContact::run_active_set`] (A and its min d; an overflow
 //!    grows the list and redoes the pass before returning, so no pair is ever dropped), the A′
-//!    rule [`BalContact::apply_rule`], the friction lag [`BalContact::lag_friction`] (every
+//!    rule [`BalContact::apply_rule`] ([`rules::augmentation_rule`] from this and the previous
+//!    iteration's min d; always `Empty` for the inexact-Newton baseline), the friction lag [`BalContact::lag_friction`] (every
 //!    iteration, or at l = 0 only for per-step friction), [`BalContact::evaluate`] (energy,
 //!    node gradient, diagonal blocks, stiffness, C), then the PCG with `record_spmv`.
 //! 3. Before the line search: [`BalContact::max_step`] = α_max, the CCD bound over every
@@ -42,7 +44,9 @@
 //!    §5.2 halves α while it exceeds the cap, before the decrease test). The capacity given at
 //!    construction should exceed that cap, so the active list never overflows.
 //! 4. After the accepted step (not converged): [`BalContact::dual_update`] at xˡ⁺¹ (s, μ), then
-//!    σ by `grown_sigma` if min d < 10⁻² d̂ and `set_params`.
+//!    σ by [`rules::grown_sigma`] if min d < 10⁻² d̂ (the next `run_active_set` reports it) and
+//!    `set_params`. Convergence: ‖∇L‖ ≤ 10⁻⁴ ‖∇L⁰‖ with ∇L the stepper's gradient plus
+//!    `node_gradient`.
 //!
 //! Buffers are allocated once (pair capacity given at construction, grown only on overflow);
 //! graphs are compiled once per allocation. Every run is deterministic: pairs are ordered by
@@ -50,8 +54,10 @@
 
 mod buffers;
 mod graphs;
+pub mod rules;
 
-use crate::cpu_reference::bal::kernels::KeyBits;
+pub use rules::{AugRule, FrictionLagMode, KeyBits, SigmaRule};
+
 use crate::primitives::ReduceResult;
 use crate::proximity::ProximitySearch;
 use crate::vk::{CompiledGraph, Context, GpuBuffer, Graph, VkError};
@@ -91,29 +97,6 @@ impl BalParams {
             aug_threshold: (1e-2 * d_hat) as f32,
             rule: AugRule::Empty as u32,
             pad: 0.0,
-        }
-    }
-}
-
-/// What the A′ rule does (Algorithm 1 lines 4–8; codes as the kernels read them).
-#[repr(u32)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AugRule {
-    /// A′ = ∅.
-    Empty = 0,
-    /// A′ = pairs closer than 10⁻² d̂ (multipliers of pairs already in A′ carried).
-    Rebuild = 1,
-    /// A′ kept (pairs that left A leave A′).
-    Keep = 2,
-}
-
-impl From<crate::cpu_reference::bal::solver::AugmentationRule> for AugRule {
-    fn from(r: crate::cpu_reference::bal::solver::AugmentationRule) -> Self {
-        use crate::cpu_reference::bal::solver::AugmentationRule as R;
-        match r {
-            R::Empty => AugRule::Empty,
-            R::Rebuild => AugRule::Rebuild,
-            R::Keep => AugRule::Keep,
         }
     }
 }

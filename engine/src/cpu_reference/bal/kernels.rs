@@ -18,41 +18,7 @@ use nalgebra::Vector3;
 /// Marker of an empty slot's vertices.
 pub const NONE: u32 = u32::MAX;
 
-/// Bit widths of the pair keys `(kind << (a + b)) | (a << b) | b`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeyBits {
-    /// Bits of the first primitive (vertex or edge).
-    pub a: u32,
-    /// Bits of the second primitive (triangle or edge).
-    pub b: u32,
-}
-
-/// Bits that hold every value below `n + 1` (so that `n` itself is not all ones).
-fn bits_for(n: usize) -> u32 {
-    (usize::BITS - (n + 1).leading_zeros()).max(1)
-}
-
-impl KeyBits {
-    /// Widths for `nv` vertices, `nt` triangles and `ne` edges: a primitive index never reaches
-    /// all ones, so no key equals the sentinel.
-    pub fn new(nv: usize, nt: usize, ne: usize) -> KeyBits {
-        KeyBits {
-            a: bits_for(nv.max(ne)),
-            b: bits_for(nt.max(ne)),
-        }
-    }
-
-    /// Bits of a key: the inactive bit (candidates not closer than d̂ sort after the active
-    /// pairs), the kind bit and the two primitives.
-    pub fn total(&self) -> u32 {
-        2 + self.a + self.b
-    }
-
-    /// All ones in the key bits: the key of inactive slots, sorted last.
-    pub fn sentinel(&self) -> u64 {
-        (1u64 << self.total()) - 1
-    }
-}
+pub use crate::bal::KeyBits;
 
 /// The 64-bit key of an active pair (orders like [`super::problem::PairKey`]; candidates not
 /// closer than d̂ carry the inactive bit `1 << (total − 1)` on top).

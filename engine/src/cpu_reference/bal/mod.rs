@@ -14,10 +14,11 @@
 //!
 //! How the spec's ambiguities (§A7) are settled, and where:
 //! 1–3. σ⁰ with the squared norm, clamped to IPC Toolkit's corridor in distance units and
-//!      IPC's h²-scaled energy converted ([`solver::sigma_bounds`], [`solver::initial_sigma`]).
-//! 4.   Both σ readings ([`solver::SigmaRule`], [`solver::grown_sigma`]).
+//!      IPC's h²-scaled energy converted ([`crate::bal::rules::sigma_bounds`],
+//!      [`crate::bal::rules::initial_sigma`]; host rules shared with the GPU wiring).
+//! 4.   Both σ readings ([`crate::bal::rules::SigmaRule`], [`crate::bal::rules::grown_sigma`]).
 //! 5.   `d^[l+1]` = min d at the current iterate, `d^[l]` one iteration earlier
-//!      ([`solver::augmentation_rule`]).
+//!      ([`crate::bal::rules::augmentation_rule`]).
 //! 6.   Slacks frozen during a Newton iteration, updated with μ after it ([`pair`], solver).
 //! 7.   μ keyed by pair identity ([`problem::PairKey`]), kept while in A′, 0 on entry, and
 //!      A′ ⊂ A at every iteration (solver's `update_augmentation_set`).
@@ -28,7 +29,10 @@
 //! 12.  CCD bound (keeping ξ = 0.1 of each pair's distance), plain decrease, halving, 30
 //!      halvings, then the α < 1e-9 CG resumption ([`solver`]).
 //! 13.  500 Newton iterations at most, steps at the cap counted ([`solver::StepReport`]).
+//! 11.  Warm-start budget: not part of these kernels (Supple's `WarmStart` knobs stay).
 //! 14.  Unsquared distances throughout.
+//! 15–17. Not needed here (paper inconsistencies; the CCD is Supple's conservative CCD, not the
+//!      paper's deflated cubic solver).
 
 pub mod barrier;
 pub mod distance;

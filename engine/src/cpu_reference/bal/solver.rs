@@ -21,7 +21,7 @@
 
 use super::super::ccd::{ccd, CcdKind};
 use super::super::fem::{Mat12, TetRest, Vec12};
-use super::barrier::{barrier, barrier_first_derivative, barrier_second_derivative};
+use super::barrier::{barrier, barrier_first_derivative};
 use super::distance::{closest, StencilKind};
 use super::friction::{friction_terms, lag, FrictionLag};
 use super::pair::{pair_energy, pair_terms, Augmentation, PairParams};
@@ -29,24 +29,10 @@ use super::problem::{PairKey, Problem, Stencil};
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use std::collections::BTreeMap;
 
-/// How σ grows when a pair comes closer than 10⁻² d̂ (Algorithm 1 line 21; spec §A7 #4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SigmaRule {
-    /// As printed: `σ ← max(1.2 σ, 100 σ⁰)` (the first trigger jumps to 100 σ⁰, then ×1.2,
-    /// unbounded).
-    AsPrinted,
-    /// The cap reading: `σ ← min(1.2 σ, 100 σ⁰)` (IPC's `min(κ_max, 2κ)` analogue).
-    Capped,
-}
-
-/// When friction is re-lagged (spec §A5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FrictionLagMode {
-    /// After every Newton iteration (fully implicit, the paper).
-    PerIteration,
-    /// Once at the start of the step (semi-implicit, IPC).
-    PerStep,
-}
+pub use crate::bal::rules::{
+    augmentation_rule, grown_sigma, initial_sigma, sigma_bounds, AugRule, FrictionLagMode,
+    SigmaRule,
+};
 
 /// Linear solver of the Newton systems.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,17 +52,6 @@ pub enum CgExit {
     Stagnation,
     /// Iteration cap.
     Cap,
-}
-
-/// What Algorithm 1 lines 4–8 do with A′ (spec §A7 #5 for the ordering).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AugmentationRule {
-    /// Line 5: `A′ = ∅` (every multiplier dropped).
-    Empty,
-    /// Line 8: `A′ = {i ∈ A : d_i < 10⁻² d̂}`.
-    Rebuild,
-    /// Neither branch: A′ is kept.
-    Keep,
 }
 
 /// Settings of the BAL method (SI units). [`BalSettings::paper`] gives the paper's values.
@@ -173,58 +148,6 @@ impl BalSettings {
         }
         Ok(())
     }
-}
-
-/// Algorithm 1 lines 20–21: σ after an iteration whose new iterate has `min d < 10⁻² d̂`.
-pub fn grown_sigma(rule: SigmaRule, sigma: f64, sigma0: f64) -> f64 {
-    match rule {
-        SigmaRule::AsPrinted => (1.2 * sigma).max(100.0 * sigma0),
-        SigmaRule::Capped => (1.2 * sigma).min(100.0 * sigma0),
-    }
-}
-
-/// Algorithm 1 lines 4–8. `dmin_cur` = min d over A at the current iterate (the printed
-/// `d^[l+1]`), `dmin_prev` = the same one iteration earlier (`d^[l]`); at l = 0 both are the
-/// start-of-step value (spec §A7 #5). An empty A has min d = +∞.
-pub fn augmentation_rule(
-    dmin_cur: f64,
-    dmin_prev: f64,
-    aug_empty: bool,
-    d_hat: f64,
-) -> AugmentationRule {
-    if dmin_cur > 1e-2 * d_hat {
-        AugmentationRule::Empty
-    } else if dmin_cur < dmin_prev || aug_empty {
-        AugmentationRule::Rebuild
-    } else {
-        AugmentationRule::Keep
-    }
-}
-
-/// σ's corridor `[σ_min, 100 σ_min]` (spec §A7 #3, ours): IPC Toolkit's
-/// `κ_min = 10¹¹ m̄ / (4 d₀ b″(d₀))` (`initial_barrier_stiffness`) recomputed for unsquared
-/// distances, `σ_min = 10¹¹ m̄ / (h² b″(d₀))` with `d₀ = 10⁻⁸ · bbox diagonal` (½ d̂ if that is
-/// not below d̂). The `1/h²` converts IPC's incremental potential, which is scaled by h², to
-/// ours (`E = ‖x − y‖²_M / (2h²) + Ψ`, spec Part C, IPC Toolkit #163). m̄ = mean free mass.
-pub fn sigma_bounds(mean_mass: f64, bbox_diagonal: f64, d_hat: f64, h: f64) -> (f64, f64) {
-    let mut d0 = 1e-8 * bbox_diagonal;
-    if !(d0 > 0.0 && d0 < d_hat) {
-        d0 = 0.5 * d_hat;
-    }
-    let min = 1e11 * mean_mass / (h * h * barrier_second_derivative(d0, d_hat));
-    (min, 100.0 * min)
-}
-
-/// σ⁰ of §3.4 with the squared norm (spec §A7 #1–#3): `−gᵦ·g_E / ‖gᵦ‖²` clamped to `bounds`;
-/// `bounds.0` when there is no barrier gradient (no contact at the start of the step).
-pub fn initial_sigma(g_barrier: &DVector<f64>, g_energy: &DVector<f64>, bounds: (f64, f64)) -> f64 {
-    let nb = g_barrier.norm_squared();
-    let raw = if nb > 0.0 {
-        -g_barrier.dot(g_energy) / nb
-    } else {
-        bounds.0
-    };
-    raw.clamp(bounds.0, bounds.1)
 }
 
 /// What one time step did (the per-step telemetry of the report.json).
@@ -602,20 +525,15 @@ impl BalSolver {
     /// Applies the A′ rule; spec §A7 #7 (ours): μ is keyed by pair identity, kept while the
     /// pair stays in A′, 0 when it enters; A′ ⊂ A always (a pair leaves A′ with A, since A′ is
     /// only defined on A, line 8), so a separated pair never keeps a multiplier force.
-    fn update_augmentation_set(
-        &self,
-        rule: AugmentationRule,
-        dist: &[f64],
-        st: &mut IterationState,
-    ) {
+    fn update_augmentation_set(&self, rule: AugRule, dist: &[f64], st: &mut IterationState) {
         let dh = self.settings.d_hat;
         let old = std::mem::take(&mut st.aug);
         if !self.settings.augmentation {
             return;
         }
         match rule {
-            AugmentationRule::Empty => {}
-            AugmentationRule::Rebuild => {
+            AugRule::Empty => {}
+            AugRule::Rebuild => {
                 for (s, &d) in self.stencils.iter().zip(dist) {
                     if d < 1e-2 * dh {
                         let a = old
@@ -626,7 +544,7 @@ impl BalSolver {
                     }
                 }
             }
-            AugmentationRule::Keep => {
+            AugRule::Keep => {
                 for (k, a) in old {
                     if dist[self.index[&k]] < dh {
                         st.aug.insert(k, a);
@@ -810,7 +728,12 @@ impl BalSolver {
             .1
             .map(|d| d.0)
             .unwrap_or_default();
-        let sigma0 = initial_sigma(&self.unit_barrier_gradient(&x), &g_energy, self.bounds);
+        let g_barrier = self.unit_barrier_gradient(&x);
+        let sigma0 = initial_sigma(
+            g_barrier.dot(&g_energy),
+            g_barrier.norm_squared(),
+            self.bounds,
+        );
         rep.sigma0 = sigma0;
         let mut st = IterationState {
             sigma: sigma0,

@@ -7,7 +7,7 @@ use super::problem::scenarios::*;
 use super::problem::Problem;
 use super::solver::*;
 use crate::intersection_check::{trajectory_check, Surface};
-use nalgebra::{DVector, Vector3};
+use nalgebra::Vector3;
 
 fn settings(linear: LinearSolve) -> BalSettings {
     BalSettings {
@@ -100,39 +100,16 @@ fn bad_settings_and_problems_are_refused_with_the_field_named() {
 }
 
 #[test]
-fn sigma_and_augmentation_rules() {
-    // As printed: the first trigger jumps to 100 σ⁰, then ×1.2 without bound.
-    let mut s = 1.0;
-    s = grown_sigma(SigmaRule::AsPrinted, s, 1.0);
-    assert_eq!(s, 100.0);
-    s = grown_sigma(SigmaRule::AsPrinted, s, 1.0);
-    assert!((s - 120.0).abs() < 1e-12);
-    // Capped: ×1.2 up to 100 σ⁰.
-    let mut c = 1.0;
-    for _ in 0..100 {
-        c = grown_sigma(SigmaRule::Capped, c, 1.0);
-        assert!(c <= 100.0);
-    }
-    assert_eq!(c, 100.0);
-    let dh = 1e-3;
-    use AugmentationRule::*;
-    assert_eq!(
-        augmentation_rule(f64::INFINITY, f64::INFINITY, true, dh),
-        Empty
-    );
-    assert_eq!(augmentation_rule(2e-5, 2e-5, false, dh), Empty);
-    assert_eq!(augmentation_rule(5e-6, 8e-6, false, dh), Rebuild);
-    assert_eq!(augmentation_rule(5e-6, 5e-6, true, dh), Rebuild);
-    assert_eq!(augmentation_rule(5e-6, 4e-6, false, dh), Keep);
-    // σ⁰: squared norm, clamped to the corridor; the lower bound without contact.
-    let gb = DVector::from_vec(vec![0.0, -2.0, 0.0]);
-    let ge = DVector::from_vec(vec![0.0, 6.0, 1.0]);
-    assert_eq!(initial_sigma(&gb, &ge, (0.0, 1e9)), 3.0);
-    assert_eq!(initial_sigma(&gb, &ge, (5.0, 1e9)), 5.0);
-    assert_eq!(initial_sigma(&gb, &ge, (0.1, 1.0)), 1.0);
-    assert_eq!(initial_sigma(&DVector::zeros(3), &ge, (0.5, 50.0)), 0.5);
+fn sigma_corridor_uses_the_reference_barrier_curvature() {
+    // d₀ = 1e-8 · 0.2 m; σ_min = 1e11 m̄ / (h² b″(d₀)).
     let (lo, hi) = sigma_bounds(1e-3, 0.2, 1e-3, 1.0 / 30.0);
-    assert!(lo > 0.0 && (hi / lo - 100.0).abs() < 1e-12);
+    let b2 = super::barrier::barrier_second_derivative(2e-9, 1e-3);
+    assert!((lo - 1e11 * 1e-3 * 900.0 / b2).abs() <= 1e-12 * lo);
+    assert_eq!(hi, 100.0 * lo);
+    // d₀ not below d̂ falls back to ½ d̂.
+    let (lo, _) = sigma_bounds(1e-3, 1e6, 1e-3, 1.0);
+    let b2 = super::barrier::barrier_second_derivative(5e-4, 1e-3);
+    assert!((lo - 1e11 * 1e-3 / b2).abs() <= 1e-12 * lo);
 }
 
 /// Centre-of-mass velocity of body `b` (m/s).
