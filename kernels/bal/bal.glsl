@@ -12,6 +12,7 @@
 // gives grad d^2 = 2 w_k r and hess d^2 = phi_xx - phi_xt phi_tt^-1 phi_tx (distance.rs).
 #ifndef SUPPLE_BAL_GLSL
 #define SUPPLE_BAL_GLSL
+#extension GL_EXT_control_flow_attributes : require
 #include "distance.glsl"
 
 const uint BAL_NONE = 0xFFFFFFFFu;
@@ -99,11 +100,15 @@ vec2 bal_parameters(uint red, uvec4 c, vec4 W) {
 
 // Unsquared distance of a stencil with gradient g (12) and Hessian h (12x12); returns d
 // (0 when touching: g and h are then left zero). code and W receive the closest features.
+// The reduced weights are scattered to the stencil's corner order first (0 for corners not
+// taking part), so every loop below has static bounds and indices.
 float bal_distance_derivatives(uint kind, vec3 x[4], out uint code, out vec4 W,
-                               out float g[12], out float h[12][12]) {
-    for (uint i = 0u; i < 12u; ++i) {
+                               out float g[12], out float h[12][12], out float basis[5][12]) {
+    [[unroll]] for (uint a = 0u; a < 5u; ++a)
+        [[unroll]] for (uint i = 0u; i < 12u; ++i) basis[a][i] = 0.0;
+    [[unroll]] for (uint i = 0u; i < 12u; ++i) {
         g[i] = 0.0;
-        for (uint j = 0u; j < 12u; ++j) h[i][j] = 0.0;
+        [[unroll]] for (uint j = 0u; j < 12u; ++j) h[i][j] = 0.0;
     }
     Closest cl = bal_closest(kind, x);
     code = cl.kind;
@@ -118,19 +123,26 @@ float bal_distance_derivatives(uint kind, vec3 x[4], out uint code, out vec4 W,
     vec2 th = bal_parameters(red, c, W);
     vec4 w, dw0, dw1;
     bal_reduced_weights(red, th, w, dw0, dw1);
+    // Reduced weights in stencil corner order.
+    vec4 ws = vec4(0.0), d0 = vec4(0.0), d1 = vec4(0.0);
+    for (uint k = 0u; k < 4u; ++k) {
+        if (k < n) {
+            ws[c[k]] = w[k];
+            d0[c[k]] = dw0[k];
+            d1[c[k]] = dw1[k];
+        }
+    }
     // r = sum w_k x_k: the query's diff (normalized coordinates, accurate for tiny d), signed
     // so that the reduced weights produce it (the query's weight of the first corner is +-1
     // except for edge interiors, whose weights are the reduced ones).
     float sgn = red == BAL_RED_EE ? 1.0 : W[c[0]];
     vec3 r = cl.diff * sgn;
-    // g_a = sum dw_a,k x_k: edge vectors, relative to corner c0.
+    // g_a = sum dw_a,k x_k (weights sum to zero: relative to corner 0).
     vec3 ga0 = vec3(0.0), ga1 = vec3(0.0);
-    for (uint k = 1u; k < 4u; ++k) {
-        if (k < n) {
-            vec3 xk = x[c[k]] - x[c[0]];
-            ga0 += xk * dw0[k];
-            ga1 += xk * dw1[k];
-        }
+    [[unroll]] for (uint k = 1u; k < 4u; ++k) {
+        vec3 xk = x[k] - x[0];
+        ga0 += xk * d0[k];
+        ga1 += xk * d1[k];
     }
     // phi_tt^-1.
     float p00 = 2.0 * dot(ga0, ga0), p01 = 2.0 * dot(ga0, ga1), p11 = 2.0 * dot(ga1, ga1);
@@ -141,29 +153,34 @@ float bal_distance_derivatives(uint kind, vec3 x[4], out uint code, out vec4 W,
         float det = p00 * p11 - p01 * p01;
         if (det != 0.0) inv = mat2(p11, -p01, -p01, p00) / det;
     }
+    // The Hessians of d^2 and d (and g) lie in span{w (x) e_i, phi_x,theta_a}: at most 5
+    // vectors (distance.rs), the basis of the subspace PSD projection.
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+        [[unroll]] for (uint i = 0u; i < 3u; ++i) {
+            basis[i][3u * k + i] = ws[k];
+            basis[3][3u * k + i] = m >= 1u ? 2.0 * (ws[k] * ga0[i] + d0[k] * r[i]) : 0.0;
+            basis[4][3u * k + i] = m >= 2u ? 2.0 * (ws[k] * ga1[i] + d1[k] * r[i]) : 0.0;
+        }
+    }
     float id = 1.0 / d;
-    for (uint k = 0u; k < 4u; ++k) {
-        if (k >= n) continue;
-        uint ck = c[k];
-        vec3 gk = r * (w[k] * id);
-        g[3u * ck] = gk.x;
-        g[3u * ck + 1u] = gk.y;
-        g[3u * ck + 2u] = gk.z;
-        vec3 ak0 = (ga0 * w[k] + r * dw0[k]) * 2.0;
-        vec3 ak1 = (ga1 * w[k] + r * dw1[k]) * 2.0;
-        for (uint l = 0u; l < 4u; ++l) {
-            if (l >= n) continue;
-            uint cl2 = c[l];
-            vec3 al0 = (ga0 * w[l] + r * dw0[l]) * 2.0;
-            vec3 al1 = (ga1 * w[l] + r * dw1[l]) * 2.0;
-            for (uint i = 0u; i < 3u; ++i) {
-                for (uint j = 0u; j < 3u; ++j) {
-                    float v = (i == j ? 2.0 * w[k] * w[l] : 0.0);
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+        vec3 gk = r * (ws[k] * id);
+        g[3u * k] = gk.x;
+        g[3u * k + 1u] = gk.y;
+        g[3u * k + 2u] = gk.z;
+        vec3 ak0 = (ga0 * ws[k] + r * d0[k]) * 2.0;
+        vec3 ak1 = (ga1 * ws[k] + r * d1[k]) * 2.0;
+        [[unroll]] for (uint l = 0u; l < 4u; ++l) {
+            vec3 al0 = (ga0 * ws[l] + r * d0[l]) * 2.0;
+            vec3 al1 = (ga1 * ws[l] + r * d1[l]) * 2.0;
+            [[unroll]] for (uint i = 0u; i < 3u; ++i) {
+                [[unroll]] for (uint j = 0u; j < 3u; ++j) {
+                    float v = (i == j ? 2.0 * ws[k] * ws[l] : 0.0);
                     v -= ak0[i] * inv[0][0] * al0[j] + ak0[i] * inv[0][1] * al1[j]
                        + ak1[i] * inv[1][0] * al0[j] + ak1[i] * inv[1][1] * al1[j];
                     // d^2 Hessian / 2d - (2 w_k r)(2 w_l r)^T / 4d^3.
-                    h[3u * ck + i][3u * cl2 + j] =
-                        v * (0.5 * id) - w[k] * w[l] * r[i] * r[j] * id * id * id;
+                    h[3u * k + i][3u * l + j] =
+                        v * (0.5 * id) - ws[k] * ws[l] * r[i] * r[j] * id * id * id;
                 }
             }
         }
@@ -177,7 +194,7 @@ float bal_edge_cross(vec3 x[4], out float gc[12]) {
     float uu = dot(u, u), vv = dot(v, v), uv = dot(u, v);
     vec3 gu = u * (2.0 * vv) - v * (2.0 * uv);
     vec3 gv = v * (2.0 * uu) - u * (2.0 * uv);
-    for (uint i = 0u; i < 3u; ++i) {
+    [[unroll]] for (uint i = 0u; i < 3u; ++i) {
         gc[i] = -gu[i];
         gc[3u + i] = gu[i];
         gc[6u + i] = -gv[i];
@@ -190,17 +207,17 @@ float bal_edge_cross(vec3 x[4], out float gc[12]) {
 void bal_add_edge_cross_hessian(vec3 x[4], float s, inout float h[12][12]) {
     vec3 u = x[1] - x[0], v = x[3] - x[2];
     float uu = dot(u, u), vv = dot(v, v), uv = dot(u, v);
-    for (uint i = 0u; i < 3u; ++i) {
-        for (uint j = 0u; j < 3u; ++j) {
+    [[unroll]] for (uint i = 0u; i < 3u; ++i) {
+        [[unroll]] for (uint j = 0u; j < 3u; ++j) {
             float e = i == j ? 1.0 : 0.0;
             float huu = 2.0 * vv * e - 2.0 * v[i] * v[j];
             float hvv = 2.0 * uu * e - 2.0 * u[i] * u[j];
             // d(grad_u c)_i / dv_j and its transpose.
             float huv = 4.0 * u[i] * v[j] - 2.0 * v[i] * u[j] - 2.0 * uv * e;
             float hvu = 4.0 * u[j] * v[i] - 2.0 * v[j] * u[i] - 2.0 * uv * e;
-            for (uint a = 0u; a < 2u; ++a) {
+            [[unroll]] for (uint a = 0u; a < 2u; ++a) {
                 float sa = a == 0u ? -s : s;
-                for (uint b = 0u; b < 2u; ++b) {
+                [[unroll]] for (uint b = 0u; b < 2u; ++b) {
                     float sab = b == 0u ? -sa : sa;
                     h[3u * a + i][3u * b + j] += sab * huu;
                     h[3u * (a + 2u) + i][3u * (b + 2u) + j] += sab * hvv;
@@ -227,57 +244,178 @@ void bal_distance_terms(float d, float sigma, float dh, vec4 aug, out vec3 base,
 }
 
 // In-place PSD projection of a symmetric 12x12 matrix by cyclic Jacobi rotations; returns the
-// sum of the clamped eigenvalues (the projected trace).
+// sum of the clamped eigenvalues (the projected trace). The rotations work on a local copy with
+// fully unrolled loops, so every index is static and the matrices stay out of indexed memory
+// (lavapipe scalarizes dynamically indexed private arrays into per-lane gathers).
 float bal_project_psd(inout float a[12][12]) {
+    float m[12][12];
     float v[12][12];
-    for (uint i = 0u; i < 12u; ++i)
-        for (uint j = 0u; j < 12u; ++j) v[i][j] = i == j ? 1.0 : 0.0;
+    [[unroll]] for (uint i = 0u; i < 12u; ++i) {
+        [[unroll]] for (uint j = 0u; j < 12u; ++j) {
+            m[i][j] = a[i][j];
+            v[i][j] = i == j ? 1.0 : 0.0;
+        }
+    }
     for (uint sweep = 0u; sweep < 16u; ++sweep) {
         float off = 0.0, diag = 0.0;
-        for (uint p = 0u; p < 12u; ++p) {
-            diag += a[p][p] * a[p][p];
-            for (uint q = p + 1u; q < 12u; ++q) off += a[p][q] * a[p][q];
+        [[unroll]] for (uint p = 0u; p < 12u; ++p) {
+            diag += m[p][p] * m[p][p];
+            [[unroll]] for (uint q = p + 1u; q < 12u; ++q) off += m[p][q] * m[p][q];
         }
         if (!(off > 1e-14 * diag)) break;
-        for (uint p = 0u; p < 11u; ++p) {
-            for (uint q = p + 1u; q < 12u; ++q) {
-                float apq = a[p][q];
-                if (apq == 0.0) continue;
-                float theta = (a[q][q] - a[p][p]) / (2.0 * apq);
-                float t = abs(theta) > 1e18 ? 0.5 / theta
-                        : (theta >= 0.0 ? 1.0 : -1.0) / (abs(theta) + sqrt(theta * theta + 1.0));
-                float cs = inversesqrt(t * t + 1.0);
-                float sn = t * cs;
-                for (uint k = 0u; k < 12u; ++k) {
-                    float akp = a[k][p], akq = a[k][q];
-                    a[k][p] = cs * akp - sn * akq;
-                    a[k][q] = sn * akp + cs * akq;
-                }
-                for (uint k = 0u; k < 12u; ++k) {
-                    float apk = a[p][k], aqk = a[q][k];
-                    a[p][k] = cs * apk - sn * aqk;
-                    a[q][k] = sn * apk + cs * aqk;
-                }
-                for (uint k = 0u; k < 12u; ++k) {
-                    float vkp = v[k][p], vkq = v[k][q];
-                    v[k][p] = cs * vkp - sn * vkq;
-                    v[k][q] = sn * vkp + cs * vkq;
+        [[unroll]] for (uint p = 0u; p < 11u; ++p) {
+            [[unroll]] for (uint q = p + 1u; q < 12u; ++q) {
+                float apq = m[p][q];
+                if (apq != 0.0) {
+                    float theta = (m[q][q] - m[p][p]) / (2.0 * apq);
+                    float t = abs(theta) > 1e18
+                            ? 0.5 / theta
+                            : (theta >= 0.0 ? 1.0 : -1.0) / (abs(theta) + sqrt(theta * theta + 1.0));
+                    float cs = inversesqrt(t * t + 1.0);
+                    float sn = t * cs;
+                    [[unroll]] for (uint k = 0u; k < 12u; ++k) {
+                        float akp = m[k][p], akq = m[k][q];
+                        m[k][p] = cs * akp - sn * akq;
+                        m[k][q] = sn * akp + cs * akq;
+                    }
+                    [[unroll]] for (uint k = 0u; k < 12u; ++k) {
+                        float apk = m[p][k], aqk = m[q][k];
+                        m[p][k] = cs * apk - sn * aqk;
+                        m[q][k] = sn * apk + cs * aqk;
+                    }
+                    [[unroll]] for (uint k = 0u; k < 12u; ++k) {
+                        float vkp = v[k][p], vkq = v[k][q];
+                        v[k][p] = cs * vkp - sn * vkq;
+                        v[k][q] = sn * vkp + cs * vkq;
+                    }
                 }
             }
         }
     }
     float lam[12];
     float trace = 0.0;
-    for (uint k = 0u; k < 12u; ++k) {
-        lam[k] = max(a[k][k], 0.0);
+    [[unroll]] for (uint k = 0u; k < 12u; ++k) {
+        lam[k] = max(m[k][k], 0.0);
         trace += lam[k];
     }
-    for (uint i = 0u; i < 12u; ++i) {
-        for (uint j = i; j < 12u; ++j) {
+    [[unroll]] for (uint i = 0u; i < 12u; ++i) {
+        [[unroll]] for (uint j = i; j < 12u; ++j) {
             float s = 0.0;
-            for (uint k = 0u; k < 12u; ++k) s += v[i][k] * lam[k] * v[j][k];
+            [[unroll]] for (uint k = 0u; k < 12u; ++k) s += v[i][k] * lam[k] * v[j][k];
             a[i][j] = s;
             a[j][i] = s;
+        }
+    }
+    return trace;
+}
+
+// PSD projection of a symmetric 12x12 matrix whose rows and columns lie in the span of the five
+// 12-vectors `basis` (some may be zero or dependent): with B an orthonormal basis of that span
+// (modified Gram-Schmidt, dropping vectors whose remainder is below 1e-4 of their length),
+// h = B (B^T h B) B^T exactly, so h+ = B (B^T h B)+ B^T needs only a 5x5 eigen-solve (Jacobi).
+// Returns the projected trace. Used for every pair whose Hessian is a function of the distance
+// alone (all but mollified edge-edge pairs): 12x12 Jacobi rotations cost ~60x more on lavapipe.
+float bal_project_psd_subspace(inout float h[12][12], float basis[5][12]) {
+    float b[5][12];
+    [[unroll]] for (uint a = 0u; a < 5u; ++a) {
+        float len2 = 0.0;
+        [[unroll]] for (uint i = 0u; i < 12u; ++i) {
+            b[a][i] = basis[a][i];
+            len2 += b[a][i] * b[a][i];
+        }
+        [[unroll]] for (uint c = 0u; c < a; ++c) {
+            float dp = 0.0;
+            [[unroll]] for (uint i = 0u; i < 12u; ++i) dp += b[c][i] * b[a][i];
+            [[unroll]] for (uint i = 0u; i < 12u; ++i) b[a][i] -= dp * b[c][i];
+        }
+        float rem2 = 0.0;
+        [[unroll]] for (uint i = 0u; i < 12u; ++i) rem2 += b[a][i] * b[a][i];
+        float sc = rem2 > 1e-8 * len2 && rem2 > 0.0 ? inversesqrt(rem2) : 0.0;
+        [[unroll]] for (uint i = 0u; i < 12u; ++i) b[a][i] *= sc;
+    }
+    // Small matrix S = B^T h B.
+    float hb[12][5];
+    [[unroll]] for (uint i = 0u; i < 12u; ++i) {
+        [[unroll]] for (uint a = 0u; a < 5u; ++a) {
+            float acc = 0.0;
+            [[unroll]] for (uint j = 0u; j < 12u; ++j) acc += h[i][j] * b[a][j];
+            hb[i][a] = acc;
+        }
+    }
+    float sm[5][5];
+    float v[5][5];
+    [[unroll]] for (uint a = 0u; a < 5u; ++a) {
+        [[unroll]] for (uint c = 0u; c < 5u; ++c) {
+            float acc = 0.0;
+            [[unroll]] for (uint i = 0u; i < 12u; ++i) acc += b[a][i] * hb[i][c];
+            sm[a][c] = acc;
+            v[a][c] = a == c ? 1.0 : 0.0;
+        }
+    }
+    // Symmetrize (rounding) and diagonalize.
+    [[unroll]] for (uint a = 0u; a < 5u; ++a)
+        [[unroll]] for (uint c = a + 1u; c < 5u; ++c) {
+            float avg = 0.5 * (sm[a][c] + sm[c][a]);
+            sm[a][c] = avg;
+            sm[c][a] = avg;
+        }
+    for (uint sweep = 0u; sweep < 16u; ++sweep) {
+        float off = 0.0, diag = 0.0;
+        [[unroll]] for (uint p = 0u; p < 5u; ++p) {
+            diag += sm[p][p] * sm[p][p];
+            [[unroll]] for (uint q = p + 1u; q < 5u; ++q) off += sm[p][q] * sm[p][q];
+        }
+        if (!(off > 1e-14 * diag)) break;
+        [[unroll]] for (uint p = 0u; p < 4u; ++p) {
+            [[unroll]] for (uint q = p + 1u; q < 5u; ++q) {
+                float apq = sm[p][q];
+                if (apq != 0.0) {
+                    float theta = (sm[q][q] - sm[p][p]) / (2.0 * apq);
+                    float t = abs(theta) > 1e18
+                            ? 0.5 / theta
+                            : (theta >= 0.0 ? 1.0 : -1.0) / (abs(theta) + sqrt(theta * theta + 1.0));
+                    float cs = inversesqrt(t * t + 1.0);
+                    float sn = t * cs;
+                    [[unroll]] for (uint k = 0u; k < 5u; ++k) {
+                        float akp = sm[k][p], akq = sm[k][q];
+                        sm[k][p] = cs * akp - sn * akq;
+                        sm[k][q] = sn * akp + cs * akq;
+                    }
+                    [[unroll]] for (uint k = 0u; k < 5u; ++k) {
+                        float apk = sm[p][k], aqk = sm[q][k];
+                        sm[p][k] = cs * apk - sn * aqk;
+                        sm[q][k] = sn * apk + cs * aqk;
+                    }
+                    [[unroll]] for (uint k = 0u; k < 5u; ++k) {
+                        float vkp = v[k][p], vkq = v[k][q];
+                        v[k][p] = cs * vkp - sn * vkq;
+                        v[k][q] = sn * vkp + cs * vkq;
+                    }
+                }
+            }
+        }
+    }
+    // h+ = Q diag(max(lambda, 0)) Q^T with Q = B^T... (12 x 5): Q[i][k] = sum_a b[a][i] v[a][k].
+    float q[12][5];
+    float lam[5];
+    float trace = 0.0;
+    [[unroll]] for (uint k = 0u; k < 5u; ++k) {
+        lam[k] = max(sm[k][k], 0.0);
+        trace += lam[k];
+    }
+    [[unroll]] for (uint i = 0u; i < 12u; ++i) {
+        [[unroll]] for (uint k = 0u; k < 5u; ++k) {
+            float acc = 0.0;
+            [[unroll]] for (uint a = 0u; a < 5u; ++a) acc += b[a][i] * v[a][k];
+            q[i][k] = acc;
+        }
+    }
+    [[unroll]] for (uint i = 0u; i < 12u; ++i) {
+        [[unroll]] for (uint j = i; j < 12u; ++j) {
+            float acc = 0.0;
+            [[unroll]] for (uint k = 0u; k < 5u; ++k) acc += q[i][k] * lam[k] * q[j][k];
+            h[i][j] = acc;
+            h[j][i] = acc;
         }
     }
     return trace;
@@ -291,10 +429,11 @@ float bal_pair_terms(uint kind, vec3 x[4], float sigma, float dh, vec4 aug, floa
     uint code;
     vec4 W;
     float gd[12];
-    float d = bal_distance_derivatives(kind, x, code, W, gd, h);
+    float basis[5][12];
+    float d = bal_distance_derivatives(kind, x, code, W, gd, h, basis);
     energy = vec2(0.0);
     stiffness = vec4(0.0);
-    for (uint i = 0u; i < 12u; ++i) g[i] = 0.0;
+    [[unroll]] for (uint i = 0u; i < 12u; ++i) g[i] = 0.0;
     if (!(d > 0.0)) {
         energy = vec2(BAL_INF, 0.0);
         return d;
@@ -304,21 +443,28 @@ float bal_pair_terms(uint kind, vec3 x[4], float sigma, float dh, vec4 aug, floa
     vec3 e = base + al;
     // Mollifier (edge-edge stencils).
     float gc[12];
-    for (uint i = 0u; i < 12u; ++i) gc[i] = 0.0;
+    [[unroll]] for (uint i = 0u; i < 12u; ++i) gc[i] = 0.0;
     vec3 mol = vec3(1.0, 0.0, 0.0);
     if (kind == BAL_KIND_EE && mol_eps > 0.0) mol = bal_mollifier(bal_edge_cross(x, gc), mol_eps);
     energy = mol.x * vec2(base.x, al.x);
     // h = m (e'' gd gd^T + e' hd) + m' e' (gd gc^T + gc gd^T) + e (m'' gc gc^T + m' hc).
-    for (uint i = 0u; i < 12u; ++i) {
+    [[unroll]] for (uint i = 0u; i < 12u; ++i) {
         g[i] = mol.x * e.y * gd[i] + e.x * mol.y * gc[i];
-        for (uint j = 0u; j < 12u; ++j) {
+        [[unroll]] for (uint j = 0u; j < 12u; ++j) {
             h[i][j] = mol.x * (e.z * gd[i] * gd[j] + e.y * h[i][j])
                     + mol.y * e.y * (gd[i] * gc[j] + gc[i] * gd[j])
                     + e.x * mol.z * gc[i] * gc[j];
         }
     }
-    if (mol.y != 0.0) bal_add_edge_cross_hessian(x, e.x * mol.y, h);
-    float trace = bal_project_psd(h);
+    // A mollified edge-edge Hessian spans all 12 dimensions: full Jacobi; every other pair's
+    // lies in the span of its distance basis.
+    float trace;
+    if (mol.y != 0.0 || mol.z != 0.0) {
+        if (mol.y != 0.0) bal_add_edge_cross_hessian(x, e.x * mol.y, h);
+        trace = bal_project_psd(h);
+    } else {
+        trace = bal_project_psd_subspace(h, basis);
+    }
     // Corners taking part: the reduced stencil's, or all four while the mollifier acts.
     uint ri = bal_red_index(kind, code);
     uvec4 c = BAL_RED_CORNERS[ri];
@@ -401,13 +547,13 @@ float bal_f2_term(float y, float eps) {
 float bal_friction_terms(vec4 beta, vec3 t0, vec3 t1, float chi_lambda, vec3 x[4], vec3 xs[4],
                          float eps, out float g[12], out float h[12][12], out vec4 stiffness) {
     vec3 disp = vec3(0.0);
-    for (uint k = 0u; k < 4u; ++k) disp += (x[k] - xs[k]) * beta[k];
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) disp += (x[k] - xs[k]) * beta[k];
     vec2 u = vec2(dot(t0, disp), dot(t1, disp));
     float y = length(u);
     float energy = chi_lambda * bal_f0(y, eps);
     float fy = bal_f1_over_y(y, eps);
     vec3 force = (t0 * u.x + t1 * u.y) * (chi_lambda * fy);
-    for (uint k = 0u; k < 4u; ++k) {
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) {
         g[3u * k] = force.x * beta[k];
         g[3u * k + 1u] = force.y * beta[k];
         g[3u * k + 2u] = force.z * beta[k];
@@ -425,12 +571,12 @@ float bal_friction_terms(vec4 beta, vec3 t0, vec3 t1, float chi_lambda, vec3 x[4
     mat3x2 tt = transpose(mat2x3(t0, t1));
     mat3 inner = transpose(tt) * mp * tt * chi_lambda;
     float bb = 0.0;
-    for (uint k = 0u; k < 4u; ++k) {
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) {
         bb += beta[k] * beta[k];
-        for (uint l = 0u; l < 4u; ++l) {
+        [[unroll]] for (uint l = 0u; l < 4u; ++l) {
             float s = beta[k] * beta[l];
-            for (uint i = 0u; i < 3u; ++i)
-                for (uint j = 0u; j < 3u; ++j) h[3u * k + i][3u * l + j] = inner[j][i] * s;
+            [[unroll]] for (uint i = 0u; i < 3u; ++i)
+                [[unroll]] for (uint j = 0u; j < 3u; ++j) h[3u * k + i][3u * l + j] = inner[j][i] * s;
         }
     }
     float used = 0.0;

@@ -37,9 +37,9 @@ void main() {
     float h[12][12];
     vec4 st = vec4(0.0);
     float e = 0.0;
-    for (uint i = 0u; i < 12u; ++i) {
+    [[unroll]] for (uint i = 0u; i < 12u; ++i) {
         g[i] = 0.0;
-        for (uint j = 0u; j < 12u; ++j) h[i][j] = 0.0;
+        [[unroll]] for (uint j = 0u; j < 12u; ++j) h[i][j] = 0.0;
     }
     if (v.x != BAL_NONE) {
         vec3 xs[4];
@@ -60,11 +60,13 @@ void main() {
         }
     }
     energy[s] = e;
-    for (uint k = 0u; k < 4u; ++k) {
+    // Empty slots are never gathered (their incidence keys are the vertex count).
+    if (v.x == BAL_NONE) return;
+    [[unroll]] for (uint k = 0u; k < 4u; ++k) {
         grad[4u * s + k] = vec4(g[3u * k], g[3u * k + 1u], g[3u * k + 2u], 0.0);
-        for (uint l = 0u; l < 4u; ++l) {
+        [[unroll]] for (uint l = 0u; l < 4u; ++l) {
             uint b = 3u * (16u * s + 4u * k + l);
-            for (uint r = 0u; r < 3u; ++r) {
+            [[unroll]] for (uint r = 0u; r < 3u; ++r) {
                 hess[b + r] = vec4(h[3u * k + r][3u * l], h[3u * k + r][3u * l + 1u],
                                    h[3u * k + r][3u * l + 2u], 0.0);
             }

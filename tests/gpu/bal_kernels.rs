@@ -49,8 +49,13 @@ fn round32(v: Vector3<f64>) -> Vector3<f64> {
 }
 
 fn scene(seed: u64, tets: usize) -> Scene {
+    scene_sized(seed, tets, 6)
+}
+
+/// [`scene`] with an `n` × `n` floor grid; tets fill rows of three, 4.2 mm apart.
+fn scene_sized(seed: u64, tets: usize, n: usize) -> Scene {
     let mut r = rng(seed);
-    let (n, a) = (6usize, 2e-3);
+    let a = 2e-3;
     let mut x = Vec::new();
     let mut body = Vec::new();
     for j in 0..=n {
@@ -84,8 +89,9 @@ fn scene(seed: u64, tets: usize) -> Scene {
         ]
         .map(|p| rot * p);
         let low = local.iter().map(|p| p.z).fold(f64::MAX, f64::min);
-        let cx = 1.5e-3 + (t % 3) as f64 * 4.2e-3 + r.random_range(0.0..1e-3);
-        let cy = 1.5e-3 + (t / 3) as f64 * 4.2e-3 + r.random_range(0.0..1e-3);
+        let per_row = (((n as f64) * a + 0.6e-3) / 4.2e-3) as usize;
+        let cx = 1.5e-3 + (t % per_row) as f64 * 4.2e-3 + r.random_range(0.0..1e-3);
+        let cy = 1.5e-3 + (t / per_row) as f64 * 4.2e-3 + r.random_range(0.0..1e-3);
         let lift = r.random_range(0.1..1.4) * D_HAT - low;
         for p in local {
             x.push(Vector3::new(cx, cy, lift) + p);
@@ -217,7 +223,17 @@ fn params() -> BalParams {
 /// Uploads a scene and its candidates (computed at the given position sets) and builds the BAL
 /// workspace with `capacity` pairs.
 fn setup(s: Scene, check_at: &[&[Vector3<f64>]], seed: u64, capacity: usize) -> Setup {
-    let ctx = context(false);
+    setup_on(context(false), s, check_at, seed, capacity)
+}
+
+/// [`setup`] on a given context.
+fn setup_on(
+    ctx: Context,
+    s: Scene,
+    check_at: &[&[Vector3<f64>]],
+    seed: u64,
+    capacity: usize,
+) -> Setup {
     let st = BufferUsage::STORAGE | BufferUsage::HOST_WRITE;
     let mut sets: Vec<&[Vector3<f64>]> = vec![&s.x];
     sets.extend_from_slice(check_at);
@@ -275,7 +291,8 @@ impl Setup {
 /// Positions of the tets moved by `t` times a per-body displacement (floor fixed).
 fn moved(s: &Scene, t: f64, seed: u64) -> Vec<Vector3<f64>> {
     let mut r = rng(seed);
-    let shift: Vec<Vector3<f64>> = (0..32)
+    let bodies = s.body.iter().copied().max().unwrap_or(0) as usize + 1;
+    let shift: Vec<Vector3<f64>> = (0..bodies)
         .map(|_| {
             Vector3::new(
                 r.random_range(-1.0..1.0),
@@ -529,35 +546,9 @@ fn max_abs(v: impl Iterator<Item = f64>) -> f64 {
     v.fold(0.0, |m, x| m.max(x.abs()))
 }
 
-#[test]
-fn friction_lags_and_stencil_terms_match_reference() {
-    let s = scene(5, 9);
-    let x1 = moved(&s, 0.3, 9);
-    let mut a = setup(s, &[&x1.clone()], 5, 512);
-    let (pairs, lags, terms) = evaluated(&mut a, &x1);
-    assert!(pairs.iter().any(|q| q.aug[2] != 0.0));
-    assert!(lags.iter().filter(|l| l.is_some()).count() > 10);
-    // Lags.
-    let gl = a.bal.read_friction().unwrap();
-    for (i, l) in lags.iter().enumerate() {
-        match l {
-            None => assert_eq!(gl[i].0[0], u32::MAX, "slot {i}: unexpected lag"),
-            Some(l) => {
-                assert_eq!(gl[i].0, l.vertices.map(|v| v as u32));
-                assert!((gl[i].2[3] as f64 - l.lambda).abs() <= 1e-3 * l.lambda, "λ");
-                for k in 0..4 {
-                    assert!((gl[i].1[k] as f64 - l.weights[k]).abs() <= 1e-5, "β");
-                }
-                // The basis spans the same plane (signs may differ only through rounding of
-                // a degenerate choice; compare the projector).
-                let t = |v: [f32; 4]| Vector3::new(v[0] as f64, v[1] as f64, v[2] as f64);
-                let pg = t(gl[i].2) * t(gl[i].2).transpose() + t(gl[i].3) * t(gl[i].3).transpose();
-                let pr = l.basis[0] * l.basis[0].transpose() + l.basis[1] * l.basis[1].transpose();
-                assert!((pg - pr).amax() <= 1e-4, "slot {i}: contact plane");
-            }
-        }
-    }
-    // Terms per stencil slot.
+/// Compares the GPU's per-slot stencil terms with the reference; returns the non-empty slots
+/// compared.
+fn compare_terms(a: &Setup, terms: &[twin::StencilTerm]) -> usize {
     let (e, g, h, st) = a.bal.read_terms().unwrap();
     let mut checked = 0;
     for (s, t) in terms.iter().enumerate() {
@@ -569,6 +560,10 @@ fn friction_lags_and_stencil_terms_match_reference() {
             e[s],
             t.energy
         );
+        if t.vertices[0] == u32::MAX {
+            // Empty slots: energy 0; their gradient and Hessian are never gathered or read.
+            continue;
+        }
         for k in 0..4 {
             for c in 0..3 {
                 let d = g[4 * s + k][c] as f64 - t.gradient[k][c];
@@ -599,6 +594,38 @@ fn friction_lags_and_stencil_terms_match_reference() {
         }
         checked += (t.vertices[0] != u32::MAX) as usize;
     }
+    checked
+}
+
+#[test]
+fn friction_lags_and_stencil_terms_match_reference() {
+    let s = scene(5, 9);
+    let x1 = moved(&s, 0.3, 9);
+    let mut a = setup(s, &[&x1.clone()], 5, 512);
+    let (pairs, lags, terms) = evaluated(&mut a, &x1);
+    assert!(pairs.iter().any(|q| q.aug[2] != 0.0));
+    assert!(lags.iter().filter(|l| l.is_some()).count() > 10);
+    // Lags.
+    let gl = a.bal.read_friction().unwrap();
+    for (i, l) in lags.iter().enumerate() {
+        match l {
+            None => assert_eq!(gl[i].0[0], u32::MAX, "slot {i}: unexpected lag"),
+            Some(l) => {
+                assert_eq!(gl[i].0, l.vertices.map(|v| v as u32));
+                assert!((gl[i].2[3] as f64 - l.lambda).abs() <= 1e-3 * l.lambda, "λ");
+                for k in 0..4 {
+                    assert!((gl[i].1[k] as f64 - l.weights[k]).abs() <= 1e-5, "β");
+                }
+                // The basis spans the same plane (signs may differ only through rounding of
+                // a degenerate choice; compare the projector).
+                let t = |v: [f32; 4]| Vector3::new(v[0] as f64, v[1] as f64, v[2] as f64);
+                let pg = t(gl[i].2) * t(gl[i].2).transpose() + t(gl[i].3) * t(gl[i].3).transpose();
+                let pr = l.basis[0] * l.basis[0].transpose() + l.basis[1] * l.basis[1].transpose();
+                assert!((pg - pr).amax() <= 1e-4, "slot {i}: contact plane");
+            }
+        }
+    }
+    let checked = compare_terms(&a, &terms);
     assert!(checked > 30, "{checked} stencils compared");
     assert_no_validation_errors(&a.ctx);
 }
@@ -847,4 +874,99 @@ fn reruns_are_bit_identical() {
         b.2.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
     );
     assert_eq!(a.3[0].value.to_bits(), b.3[0].value.to_bits());
+}
+
+/// A tet whose lower edge runs 0.5 d̂ above a floor edge, 1° off parallel: the edge–edge pair's
+/// mollifier acts (its Hessian spans all 12 dimensions: the full Jacobi path).
+fn parallel_edge_scene() -> Scene {
+    let mut s = scene(1, 0);
+    let base = s.x.len() as u32;
+    let dy = 1.8e-3 * 1f64.to_radians().tan();
+    for p in [
+        Vector3::new(1.1e-3, 4e-3, 0.5e-3),
+        Vector3::new(2.9e-3, 4e-3 + dy, 0.5e-3),
+        Vector3::new(2e-3, 5e-3, 2.5e-3),
+        Vector3::new(2e-3, 3e-3, 2.5e-3),
+    ] {
+        s.x.push(round32(p));
+        s.body.push(1);
+    }
+    for f in [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]] {
+        s.triangles.push(f.map(|k| base + k));
+    }
+    s.edges = unique_edges(&s.triangles);
+    s
+}
+
+#[test]
+fn mollified_nearly_parallel_edges_match_reference() {
+    let s = parallel_edge_scene();
+    let x1 = moved(&s, 0.2, 15);
+    let mut a = setup(s, &[&x1.clone()], 16, 256);
+    let (pairs, _, terms) = evaluated(&mut a, &x1);
+    let rs = rest_sq(&a.s);
+    let mollified = pairs
+        .iter()
+        .filter(|p| {
+            p.kind == StencilKind::EdgeEdge && {
+                let q: [Vector3<f64>; 4] = p.vertices.map(|v| x1[v as usize]);
+                let c = (q[1] - q[0]).cross(&(q[3] - q[2])).norm_squared();
+                c < 1e-3 * rs[p.a as usize] * rs[p.b as usize]
+            }
+        })
+        .count();
+    assert!(mollified >= 1, "no mollified edge-edge pair");
+    assert!(compare_terms(&a, &terms) >= mollified);
+    assert_no_validation_errors(&a.ctx);
+}
+
+/// Measurement (not a check): GPU milliseconds of every BAL graph on this device for growing
+/// scenes, one JSON line each. Run with
+/// `cargo test --release -p supple-gpu-tests --test bal_kernels -- --ignored --nocapture`.
+#[test]
+#[ignore = "measurement: prints GPU ms per BAL graph as JSON, asserts nothing"]
+fn measure_graph_times() {
+    for (n, tets) in [(6usize, 9usize), (12, 25), (24, 100)] {
+        let s = scene_sized(31, tets, n);
+        let x1 = moved(&s, 0.3, 32);
+        // Without the validation layer: timings of the kernels alone.
+        let mut o = supple::vk::ContextOptions::from_env();
+        o.validation = false;
+        o.sync_validation = false;
+        let ctx = Context::new(o).expect("context");
+        let per_node = std::env::var("BAL_MEASURE_NODES").is_ok();
+        ctx.set_node_timestamps(per_node);
+        let cap: usize = std::env::var("BAL_MEASURE_CAPACITY")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(4096);
+        let mut a = setup_on(ctx, s, &[&x1.clone()], 33, cap);
+        let mut runs = Vec::new();
+        for _ in 0..5 {
+            a.x.write(&f4(&a.s.x)).unwrap();
+            let t = std::time::Instant::now();
+            let (pairs, ..) = evaluated(&mut a, &x1);
+            a.x_trial.write(&f4(&x1)).unwrap();
+            a.bal.trial().unwrap();
+            a.bal.max_step().unwrap();
+            let wall = t.elapsed().as_secs_f64() * 1e3;
+            runs.push((a.bal.gpu_ms().unwrap(), wall, pairs.len()));
+        }
+        if per_node {
+            if let Some(p) = a.bal.evaluate_profile().unwrap() {
+                for n in &p.nodes {
+                    println!("  node {} {:.3} ms", n.name, n.gpu_ms);
+                }
+            }
+        }
+        runs.sort_by(|p, q| p.0.evaluate.total_cmp(&q.0.evaluate));
+        let (ms, wall, pairs) = &runs[runs.len() / 2];
+        println!(
+            "{{\"vertices\": {}, \"candidates\": {}, \"active_pairs\": {pairs}, \"capacity\": {}, \"gpu_ms\": {}, \"wall_ms_iteration\": {wall:.2}}}",
+            a.s.x.len(),
+            a.cands.len(),
+            a.bal.capacity(),
+            serde_json::to_string(ms).unwrap()
+        );
+    }
 }

@@ -194,6 +194,25 @@ impl BalEnergy {
     }
 }
 
+/// GPU milliseconds of the last run of each BAL graph (whole-graph timestamps).
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct BalGpuMs {
+    /// Active set (distances, key sort, build, min d).
+    pub active: f64,
+    /// A′ rule.
+    pub rule: f64,
+    /// Friction lag.
+    pub lag: f64,
+    /// Terms at the iterate, incidence sort and gathers.
+    pub evaluate: f64,
+    /// Energies at the trial positions.
+    pub trial: f64,
+    /// CCD step bound.
+    pub ccd: f64,
+    /// Dual update.
+    pub dual: f64,
+}
+
 /// The structure of a workspace, fixed at recording: push constants of every BAL kernel.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -541,6 +560,29 @@ impl BalContact {
             self.bufs.st_hess.read()?,
             self.bufs.st_stiff.read()?,
         ))
+    }
+
+    /// GPU milliseconds of the last run of each graph.
+    pub fn gpu_ms(&self) -> Result<BalGpuMs, BalError> {
+        let ms = |g: &CompiledGraph| -> Result<f64, BalError> {
+            Ok(g.profile()?.map_or(0.0, |p| p.total_ms))
+        };
+        let g = &self.graphs;
+        Ok(BalGpuMs {
+            active: ms(&g.active)?,
+            rule: ms(&g.rule)?,
+            lag: ms(&g.lag)?,
+            evaluate: ms(&g.evaluate)?,
+            trial: ms(&g.trial)?,
+            ccd: ms(&g.ccd)?,
+            dual: ms(&g.dual)?,
+        })
+    }
+
+    /// Profiles of the last run of the evaluate graph (per-node times when the context had
+    /// `set_node_timestamps(true)` at construction).
+    pub fn evaluate_profile(&self) -> Result<Option<crate::vk::GraphProfile>, BalError> {
+        Ok(self.graphs.evaluate.profile()?)
     }
 
     /// The results of the last runs (energies, min d, CCD bound) in their slots.
