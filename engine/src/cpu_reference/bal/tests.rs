@@ -378,3 +378,105 @@ fn block_on_a_ramp_sticks_or_slides_by_the_friction_law() {
         100.0 * errors[1]
     );
 }
+
+/// Measurement (not a check): Newton and CG statistics of the CPU solver on the tiny scenes for
+/// the ablations (BAL vs the inexact-Newton baseline, σ rules, direct vs CG, friction lag), one
+/// JSON line each. Run with `cargo test --release -p supple --lib
+/// cpu_reference::bal::tests::measure -- --ignored --nocapture`.
+#[test]
+#[ignore = "measurement: prints solver statistics as JSON, asserts nothing"]
+fn measure_solver_statistics() {
+    let scenes: [(&str, fn() -> Problem, usize, f64); 4] = [
+        ("two_tets", || two_tets(1.0, 0.02), 30, 0.0),
+        ("two_edges", || two_edges(1.0, 0.02), 30, 0.0),
+        ("tet_on_plane", || tet_on_plane(0.05), 45, 0.0),
+        (
+            "block_on_ramp_20deg",
+            || block_on_ramp(20f64.to_radians(), 0.1, 2e-4),
+            30,
+            0.1,
+        ),
+    ];
+    for (name, make, steps, chi) in scenes {
+        for (variant, aug, rule, linear, lag) in [
+            (
+                "bal",
+                true,
+                SigmaRule::AsPrinted,
+                LinearSolve::Cg,
+                FrictionLagMode::PerIteration,
+            ),
+            (
+                "bal_capped",
+                true,
+                SigmaRule::Capped,
+                LinearSolve::Cg,
+                FrictionLagMode::PerIteration,
+            ),
+            (
+                "inexact_newton",
+                false,
+                SigmaRule::AsPrinted,
+                LinearSolve::Cg,
+                FrictionLagMode::PerIteration,
+            ),
+            (
+                "bal_direct",
+                true,
+                SigmaRule::AsPrinted,
+                LinearSolve::Direct,
+                FrictionLagMode::PerIteration,
+            ),
+            (
+                "bal_per_step_friction",
+                true,
+                SigmaRule::AsPrinted,
+                LinearSolve::Cg,
+                FrictionLagMode::PerStep,
+            ),
+        ] {
+            if lag == FrictionLagMode::PerStep && chi == 0.0 {
+                continue;
+            }
+            let st = BalSettings {
+                augmentation: aug,
+                sigma_rule: rule,
+                linear_solve: linear,
+                friction_lag: lag,
+                friction: chi,
+                ..BalSettings::paper()
+            };
+            let mut s = BalSolver::new(make(), st).expect("solver");
+            let t = std::time::Instant::now();
+            let (
+                mut it,
+                mut it_max,
+                mut cg,
+                mut cap,
+                mut fail,
+                mut low,
+                mut aug_iters,
+                mut resumes,
+            ) = (0u32, 0u32, 0u32, 0u32, 0u32, 0u32, 0usize, 0u32);
+            let mut sigma_max: f64 = 0.0;
+            for _ in 0..steps {
+                let r = s.step();
+                it += r.newton_iterations;
+                it_max = it_max.max(r.newton_iterations);
+                cg += r.cg_iterations;
+                cap += r.hit_cap as u32;
+                fail += r.line_search_failed as u32;
+                resumes += r.cg_resumes;
+                aug_iters += r.augmented.iter().filter(|&&a| a > 0).count();
+                sigma_max = sigma_max.max(r.sigma.iter().copied().fold(0.0, f64::max));
+                let last = r.min_distance.last().copied().unwrap_or(f64::INFINITY);
+                low += (last < 1e-2 * st.d_hat) as u32;
+            }
+            println!(
+                "{{\"scene\": \"{name}\", \"variant\": \"{variant}\", \"steps\": {steps}, \"newton_mean\": {:.2}, \"newton_max\": {it_max}, \"cg_total\": {cg}, \"cg_resumes\": {resumes}, \"steps_at_cap\": {cap}, \"line_search_failures\": {fail}, \"steps_ending_below_1e-2_dhat\": {low}, \"iterations_with_augmentation\": {aug_iters}, \"sigma_max\": {sigma_max:.4e}, \"wall_ms\": {:.1}}}",
+                it as f64 / steps as f64,
+                t.elapsed().as_secs_f64() * 1e3
+            );
+        }
+    }
+}
