@@ -1,6 +1,6 @@
 // Stencil slots of the BAL terms: slots [0, P) are the contact pairs of the active list
 // (barrier + augmentation), slots [P, 2P) their lagged friction stencils. The including kernel
-// declares pair_verts and fr_verts. Twin: cpu_reference/bal/kernels.rs (stencil_vertices).
+// declares pair_verts and fr_verts. Twin: cpu_reference/bal/kernels.rs (StencilTerm::vertices in stencil_terms).
 #ifndef SUPPLE_BAL_STENCIL_GLSL
 #define SUPPLE_BAL_STENCIL_GLSL
 

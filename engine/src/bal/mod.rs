@@ -35,17 +35,19 @@
 //! 2. Every Newton iteration at xˡ: [`BalContact::run_active_set`] (A and its min d; an overflow
 //!    grows the list and redoes the pass before returning, so no pair is ever dropped), the A′
 //!    rule [`BalContact::apply_rule`] ([`rules::augmentation_rule`] from this and the previous
-//!    iteration's min d; always `Empty` for the inexact-Newton baseline), the friction lag [`BalContact::lag_friction`] (every
-//!    iteration, or at l = 0 only for per-step friction), [`BalContact::evaluate`] (energy,
-//!    node gradient, diagonal blocks, stiffness, C), then the PCG with `record_spmv`.
+//!    iteration's min d; always `Empty` for the inexact-Newton baseline), the friction lag
+//!    [`BalContact::lag_friction`] (every iteration, or at l = 0 only for per-step friction),
+//!    [`BalContact::evaluate`] (energy, node gradient, diagonal blocks, stiffness, C), then the
+//!    PCG with `record_spmv`.
 //! 3. Before the line search: [`BalContact::max_step`] = α_max, the CCD bound over every
 //!    candidate (the search starts at `min(1, α_max)`); every trial: [`BalContact::trial`],
 //!    whose [`BalEnergy::active`] is the active-pair count at the trial (the memory cap of
 //!    §5.2 halves α while it exceeds the cap, before the decrease test). The capacity given at
 //!    construction should exceed that cap, so the active list never overflows.
-//! 4. After the accepted step (not converged): [`BalContact::dual_update`] at xˡ⁺¹ (s, μ), then
-//!    σ by [`rules::grown_sigma`] if min d < 10⁻² d̂ (the next `run_active_set` reports it) and
-//!    `set_params`. Convergence: ‖∇L‖ ≤ 10⁻⁴ ‖∇L⁰‖ with ∇L the stepper's gradient plus
+//! 4. After the accepted step (not converged): [`BalContact::dual_update`] at xˡ⁺¹ (s, μ with
+//!    σˡ); then, once the next iteration's `run_active_set` reported min d at xˡ⁺¹, σ by
+//!    [`rules::grown_sigma`] if it is below 10⁻² d̂ (`set_params` before `apply_rule` and
+//!    `evaluate`). Convergence: ‖∇L‖ ≤ 10⁻⁴ ‖∇L⁰‖ with ∇L the stepper's gradient plus
 //!    `node_gradient`.
 //!
 //! Buffers are allocated once (pair capacity given at construction, grown only on overflow);
@@ -393,7 +395,10 @@ impl BalContact {
         let mut regrown = 0;
         loop {
             self.graphs.active.run()?;
-            let count = self.bufs.counter.read()?[0];
+            let count = match self.bufs.counter.mapped() {
+                Some(c) => c[0],
+                None => self.bufs.counter.read()?[0],
+            };
             if (count as usize) <= self.bufs.capacity {
                 return Ok(ActiveSetReport {
                     count,
