@@ -386,7 +386,8 @@ fn block_on_a_ramp_sticks_or_slides_by_the_friction_law() {
 #[test]
 #[ignore = "measurement: prints solver statistics as JSON, asserts nothing"]
 fn measure_solver_statistics() {
-    let scenes: [(&str, fn() -> Problem, usize, f64); 4] = [
+    type Scene = (&'static str, fn() -> Problem, usize, f64);
+    let scenes: [Scene; 4] = [
         ("two_tets", || two_tets(1.0, 0.02), 30, 0.0),
         ("two_edges", || two_edges(1.0, 0.02), 30, 0.0),
         ("tet_on_plane", || tet_on_plane(0.05), 45, 0.0),
