@@ -12,6 +12,7 @@
 
 #![deny(missing_docs)]
 
+pub mod bal;
 pub mod bvh;
 pub mod coloring;
 pub mod contact;

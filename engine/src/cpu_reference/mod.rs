@@ -1,6 +1,7 @@
 //! Plain-Rust reference implementations of every GPU kernel, used by the tests to check the
 //! kernels on lavapipe (and by benchmarks as host baselines). They favour clarity over speed.
 
+pub mod bal;
 pub mod bvh;
 pub mod ccd;
 pub mod coloring;
