@@ -126,8 +126,8 @@ pub fn indices<const K: usize>(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<V
         return Ok(Vec::new());
     }
     // uint64 beyond int64 would wrap: compare in the array's own dtype first.
-    let max: u128 = arr.call_method0("max")?.call_method0("item")?.extract()?;
-    if max > u32::MAX as u128 {
+    let max: i128 = arr.call_method0("max")?.call_method0("item")?.extract()?;
+    if max > u32::MAX as i128 {
         return Err(PyValueError::new_err(format!(
             "{what}: index {max} is out of range (vertex indices fit in 32 bits)"
         )));

@@ -68,6 +68,8 @@ def test_out_of_range_negative_and_inverted_tets_are_refused() -> None:
     nan[2, 1] = np.nan
     with pytest.raises(ValueError, match=r"cube\.vertices: non-finite coordinate: vertex 2"):
         add(vertices=nan, tets=t)
+    with pytest.raises(ValueError, match=r"tets: row 0 holds the negative index -3"):
+        add(vertices=v, tets=np.full((2, 4), -3, dtype=np.int8))
     with pytest.raises(ValueError, match=r"index 4294967296 is out of range"):
         add(vertices=v, tets=np.full((1, 4), 2**32, dtype=np.uint64))
 
