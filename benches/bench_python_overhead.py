@@ -8,7 +8,7 @@ Run with the Python package installed (scripts/dev.sh test installs it into targ
     target/py-venv/bin/python benches/bench_python_overhead.py [--frames 30] [--rounds 3]
 
 `supple bench scene` runs through the package's own `supple` command (`python -m supple`: the
-same Rust code as the binary, in a separate process). Each round runs the CLI, then Python,
+same Rust code as the binary, in a separate process). Each round runs the CLI and Python (alternating which goes first),
 each from a freshly built simulation after one warm-up frame. Prints one JSON object:
 both medians (ms/frame) per round, and the ratio Python / CLI of their medians over rounds.
 """
@@ -59,9 +59,14 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args()
     rounds = []
-    for _ in range(a.rounds):
-        cli = cli_median_ms(a.scene, a.frames)
-        py = python_median_ms(a.scene, a.frames)
+    for k in range(a.rounds):
+        # Alternate the order so a load that drifts during the run weighs on both.
+        if k % 2 == 0:
+            cli = cli_median_ms(a.scene, a.frames)
+            py = python_median_ms(a.scene, a.frames)
+        else:
+            py = python_median_ms(a.scene, a.frames)
+            cli = cli_median_ms(a.scene, a.frames)
         rounds.append({"cli_ms_per_frame": cli, "python_ms_per_frame": py, "ratio": py / cli})
     cli_m = statistics.median(r["cli_ms_per_frame"] for r in rounds)
     py_m = statistics.median(r["python_ms_per_frame"] for r in rounds)
@@ -74,6 +79,7 @@ def main() -> int:
                 "cli_ms_per_frame_median": cli_m,
                 "python_ms_per_frame_median": py_m,
                 "python_over_cli": py_m / cli_m,
+                "median_of_round_ratios": statistics.median(r["ratio"] for r in rounds),
                 "within_5_percent": py_m <= 1.05 * cli_m,
                 "rounds": rounds,
             },
