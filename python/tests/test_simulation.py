@@ -5,6 +5,7 @@ between-frame controls act as documented."""
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -110,15 +111,18 @@ def test_two_simulations_step_in_two_threads(device: str) -> None:
         expected.step()
     sims = [box_scene().build() for _ in range(2)]
     errors: list[BaseException] = []
+    spans: list[list[tuple[float, float]]] = [[], []]
 
-    def run(sim: supple.Simulation) -> None:
+    def run(k: int) -> None:
         try:
             for _ in range(4):
-                sim.step()
+                t0 = time.perf_counter()
+                sims[k].step()
+                spans[k].append((t0, time.perf_counter()))
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=run, args=(s,)) for s in sims]
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
     for th in threads:
         th.start()
     for th in threads:
@@ -127,6 +131,37 @@ def test_two_simulations_step_in_two_threads(device: str) -> None:
     assert errors == []
     for s in sims:
         np.testing.assert_array_equal(s.positions(), expected.positions())
+    assert all(len(sp) == 4 for sp in spans)
+
+
+def test_step_releases_the_gil(device: str) -> None:
+    # While another thread steps, this thread keeps running Python code at a good fraction of
+    # its free rate. Were the GIL held in step(), it would run only at the switch points
+    # (measured: 0.5 % of the free rate against a C call that holds the GIL; 6-12 % here on
+    # lavapipe, whose threads share the cores with this one).
+    sim = box_scene(4).build()
+    sim.step()
+    free: list[float] = []
+    t = time.perf_counter()
+    while time.perf_counter() - t < 0.2:
+        free.append(time.perf_counter())
+    free_rate = len(free) / 0.2
+    spans: list[tuple[float, float]] = []
+
+    def run() -> None:
+        for _ in range(3):
+            t0 = time.perf_counter()
+            sim.step()
+            spans.append((t0, time.perf_counter()))
+
+    th = threading.Thread(target=run)
+    ticks: list[float] = []
+    th.start()
+    while th.is_alive():
+        ticks.append(time.perf_counter())
+    th.join()
+    rates = [sum(1 for x in ticks if a < x < b) / (b - a) / free_rate for a, b in spans]
+    assert sum(rates) / len(rates) > 0.02, rates
 
 
 def test_controls_change_the_result_as_documented(device: str) -> None:
