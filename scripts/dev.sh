@@ -67,10 +67,10 @@ case "${1:-run}" in
     cargo test --workspace --release --no-fail-fast -- --test-threads 2 || status=1
     # The Python bindings (not a workspace member: built by maturin only), into the test venv;
     # the release build shares target/ with the workspace (see python/Cargo.toml).
+    rm -rf target/wheels/test
     "$venv/bin/maturin" build --release -m python/Cargo.toml --target-dir target \
-      --out target/wheels -i "$venv/bin/python" --quiet
-    "$venv/bin/python" -m pip install -q --force-reinstall --no-deps \
-      target/wheels/supple-"$(sed -n 's/^version = "\(.*\)"/\1/p' python/Cargo.toml)"-*abi3*.whl
+      --out target/wheels/test -i "$venv/bin/python" --quiet
+    "$venv/bin/python" -m pip install -q --force-reinstall --no-deps target/wheels/test/supple-*.whl
     py_status=0
     "$venv/bin/python" -m pytest -q python/tests || py_status=$?
     if [ "$py_status" -eq 5 ]; then
