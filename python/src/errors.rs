@@ -8,7 +8,7 @@ use supple::scene::SceneError;
 use supple::{SimError, VkError};
 
 pyo3::create_exception!(
-    _supple,
+    supple,
     VulkanError,
     PyRuntimeError,
     "A Vulkan failure: no loader or device, out of device memory, a lost device."
@@ -24,6 +24,12 @@ pub fn vk(e: VkError) -> PyErr {
     match e {
         VkError::Loader(_) | VkError::NoDevice(_) => {
             VulkanError::new_err(format!("{e}. {INSTALL_HINT}"))
+        }
+        // What the loader answers when it finds no driver (ICD) at all.
+        VkError::Call { ref result, .. }
+            if format!("{result:?}") == "ERROR_INCOMPATIBLE_DRIVER" =>
+        {
+            VulkanError::new_err(format!("{e} (no Vulkan driver found). {INSTALL_HINT}"))
         }
         e => VulkanError::new_err(e.to_string()),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 import re
 import subprocess
@@ -35,3 +36,18 @@ def test_stubs_match_the_native_module() -> None:
         timeout=600,
     )
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_no_vulkan_driver_says_what_to_install() -> None:
+    # A loader that finds no driver (ICD): the error names the packages to install.
+    code = (
+        "import supple\n"
+        "try:\n"
+        "    supple.devices()\n"
+        "except supple.VulkanError as e:\n"
+        "    print('VulkanError:', e)\n"
+    )
+    env = {**os.environ, "VK_ICD_FILENAMES": "/nonexistent.json", "VK_DRIVER_FILES": "/nonexistent.json"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "VulkanError:" in r.stdout and "mesa-vulkan-drivers" in r.stdout, r.stdout
