@@ -7,6 +7,8 @@
 //!   Delassus diagonal (reported, not bounded: unlike RAINBOW's absolute merit it does not
 //!   depend on the impulse scale).
 
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use super::contact::ProxProblem;
 use super::operators::prox_contact;
 
