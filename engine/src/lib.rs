@@ -21,6 +21,7 @@ pub mod math;
 pub mod model;
 pub mod newton;
 pub mod primitives;
+pub mod prox;
 pub mod proximity;
 pub mod recovery;
 pub mod scene;
