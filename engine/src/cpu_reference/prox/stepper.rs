@@ -225,10 +225,10 @@ impl CpuStepper {
         }
     }
 
-    /// One time step.
-    pub fn step(&mut self) -> Result<StepStats, String> {
+    /// Velocities after the free update, `u′ = u + h (g + W (f_e + f_d))` (fixed nodes 0).
+    pub fn free_velocities(&self) -> Vec<Vec3> {
         let f = self.elastic_forces();
-        let u_free: Vec<Vec3> = (0..self.x.len())
+        (0..self.x.len())
             .map(|i| {
                 let w = self.inv_mass[i];
                 if w == 0.0 {
@@ -237,10 +237,27 @@ impl CpuStepper {
                     self.u[i] + (self.gravity + f[i] * w) * self.h
                 }
             })
-            .collect();
-        let contacts = self.contacts();
-        let max_penetration = contacts.iter().map(|c| -c.gap).fold(0.0, f64::max);
-        let problem = ProxProblem::new(contacts, self.inv_mass.clone(), &u_free, &self.u)?;
+            .collect()
+    }
+
+    /// The step's contact problem: contacts at the current positions, `b` from `u_free`.
+    pub fn problem(&self, u_free: &[Vec3]) -> Result<ProxProblem, String> {
+        ProxProblem::new(self.contacts(), self.inv_mass.clone(), u_free, &self.u)
+    }
+
+    /// Ends the step with impulses `lambda` of `problem`: `u = u′ + W Jᵀ λ`, `x += h u`.
+    pub fn advance(&mut self, problem: &ProxProblem, u_free: &[Vec3], lambda: &[[f64; 3]]) {
+        self.u = problem.apply(u_free, lambda);
+        for (x, u) in self.x.iter_mut().zip(&self.u) {
+            *x += u * self.h;
+        }
+    }
+
+    /// One time step.
+    pub fn step(&mut self) -> Result<StepStats, String> {
+        let u_free = self.free_velocities();
+        let problem = self.problem(&u_free)?;
+        let max_penetration = problem.contacts.iter().map(|c| -c.gap).fold(0.0, f64::max);
         let (groups, colors) = if self.scheme == Scheme::ColoredGaussSeidel {
             let g = ContactGraph::of_contacts(&problem.contacts, self.x.len(), None);
             let c = greedy_largest_first(&g);
@@ -251,15 +268,12 @@ impl CpuStepper {
         let (lambda, report) = solve(&problem, self.scheme, groups.as_ref(), &self.params, None)?;
         let ncp = ncp_residuals(&problem, &lambda);
         let before = kinetic_energy(&self.inv_mass, &u_free);
-        self.u = problem.apply(&u_free, &lambda);
+        self.advance(&problem, &u_free, &lambda);
         let after = kinetic_energy(&self.inv_mass, &self.u);
         let impulse = (0..self.x.len())
             .filter(|&i| self.inv_mass[i] > 0.0)
             .map(|i| (self.u[i] - u_free[i]) / self.inv_mass[i])
             .sum();
-        for (x, u) in self.x.iter_mut().zip(&self.u) {
-            *x += u * self.h;
-        }
         Ok(StepStats {
             contacts: problem.len(),
             colors,
