@@ -4,7 +4,7 @@
 //! - [`contact`]: the contact model (8 node slots with signed barycentric weights, frame
 //!   [n; s; t], lumped inverse masses, `b = J u′ (+ restitution)`, Delassus diagonal, r-factors);
 //! - [`operators`]: the proximal operators (R+, Coulomb disk, origin, ellipse);
-//! - [`solve`]: the four schemes and RAINBOW's r-factor strategy with rollback and growth;
+//! - [`mod@solve`]: the four schemes and RAINBOW's r-factor strategy with rollback and growth;
 //! - [`ncp`]: NCP residuals of a solution;
 //! - [`graph`]: the contact graph and its greedy, random (Vivace) and Jones–Plassmann colorings;
 //! - [`sdf`] and [`generation`]: RAINBOW's contact generation (rest-space signed distance grids,
