@@ -10,10 +10,8 @@
 //! `scheme_measurements` prints sweeps, rollbacks, ms and dispatches per scheme (run with
 //! `--nocapture`); the ignored `measure_scheme_ordering_on_s2` runs PROX-S2 for 1 s.
 
-use supple::cpu_reference::prox::generation::{
-    pairs_to_contacts, SdfBody, SdfContactGenerator, SdfParams,
-};
 use supple::cpu_reference::prox::graph::{jones_plassmann, random_vivace};
+use supple::cpu_reference::prox::pairs::pairs_to_contacts;
 use supple::cpu_reference::prox::solve::{sweep_jacobi, sweep_serial};
 use supple::cpu_reference::prox::{
     gather, greedy_largest_first, initial_r, kinetic_energy, ncp_residuals, solve, ColorGroups,
@@ -21,6 +19,7 @@ use supple::cpu_reference::prox::{
 };
 use supple::math::Vec3;
 use supple::mesh::procedural::{box_tets, CellSplit};
+use supple::prox::generation::{SdfBody, SdfContactGenerator, SdfParams};
 use supple::prox::{
     ColoringMethod, ProxError, ProxSettings, ProxSolveReport, ProxSolver, StepperBuffers,
     SweepDispatch,
@@ -43,12 +42,66 @@ fn round3(v: Vec3) -> Vec3 {
     v.map(round)
 }
 
+/// How the test scenes' contacts are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// RAINBOW's generation (envelope 0.1 m, 32 grid nodes per axis): 8-node contacts.
+    Sdf,
+    /// Proximity pairs closer than 4 mm between the bodies (brute force, the reference
+    /// conversion): 4-node contacts, many more of them.
+    Pairs,
+}
+
+/// Brute-force vertex–triangle and edge–edge pairs closer than `d` between different bodies, as
+/// contacts (the reference conversion).
+fn pair_contacts(x: &[Vec3], tris: &[[u32; 3]], body: &[u32], d: f64, mu: f64) -> Vec<Contact> {
+    use supple::cpu_reference::prox::pairs::{pair_contact, PairKind};
+    let edges = supple::cpu_reference::proximity::unique_edges(tris);
+    let mut out = Vec::new();
+    let mut keep = |c: Contact| {
+        if c.nodes[0] != NO_NODE && c.gap < d {
+            out.push(c);
+        }
+    };
+    for v in 0..x.len() as u32 {
+        for t in tris
+            .iter()
+            .filter(|t| body[t[0] as usize] != body[v as usize])
+        {
+            keep(pair_contact(
+                PairKind::VertexTriangle,
+                [v, t[0], t[1], t[2]],
+                x,
+                mu,
+            ));
+        }
+    }
+    for (i, a) in edges.iter().enumerate() {
+        for b in edges[i + 1..]
+            .iter()
+            .filter(|b| body[b[0] as usize] != body[a[0] as usize])
+        {
+            keep(pair_contact(
+                PairKind::EdgeEdge,
+                [a[0], a[1], b[0], b[1]],
+                x,
+                mu,
+            ));
+        }
+    }
+    out
+}
+
 /// PROX-S2 (`copies = 1`): a soft cube `create_beam(4,4,4, 0.5,0.5,0.5)` 1 mm above a fixed box
 /// `create_beam(6,3,6, 2.0,0.5,2.0)` (z up), ρ = 1000, μ = 0.5; PROX-S3 (`copies = 2`): two
-/// copies side by side 0.1 m apart in one problem. Contacts from RAINBOW's generation (envelope
-/// 0.1 m, 32 grid nodes per axis); free velocities: gravity over 1 ms plus a tangential swirl,
-/// so some contacts slide and some stick.
+/// copies side by side 0.1 m apart in one problem. Free velocities: gravity over 1 ms plus a
+/// tangential swirl, so some contacts slide and some stick.
 fn cube_on_box(copies: usize) -> Scene {
+    cube_on_box_with(copies, Source::Sdf)
+}
+
+/// [`cube_on_box`] with contacts from `source`.
+fn cube_on_box_with(copies: usize, source: Source) -> Scene {
     let params = SdfParams {
         resolution: 32,
         ..SdfParams::default()
@@ -56,6 +109,7 @@ fn cube_on_box(copies: usize) -> Scene {
     let mut bodies = Vec::new();
     let mut inv_mass = Vec::new();
     let mut x: Vec<Vec3> = Vec::new();
+    let (mut tris, mut body) = (Vec::new(), Vec::new());
     for c in 0..copies {
         let ox = c as f64 * 2.1;
         let slab = box_tets(
@@ -90,12 +144,17 @@ fn cube_on_box(copies: usize) -> Scene {
             );
             let b = SdfBody::new(x.len() as u32, rest.clone(), m.tets.clone(), &params)
                 .expect("sdf body");
+            let first = x.len() as u32;
+            tris.extend(b.surface.iter().map(|t| t.map(|i| i + first)));
+            body.extend(std::iter::repeat_n(bodies.len() as u32, rest.len()));
             x.extend(rest);
             bodies.push(b);
         }
     }
-    let generator = SdfContactGenerator::new(bodies, params);
-    let (mut contacts, _) = generator.generate(&x, 0.5);
+    let mut contacts = match source {
+        Source::Sdf => SdfContactGenerator::new(bodies, params).generate(&x, 0.5).0,
+        Source::Pairs => pair_contacts(&x, &tris, &body, 4e-3, 0.5),
+    };
     for c in &mut contacts {
         c.weights = c.weights.map(round);
         c.normal = round3(c.normal);
@@ -321,7 +380,7 @@ fn operators_match_closed_forms() {
 fn setup_incidence_and_gather_match_reference() {
     let ctx = context(false);
     let s = cube_on_box(1);
-    assert!(s.problem.len() > 50, "S2 has {} contacts", s.problem.len());
+    assert!(s.problem.len() > 20, "S2 has {} contacts", s.problem.len());
     // Restitution on every third contact, start velocities differing from the free ones.
     let mut contacts = s.problem.contacts.clone();
     for c in contacts.iter_mut().step_by(3) {
@@ -467,13 +526,14 @@ fn jacobi_and_hybrid_sweeps_match_reference() {
 }
 
 /// Spec §B9 #3: after one sweep, Gauss–Seidel by colors (per-color dispatches and fused)
-/// equals serial Gauss–Seidel in color-major order to 1e-6 relative, on S2 and S3 (the test
-/// that catches the report's averaging, B5 #1).
+/// equals serial Gauss–Seidel in color-major order to 1e-6 relative, on S2 and S3 with
+/// RAINBOW's contacts and on S2 with proximity-pair contacts (the test that catches the
+/// report's averaging, B5 #1).
 #[test]
 fn colored_sweep_is_serial_gauss_seidel_in_color_major_order() {
     let ctx = context(false);
-    for copies in [1, 2] {
-        let s = cube_on_box(copies);
+    for (copies, source) in [(1, Source::Sdf), (2, Source::Sdf), (1, Source::Pairs)] {
+        let s = cube_on_box_with(copies, source);
         let p = &s.problem;
         let bufs = Buffers::new(&ctx, &s);
         let lam = warm_lambda(p);
@@ -501,7 +561,7 @@ fn colored_sweep_is_serial_gauss_seidel_in_color_major_order() {
             let mut want = lam.clone();
             sweep_serial(p, &layout.order, &r, 1.0, &mut want);
             let d = max_rel(&want, &got);
-            assert!(d < 1e-6, "S{} {dispatch:?}: {d:e}", copies + 1);
+            assert!(d < 1e-6, "S{} {source:?} {dispatch:?}: {d:e}", copies + 1);
             // Serial GS in index order is a different sweep: the comparison has teeth.
             let mut index_order = lam.clone();
             let order: Vec<u32> = (0..p.len() as u32).collect();
@@ -557,24 +617,19 @@ fn check_report_against_replay(solver: &ProxSolver, rep: &ProxSolveReport, label
 }
 
 /// Whole solves on S2 for every scheme (per kernel and fused): the merit kernel takes RAINBOW's
-/// decisions, the impulses equal the reference solve's, never add kinetic energy (ε = 0), the
-/// device's residual is the reference's; dispatch counts are as recorded. (On S2 RAINBOW's
-/// rollback rule shrinks r until the iteration stalls short of the NCP bounds, see the
-/// `supple::prox` documentation; the bounds are checked on a small problem below.)
+/// decisions, the impulses never add kinetic energy (ε = 0), the velocities are u′ + W Jᵀ λ,
+/// the device's residual is the reference's; dispatch counts are as recorded. (On S2 RAINBOW's
+/// rollback rule shrinks r until the iteration stalls short of the fixed point, so f32 and f64
+/// may take different decisions and stop at different iterates; the comparison with the
+/// reference solution and the NCP bounds are on a small, well-posed problem below.)
 #[test]
 fn whole_solves_match_reference() {
     let ctx = context(false);
     let s = cube_on_box(1);
     let p = &s.problem;
     let bufs = Buffers::new(&ctx, &s);
-    let groups = {
-        let g = ContactGraph::of_contacts(&p.contacts, p.inv_mass.len(), None);
-        ColorGroups::new(&greedy_largest_first(&g))
-    };
     let before = kinetic_energy(&p.inv_mass, &s.u_free);
     for scheme in Scheme::ALL {
-        let st = tight(settings(scheme, SweepDispatch::PerColor));
-        let (want, _) = solve(p, scheme, Some(&groups), &st.solver, None).unwrap();
         for dispatch in [SweepDispatch::PerColor, SweepDispatch::Fused] {
             let label = format!("{scheme:?} {dispatch:?}");
             bufs.velocity.write(&vec4s(&s.u_free)).unwrap();
@@ -591,8 +646,6 @@ fn whole_solves_match_reference() {
                 .iter()
                 .map(|l| l.map(|v| v as f64))
                 .collect();
-            let d = max_rel(&want, &got);
-            assert!(d < 2e-3, "{label}: λ differs from the reference by {d:e}");
             // The device's natural-map residual is the reference's of the same impulses.
             let res = ncp_residuals(p, &got).natural_map;
             assert!(
@@ -638,7 +691,7 @@ fn whole_solves_match_reference() {
 #[test]
 fn rollbacks_on_the_device() {
     let ctx = context(false);
-    let s = cube_on_box(1);
+    let s = stack_scene(7);
     let bufs = Buffers::new(&ctx, &s);
     let mut st = settings(Scheme::Jacobi, SweepDispatch::PerColor);
     st.solver.r_factor = 1.0;
@@ -656,12 +709,18 @@ fn rollbacks_on_the_device() {
 
 /// Jones–Plassmann on 8-node contacts: the GPU's colors equal the reference's for the same
 /// seed, and every coloring (greedy, random, JP; graph over all nodes or the free ones) is
-/// valid on S2 and S3 (spec §B9 #4). Prints the color counts.
+/// valid on S2 and S3, with RAINBOW's and with proximity-pair contacts (spec §B9 #4). Prints
+/// the color counts.
 #[test]
 fn colorings_are_valid_and_jones_plassmann_matches_reference() {
     let ctx = context(false);
-    for copies in [1, 2] {
-        let s = cube_on_box(copies);
+    for (copies, source) in [
+        (1, Source::Sdf),
+        (2, Source::Sdf),
+        (1, Source::Pairs),
+        (2, Source::Pairs),
+    ] {
+        let s = cube_on_box_with(copies, source);
         let p = &s.problem;
         let n = p.inv_mass.len();
         let nodes: Vec<[u32; 8]> = p.contacts.iter().map(|c| c.nodes).collect();
@@ -681,7 +740,12 @@ fn colorings_are_valid_and_jones_plassmann_matches_reference() {
             let layout = solver.set_contacts(&p.contacts).unwrap().clone();
             let jp_gpu = solver.device_colors().unwrap().read().unwrap()[..p.len()].to_vec();
             let jp_ref = jones_plassmann(&nodes, n, mask, st.random_seed);
-            assert_eq!(jp_gpu, jp_ref.colors, "S{} JP colors", copies + 1);
+            assert_eq!(
+                jp_gpu,
+                jp_ref.colors,
+                "S{} {source:?} JP colors",
+                copies + 1
+            );
             assert_eq!(graph.check(&jp_gpu).unwrap(), layout.colors);
             // Solver order is color-major: each color's contacts share no graph node.
             for c in 0..layout.colors as usize {
@@ -691,7 +755,7 @@ fn colorings_are_valid_and_jones_plassmann_matches_reference() {
                 }
             }
             println!(
-                "S{} ({} contacts, fixed nodes in graph: {fixed_in_graph}): greedy {} colors, random {}, Jones–Plassmann {} ({} rounds)",
+                "S{} {source:?} ({} contacts, fixed nodes in graph: {fixed_in_graph}): greedy {} colors, random {}, Jones–Plassmann {} ({} rounds)",
                 copies + 1,
                 p.len(),
                 greedy.num_colors,
@@ -951,8 +1015,8 @@ fn bad_input_is_refused() {
 #[test]
 fn scheme_measurements() {
     let ctx = context(false);
-    for copies in [1, 2] {
-        let s = cube_on_box(copies);
+    for (copies, source) in [(1, Source::Sdf), (2, Source::Sdf), (1, Source::Pairs)] {
+        let s = cube_on_box_with(copies, source);
         let bufs = Buffers::new(&ctx, &s);
         for tolerances in ["rainbow", "tight"] {
             for scheme in Scheme::ALL {
@@ -974,7 +1038,7 @@ fn scheme_measurements() {
                     let r = rep.unwrap();
                     ms.sort_by(f64::total_cmp);
                     println!(
-                        "{{\"scene\": \"S{}\", \"tolerances\": \"{tolerances}\", \"scheme\": \"{}\", \"dispatch\": \"{}\", \"contacts\": {}, \"colors\": {}, \"sweeps\": {}, \"rollbacks\": {}, \"exit\": \"{:?}\", \"residual\": {:e}, \"ms_median\": {:.3}, \"dispatches\": {}, \"dispatches_per_sweep\": {}, \"batches\": {}}}",
+                        "{{\"scene\": \"S{}\", \"contacts_from\": \"{source:?}\", \"tolerances\": \"{tolerances}\", \"scheme\": \"{}\", \"dispatch\": \"{}\", \"contacts\": {}, \"colors\": {}, \"sweeps\": {}, \"rollbacks\": {}, \"exit\": \"{:?}\", \"residual\": {:e}, \"ms_median\": {:.3}, \"dispatches\": {}, \"dispatches_per_sweep\": {}, \"batches\": {}}}",
                         copies + 1,
                         scheme.name(),
                         if solver.fused() { "fused" } else { "per-color" },
@@ -1075,8 +1139,8 @@ fn stack_scene(seed: u64) -> Scene {
 }
 
 /// Spec §B9 #5 on the GPU: after every scheme's solve (per kernel and fused, tight tolerances)
-/// the NCP residuals of the returned impulses are within bounds (Jacobi's cone: within its
-/// last merit, see below), and the impulses add no kinetic energy (§B9 #6).
+/// the impulses equal the reference solution, the NCP residuals are within bounds (Jacobi's
+/// cone: within its last merit, see below), and the impulses add no kinetic energy (§B9 #6).
 #[test]
 fn ncp_bounds_and_energy_on_a_small_problem() {
     let ctx = context(false);
@@ -1085,7 +1149,14 @@ fn ncp_bounds_and_energy_on_a_small_problem() {
         let p = &s.problem;
         let bufs = Buffers::new(&ctx, &s);
         let before = kinetic_energy(&p.inv_mass, &s.u_free);
+        let groups = {
+            let g = ContactGraph::of_contacts(&p.contacts, p.inv_mass.len(), None);
+            ColorGroups::new(&greedy_largest_first(&g))
+        };
         for scheme in Scheme::ALL {
+            let mut ref_params = tight(settings(scheme, SweepDispatch::Auto)).solver;
+            ref_params.max_iterations = 20_000;
+            let (want, _) = solve(p, scheme, Some(&groups), &ref_params, None).unwrap();
             for dispatch in [SweepDispatch::PerColor, SweepDispatch::Fused] {
                 let label = format!("seed {seed} {scheme:?} {dispatch:?}");
                 bufs.velocity.write(&vec4s(&s.u_free)).unwrap();

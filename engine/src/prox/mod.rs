@@ -5,16 +5,19 @@
 //! `colored-gauss-seidel`) and RAINBOW's r-factor strategy. A temporary top-level module: the
 //! lead moves it to `contact/prox/` when wiring it into a stepper as a contact handler.
 //!
+//! - [`model`]: the contact type, the scheme, the convergence parameters;
+//! - [`graph`]: the contact graph with the host colorings (greedy, random);
+//! - [`sdf`], [`generation`]: RAINBOW's contact generation in plain Rust (rest-space signed
+//!   distance grids, Frank–Wolfe deepest points, tet-embedded 8-node contacts, reduction);
 //! - [`settings`]: [`ProxSettings`] (the future `[prox]` scene table) with RAINBOW's defaults
 //!   and field-naming validation;
 //! - [`solver`]: [`ProxSolver`], the GPU solve (kernels in `kernels/prox/`, layout and graphs in
-//!   its documentation);
-//! - [`coloring`]: Jones–Plassmann coloring of the 8-node contact graph on the GPU;
-//! - [`pairs`]: Supple's proximity pairs as contacts on the GPU.
+//!   its documentation), with Jones–Plassmann coloring of 8-node contacts
+//!   ([`solver::coloring`]) and Supple's proximity pairs as contacts ([`solver::pairs`]).
 //!
-//! The plain-Rust reference of everything here, RAINBOW's contact generation (signed distance
-//! grids, Frank–Wolfe) and a CPU semi-implicit stepper with PROX are in
-//! [`crate::cpu_reference::prox`].
+//! The plain-Rust reference (the schemes in f64, NCP residuals, pairs as contacts, and a CPU
+//! semi-implicit stepper with PROX for the law checks) is `cpu_reference::prox`; nothing here
+//! names it (engine architecture rule).
 //!
 //! # What a stepper must offer (the wiring contract)
 //!
@@ -24,7 +27,7 @@
 //! 1. the stepper computes `u′ = u + h M⁻¹ (f_ext + f_e + f_d)` into its velocity buffer
 //!    (fixed and scripted nodes keep their prescribed velocity, inverse mass 0);
 //! 2. **PROX** (this module), with positions still at the start of the step, xᵗ:
-//!    - contacts at xᵗ: `"sdf"` — [`crate::cpu_reference::prox::generation::SdfContactGenerator`]
+//!    - contacts at xᵗ: `"sdf"` — [`generation::SdfContactGenerator`]
 //!      on the positions read back (plain Rust for now; each body's rest positions and tets,
 //!      grids built once at setup), then [`ProxSolver::set_contacts`]; `"pairs"` — a
 //!      [`crate::proximity::ProximitySearch`] over the boundary surfaces at xᵗ with distance
@@ -35,7 +38,7 @@
 //! 3. the stepper moves `x += h u` — in `"safe"` mode limited per vertex by Supple's
 //!    conservative bounds (the two-way/OGC forward step from a proximity search at xᵗ) so every
 //!    frame stays intersection-free; in `"faithful"` mode unlimited, logging the largest
-//!    penetration (−min gap of the contacts, [`crate::cpu_reference::prox::Contact::gap`]);
+//!    penetration (−min gap of the contacts, [`model::Contact::gap`]);
 //! 4. Dirichlet nodes are reset by the stepper as usual.
 //!
 //! Buffers the stepper owns and hands over once ([`StepperBuffers`], bound into compiled
@@ -48,7 +51,7 @@
 //!
 //! Per step `report.json` wants: contacts, colors, sweeps, rollbacks, merit, the natural-map
 //! residual and ms per solve ([`ProxSolveReport`]), the coloring's color counts and the
-//! generation's counters ([`crate::cpu_reference::prox::generation::GenerationStats`]), and in
+//! generation's counters ([`generation::GenerationStats`]), and in
 //! faithful mode the largest penetration.
 //!
 //! # Settings (RAINBOW's defaults; not yet in the scene parser)
@@ -85,11 +88,14 @@
 //! merit falls under `absolute_tolerance` without convergence; tests of the law use tight
 //! tolerances (and `too_small_merit_change = 0`), and the residual is reported per solve.
 
-pub mod coloring;
-pub mod pairs;
+pub mod generation;
+pub mod graph;
+pub mod model;
+pub mod sdf;
 pub mod settings;
 pub mod solver;
 
+pub use model::{Contact, Exit, Scheme, SolverParams};
 pub use settings::{
     ColoringMethod, ContactSource, PenetrationMode, ProxSettings, SettingsError, SweepDispatch,
 };

@@ -1,9 +1,9 @@
 //! PROX settings (`[prox]` in a scene, once the lead wires the method into the scene parser):
 //! a plain struct with RAINBOW's defaults and a validation that names the offending field.
 
-use crate::cpu_reference::prox::generation::SdfParams;
-use crate::cpu_reference::prox::sdf::MAX_RESOLUTION;
-use crate::cpu_reference::prox::solve::{Scheme, SolverParams};
+use super::generation::SdfParams;
+use super::model::{Scheme, SolverParams};
+use super::sdf::MAX_RESOLUTION;
 
 /// Where contacts come from (`prox.contacts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,7 +21,7 @@
 //!   `grid3.is_inside`'s default 0.5 m margin rejects every point of bodies thinner than about
 //!   1 m (the spec's 0.5 m cube, the 5 cm sheet); the Frank–Wolfe stop test `min s·∇φ > 0`
 //!   depends on the material frame's origin; normals are mapped with F instead of F⁻ᵀ. Ours:
-//!   [`sdf`], [`generation`].
+//!   [`crate::prox::sdf`], [`crate::prox::generation`].
 //! - RAINBOW's r-factor strategy is not scale-free: `too_small_merit_change` (0.01 N·s) and
 //!   `absolute_tolerance` (1e-3 N·s) are absolute. When the impulses per contact are below
 //!   0.01 N·s (PROX-S2: ~5e-3), every accepted sweep grows r by 1.3, the next is rejected and
@@ -42,11 +42,10 @@
 //!   returned iterate is inside the cone only up to its last merit.
 
 pub mod contact;
-pub mod generation;
 pub mod graph;
 pub mod ncp;
 pub mod operators;
-pub mod sdf;
+pub mod pairs;
 pub mod solve;
 pub mod stepper;
 

@@ -25,78 +25,7 @@ use super::contact::{gather, initial_r, Contact, ProxProblem};
 use super::graph::ColorGroups;
 use super::operators::prox_contact;
 use crate::math::Vec3;
-
-/// A PROX scheme (`prox.scheme`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scheme {
-    /// Serial Gauss–Seidel in contact order (Alg. 2; RAINBOW's default `gauss_seidel`).
-    GaussSeidel,
-    /// Jacobi (Alg. 4; `parallel_jacobi`).
-    Jacobi,
-    /// Jacobi with the cone radius from the new normal impulse (Alg. 5; `parallel_jacboi_hybrid`).
-    Hybrid,
-    /// Gauss–Seidel by colors of the contact graph (Alg. 7 with the exact sum; `parallel_gauss_seidel`).
-    ColoredGaussSeidel,
-}
-
-impl Scheme {
-    /// Every scheme.
-    pub const ALL: [Scheme; 4] = [
-        Scheme::GaussSeidel,
-        Scheme::Jacobi,
-        Scheme::Hybrid,
-        Scheme::ColoredGaussSeidel,
-    ];
-
-    /// The scene-file name (`"gauss-seidel"`, `"jacobi"`, `"hybrid"`, `"colored-gauss-seidel"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Scheme::GaussSeidel => "gauss-seidel",
-            Scheme::Jacobi => "jacobi",
-            Scheme::Hybrid => "hybrid",
-            Scheme::ColoredGaussSeidel => "colored-gauss-seidel",
-        }
-    }
-
-    /// The scheme of a scene-file name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.name() == name)
-    }
-}
-
-/// Convergence parameters; the defaults are RAINBOW's (`prox_soft_bodies/types.py`,
-/// `Parameters`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SolverParams {
-    /// Converged when the merit (N·s) falls below this (RAINBOW 1e-3).
-    pub absolute_tolerance: f64,
-    /// Converged when the merit changes by less than this fraction of the last merit (1e-4).
-    pub relative_tolerance: f64,
-    /// Sweeps at most (200).
-    pub max_iterations: u32,
-    /// r scale on a rejected sweep (0.7).
-    pub nu_reduce: f64,
-    /// r scale when the merit falls by less than `too_small_merit_change` (1.3).
-    pub nu_increase: f64,
-    /// Merit decrease (N·s) below which r grows (0.01).
-    pub too_small_merit_change: f64,
-    /// Numerator of the initial r-factor `r_factor / A_kk` (0.1).
-    pub r_factor: f64,
-}
-
-impl Default for SolverParams {
-    fn default() -> Self {
-        SolverParams {
-            absolute_tolerance: 1e-3,
-            relative_tolerance: 1e-4,
-            max_iterations: 200,
-            nu_reduce: 0.7,
-            nu_increase: 1.3,
-            too_small_merit_change: 0.01,
-            r_factor: 0.1,
-        }
-    }
-}
+pub use crate::prox::model::{Exit, Scheme, SolverParams};
 
 /// How a color's updates enter w in [`sweep_colored`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,17 +37,6 @@ pub enum ColorUpdate {
     /// RAINBOW's code: before each color, `w = w₀ + Σ_{i < first contact of the color} dw_i`
     /// (drops earlier colors' contacts with larger indices).
     IndexPrefix,
-}
-
-/// Why a solve stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exit {
-    /// Merit below the absolute tolerance.
-    Absolute,
-    /// Merit changed by less than the relative tolerance.
-    Relative,
-    /// `max_iterations` sweeps without convergence (the last accepted iterate is returned).
-    MaxIterations,
 }
 
 /// What the r-factor strategy does after a sweep with merit `merit`.

@@ -11,12 +11,13 @@
 //! block approach.
 
 use super::contact::{kinetic_energy, Contact, ProxProblem};
-use super::generation::{pair_contact, PairKind, SdfContactGenerator};
 use super::graph::{greedy_largest_first, ColorGroups, ContactGraph};
 use super::ncp::{ncp_residuals, NcpResiduals};
+use super::pairs::{pair_contact, PairKind};
 use super::solve::{solve, Scheme, SolveReport, SolverParams};
 use crate::cpu_reference::fem::{Material, TetRest};
 use crate::math::Vec3;
+use crate::prox::generation::SdfContactGenerator;
 
 /// Where contacts come from.
 #[derive(Debug, Clone)]
@@ -301,10 +302,10 @@ impl CpuStepper {
 
 #[cfg(test)]
 pub(crate) mod tests_support {
-    use super::super::generation::{SdfBody, SdfParams};
     use super::*;
     use crate::cpu_reference::fem::lame;
     use crate::mesh::procedural::{box_tets, CellSplit};
+    use crate::prox::generation::{SdfBody, SdfParams};
 
     /// Contact generation of the incline scenes.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -371,7 +372,7 @@ pub(crate) mod tests_support {
                 .enumerate()
             {
                 let x = to(m);
-                let (t, _) = super::super::sdf::boundary_with_owners(&x, &m.tets);
+                let (t, _) = crate::prox::sdf::boundary_with_owners(&x, &m.tets);
                 tris.extend(t.iter().map(|t| t.map(|i| i + first)));
                 body.extend(std::iter::repeat_n(bi as u32, m.positions.len()));
             }

@@ -1,4 +1,6 @@
-//! Contact generation, two ways (spec §B4, decision 1):
+//! RAINBOW's contact generation in plain Rust (spec §B4, decision 1; the other way, Supple's
+//! proximity pairs, is the GPU kernel `kernels/prox/pair_contacts.comp` with its reference in
+//! `cpu_reference::prox::pairs`):
 //! - [`SdfContactGenerator`]: RAINBOW's (`prox_soft_bodies/collision_detection.py`): surface
 //!   triangle pairs of two bodies whose boxes, inflated by the envelope, overlap (RAINBOW: a
 //!   k-DOP BVH inflated by the envelope, here a sweep over x); for each pair, in both
@@ -9,25 +11,20 @@
 //!   gap φ, normal ∇φ mapped to world, world point through B's tet, nodes and weights of both
 //!   owning tets (B's with −ω, A's with +ω: the normal points out of B toward A). Then the
 //!   reduction drops repeated points (RAINBOW: a set of (body pair, world point)).
-//! - [`pair_contact`] / [`pairs_to_contacts`]: Supple's proximity pairs (vertex–triangle and
-//!   edge–edge stencils of [`crate::proximity`]) turned into contacts: the exact closest points
-//!   give the weights (`Closest::weights`, Σ w x = closest-point difference), the unit
-//!   difference the normal and the distance the gap. A pair at distance 0 (already touching)
-//!   has no normal and becomes an inactive contact (no nodes) so indices stay aligned.
 //!
 //! Ours: normals map to world with the cofactor of B's deformation gradient (F⁻ᵀ n; RAINBOW
-//! uses F n, the same for rigid motions); a point found at a triangle corner is keyed by the
-//! corner's node for the reduction (the same point reached from several triangles is then one
-//! contact; RAINBOW's exact world-point key misses it whenever the mappings round differently);
-//! no self-contact (a rest-space grid cannot see it).
+//! uses F n, the same for rigid motions); the corners of a triangle as deep as the Frank–Wolfe
+//! point (to rounding) are contacts too (a flat contact would otherwise give one corner per
+//! triangle, picked by rounding noise in RAINBOW's code); a point found at a triangle corner
+//! is keyed by the corner's node for the reduction (the same point reached from several
+//! triangles is then one contact; RAINBOW's exact world-point key misses it whenever the
+//! mappings round differently); no self-contact (a rest-space grid cannot see it).
 
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
-use super::contact::{Contact, NO_NODE};
-use super::sdf::{boundary_with_owners, frank_wolfe, SdfGrid};
-use crate::cpu_reference::distance::{edge_edge, point_triangle};
+use super::model::{Contact, NO_NODE};
+use super::sdf::{boundary_with_owners, frank_wolfe, SdfGrid, FW_TIE};
 use crate::math::{Mat3, Vec3};
-use crate::proximity::{ProximityMesh, ProximityPairs};
 use std::collections::HashSet;
 
 /// Parameters of RAINBOW's contact generation (defaults: RAINBOW's `Parameters`).
@@ -225,9 +222,11 @@ impl SdfContactGenerator {
     }
 
     /// One direction of one triangle pair: triangle `ta` of body `ia` against the grid of body
-    /// `ib` through the tet owning triangle `tb`.
+    /// `ib` through the tet owning triangle `tb`: the Frank–Wolfe deepest point, and every
+    /// corner as deep as it (to rounding: a flat contact yields all its corners, not one picked
+    /// by rounding noise).
     #[allow(clippy::too_many_arguments)]
-    fn candidate(
+    fn candidates(
         &self,
         x: &[Vec3],
         ia: usize,
@@ -236,14 +235,18 @@ impl SdfContactGenerator {
         tb: usize,
         mu: f64,
         stats: &mut GenerationStats,
-    ) -> Option<(Key, Contact)> {
+        out: &mut Vec<(Key, Contact)>,
+    ) {
         let (a, b) = (&self.bodies[ia], &self.bodies[ib]);
         let tet_b = b.owners[tb] as usize;
         let (xb, x0b) = (b.tet_world(x, tet_b), b.tet_rest(tet_b));
         let tri = a.surface[ta].map(|i| x[a.global(i)]);
         let mut tri0 = [Vec3::zeros(); 3];
         for (k, p) in tri.iter().enumerate() {
-            tri0[k] = combine(&x0b, &barycentric_tet(&xb, p)?);
+            match barycentric_tet(&xb, p) {
+                Some(w) => tri0[k] = combine(&x0b, &w),
+                None => return,
+            }
         }
         stats.searches += 1;
         let deepest = frank_wolfe(
@@ -253,19 +256,62 @@ impl SdfContactGenerator {
             self.params.tolerance,
         );
         stats.iterations += deepest.iterations as usize;
-        let p0 = deepest.point;
-        if !b.grid.contains(&p0, self.params.inside_margin) {
+        let corner = deepest.barycentric.iter().position(|&w| w == 1.0);
+        let phi = b.grid.value(&deepest.point);
+        let size = (tri0[1] - tri0[0]).norm().max((tri0[2] - tri0[0]).norm());
+        for v in 0..3 {
+            let tied = Some(v) != corner && b.grid.value(&tri0[v]) <= phi + FW_TIE * size;
+            if Some(v) == corner || tied {
+                let key = Key::Corner(a.global(a.surface[ta][v]) as u32, ib);
+                out.extend(
+                    self.contact_at(x, ia, ta, ib, tet_b, &tri0[v], mu)
+                        .map(|c| (key, c)),
+                );
+            }
+        }
+        if corner.is_none() {
+            if let Some(c) = self.contact_at(x, ia, ta, ib, tet_b, &deepest.point, mu) {
+                let p = c
+                    .slots()
+                    .take(4)
+                    .fold(Vec3::zeros(), |s, (n, w)| s - x[n] * w);
+                let key = Key::Point(
+                    ia.min(ib),
+                    ia.max(ib),
+                    [p.x.to_bits(), p.y.to_bits(), p.z.to_bits()],
+                );
+                out.push((key, c));
+            }
+        }
+    }
+
+    /// The contact at material point `p0` of body `ib` (in its tet `tet_b`) against the tet
+    /// owning triangle `ta` of body `ia`, if `p0` is inside the grid and within the envelope.
+    #[allow(clippy::too_many_arguments)]
+    fn contact_at(
+        &self,
+        x: &[Vec3],
+        ia: usize,
+        ta: usize,
+        ib: usize,
+        tet_b: usize,
+        p0: &Vec3,
+        mu: f64,
+    ) -> Option<Contact> {
+        let (a, b) = (&self.bodies[ia], &self.bodies[ib]);
+        let (xb, x0b) = (b.tet_world(x, tet_b), b.tet_rest(tet_b));
+        if !b.grid.contains(p0, self.params.inside_margin) {
             return None;
         }
-        let phi = b.grid.value(&p0);
+        let phi = b.grid.value(p0);
         if !(phi <= self.params.envelope) {
             return None;
         }
-        let n0 = b.grid.gradient(&p0);
+        let n0 = b.grid.gradient(p0);
         if !(n0.norm() > 0.0) {
             return None;
         }
-        let omega_b = barycentric_tet(&x0b, &p0)?;
+        let omega_b = barycentric_tet(&x0b, p0)?;
         let p = combine(&xb, &omega_b);
         let tet_a = a.owners[ta] as usize;
         let omega_a = barycentric_tet(&a.tet_world(x, tet_a), &p)?;
@@ -285,17 +331,7 @@ impl SdfContactGenerator {
             nodes[4 + k] = a.global(a.tets[tet_a][k]) as u32;
             weights[4 + k] = omega_a[k];
         }
-        let contact = Contact::new(&nodes, &weights, n, mu, phi);
-        let corner = deepest.barycentric.iter().position(|&w| w == 1.0);
-        let key = match corner {
-            Some(v) => Key::Corner(a.global(a.surface[ta][v]) as u32, ib),
-            None => Key::Point(
-                ia.min(ib),
-                ia.max(ib),
-                [p.x.to_bits(), p.y.to_bits(), p.z.to_bits()],
-            ),
-        };
-        Some((key, contact))
+        Some(Contact::new(&nodes, &weights, n, mu, phi))
     }
 
     /// Contacts between every pair of bodies at world positions `x` (all bodies' nodes), with
@@ -316,17 +352,14 @@ impl SdfContactGenerator {
                 stats.overlaps += pairs.len();
                 for (ta, tb) in pairs {
                     let (ta, tb) = (ta as usize, tb as usize);
-                    let both = [
-                        self.bodies[ib]
-                            .grid_enabled
-                            .then(|| self.candidate(x, ia, ta, ib, tb, mu, &mut stats))
-                            .flatten(),
-                        self.bodies[ia]
-                            .grid_enabled
-                            .then(|| self.candidate(x, ib, tb, ia, ta, mu, &mut stats))
-                            .flatten(),
-                    ];
-                    for (key, c) in both.into_iter().flatten() {
+                    let mut both = Vec::new();
+                    if self.bodies[ib].grid_enabled {
+                        self.candidates(x, ia, ta, ib, tb, mu, &mut stats, &mut both);
+                    }
+                    if self.bodies[ia].grid_enabled {
+                        self.candidates(x, ib, tb, ia, ta, mu, &mut stats, &mut both);
+                    }
+                    for (key, c) in both {
                         stats.candidates += 1;
                         if seen.insert(key) {
                             out.push(c);
@@ -338,60 +371,6 @@ impl SdfContactGenerator {
         stats.contacts = out.len();
         (out, stats)
     }
-}
-
-/// Whether a proximity pair is vertex–triangle or edge–edge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PairKind {
-    /// Nodes `[vertex, t0, t1, t2]`.
-    VertexTriangle,
-    /// Nodes `[a0, a1, b0, b1]`.
-    EdgeEdge,
-}
-
-/// An inactive contact (no nodes): it never receives an impulse.
-pub fn inactive_contact(mu: f64) -> Contact {
-    Contact::new(&[], &[], Vec3::new(0.0, 0.0, 1.0), mu, 0.0)
-}
-
-/// The contact of one proximity pair at positions `x`: weights from the exact closest points,
-/// normal from the second primitive toward the first, gap = distance; inactive at distance 0.
-pub fn pair_contact(kind: PairKind, nodes: [u32; 4], x: &[Vec3], mu: f64) -> Contact {
-    let q = nodes.map(|i| x[i as usize]);
-    let (w, diff) = match kind {
-        PairKind::VertexTriangle => {
-            let c = point_triangle(&q[0], &q[1], &q[2], &q[3]);
-            (c.weights, c.diff)
-        }
-        PairKind::EdgeEdge => {
-            let c = edge_edge(&q[0], &q[1], &q[2], &q[3]);
-            (c.weights, c.diff)
-        }
-    };
-    let d = diff.norm();
-    if !(d > 0.0) {
-        return inactive_contact(mu);
-    }
-    Contact::new(&nodes, &w, diff / d, mu, d)
-}
-
-/// Contacts of every pair of a proximity search over `mesh` (vertex–triangle pairs first, then
-/// edge–edge, in the lists' order).
-pub fn pairs_to_contacts(
-    pairs: &ProximityPairs,
-    mesh: &ProximityMesh,
-    x: &[Vec3],
-    mu: f64,
-) -> Vec<Contact> {
-    let vt = pairs.vertex_triangle.iter().map(|p| {
-        let t = mesh.triangles[p.b as usize];
-        pair_contact(PairKind::VertexTriangle, [p.a, t[0], t[1], t[2]], x, mu)
-    });
-    let ee = pairs.edge_edge.iter().map(|p| {
-        let (a, b) = (mesh.edges[p.a as usize], mesh.edges[p.b as usize]);
-        pair_contact(PairKind::EdgeEdge, [a[0], a[1], b[0], b[1]], x, mu)
-    });
-    vt.chain(ee).collect()
 }
 
 #[cfg(test)]
@@ -459,23 +438,5 @@ mod tests {
             })
             .collect();
         assert!(g.generate(&far, 0.5).0.is_empty());
-    }
-
-    #[test]
-    fn pair_contacts_carry_closest_point_weights() {
-        let x = vec![
-            Vec3::new(0.2, 0.3, 0.01),
-            Vec3::new(0.0, 0.0, 0.0),
-            Vec3::new(1.0, 0.0, 0.0),
-            Vec3::new(0.0, 1.0, 0.0),
-        ];
-        let c = pair_contact(PairKind::VertexTriangle, [0, 1, 2, 3], &x, 0.3);
-        assert!((c.normal - Vec3::new(0.0, 0.0, 1.0)).norm() < 1e-12);
-        assert!((c.gap - 0.01).abs() < 1e-12);
-        // Σ w x = closest point difference = gap · n.
-        let rel: Vec3 = (0..4).map(|k| x[c.nodes[k] as usize] * c.weights[k]).sum();
-        assert!((rel - c.normal * c.gap).norm() < 1e-12);
-        let touching = pair_contact(PairKind::VertexTriangle, [1, 1, 2, 3], &x, 0.3);
-        assert!(touching.nodes.iter().all(|&n| n == NO_NODE));
     }
 }

@@ -2,12 +2,12 @@
 //! `kernels/prox/pair_contacts.comp` turns the vertex–triangle and edge–edge pairs of a
 //! [`ProximitySearch`] into raw contacts (exact closest points: weights, normal, gap), then the
 //! contacts are colored (host greedy/random on the node lists read back, or Jones–Plassmann on
-//! the GPU) and permuted into solver order. Reference:
-//! [`crate::cpu_reference::prox::generation::pairs_to_contacts`].
+//! the GPU) and permuted into solver order. Reference: `cpu_reference::prox::pairs`.
 
-use super::settings::ColoringMethod;
-use super::solver::{ContactLayout, ProxError, ProxSolver, WG};
-use crate::cpu_reference::prox::solve::Scheme;
+use super::{ContactLayout, ProxError, ProxSolver, WG};
+use crate::prox::graph::ColorGroups;
+use crate::prox::model::Scheme;
+use crate::prox::settings::ColoringMethod;
 use crate::proximity::ProximitySearch;
 use crate::vk::{ids, CompileOptions, CompiledGraph, Dispatch, Graph};
 
@@ -122,7 +122,7 @@ impl ProxSolver {
                 })
                 .collect();
             let c = self.color_on_host(&nodes);
-            let g = crate::cpu_reference::prox::graph::ColorGroups::new(&c);
+            let g = ColorGroups::new(&c);
             self.arrays.host_grouped.write_at(0, &g.order)?;
             graphs.permute_host.run()?;
             (g.order, g.offsets, c.num_colors)

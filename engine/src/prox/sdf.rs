@@ -22,9 +22,63 @@
 
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
-use crate::cpu_reference::distance::{point_triangle, PointTriangleKind};
 use crate::math::Vec3;
 use std::collections::HashMap;
+
+/// The feature of a triangle holding the closest point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Feature {
+    Vertex(usize),
+    /// Edge from corner i to corner (i + 1) mod 3.
+    Edge(usize),
+    Face,
+}
+
+/// Closest point of the triangle `t` to `p` and its feature (Ericson, *Real-Time Collision
+/// Detection*, 5.1.5); a degenerate triangle gives its closest corner.
+fn closest_on_triangle(p: &Vec3, t: &[Vec3; 3]) -> (Vec3, Feature) {
+    let [a, b, c] = *t;
+    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (d1, d2) = (ab.dot(&ap), ac.dot(&ap));
+    if d1 <= 0.0 && d2 <= 0.0 {
+        return (a, Feature::Vertex(0));
+    }
+    let bp = p - b;
+    let (d3, d4) = (ab.dot(&bp), ac.dot(&bp));
+    if d3 >= 0.0 && d4 <= d3 {
+        return (b, Feature::Vertex(1));
+    }
+    let vc = d1 * d4 - d3 * d2;
+    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+        return (a + ab * (d1 / (d1 - d3)), Feature::Edge(0));
+    }
+    let cp = p - c;
+    let (d5, d6) = (ab.dot(&cp), ac.dot(&cp));
+    if d6 >= 0.0 && d5 <= d6 {
+        return (c, Feature::Vertex(2));
+    }
+    let vb = d5 * d2 - d1 * d6;
+    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+        return (a + ac * (d2 / (d2 - d6)), Feature::Edge(2));
+    }
+    let va = d3 * d6 - d5 * d4;
+    if va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0 {
+        let w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return (b + (c - b) * w, Feature::Edge(1));
+    }
+    let sum = va + vb + vc;
+    if !(sum > 0.0) {
+        let best = (0..3)
+            .min_by(|&i, &j| {
+                (p - t[i])
+                    .norm_squared()
+                    .total_cmp(&(p - t[j]).norm_squared())
+            })
+            .unwrap_or(0);
+        return (t[best], Feature::Vertex(best));
+    }
+    (a + ab * (vb / sum) + ac * (vc / sum), Feature::Face)
+}
 
 /// Largest grid resolution (nodes per axis) accepted: 256³ f64 values are 128 MiB.
 pub const MAX_RESOLUTION: usize = 256;
@@ -110,22 +164,17 @@ impl Pseudonormals {
         Pseudonormals { face, edge, vertex }
     }
 
-    fn of(&self, tri: usize, t: &[u32; 3], kind: PointTriangleKind) -> Vec3 {
-        use PointTriangleKind as K;
+    fn of(&self, tri: usize, t: &[u32; 3], feature: Feature) -> Vec3 {
         let e = |a: u32, b: u32| {
             self.edge
                 .get(&(a.min(b), a.max(b)))
                 .copied()
                 .unwrap_or_default()
         };
-        match kind {
-            K::Vertex0 => self.vertex[t[0] as usize],
-            K::Vertex1 => self.vertex[t[1] as usize],
-            K::Vertex2 => self.vertex[t[2] as usize],
-            K::Edge01 => e(t[0], t[1]),
-            K::Edge12 => e(t[1], t[2]),
-            K::Edge20 => e(t[2], t[0]),
-            K::Face => self.face[tri],
+        match feature {
+            Feature::Vertex(i) => self.vertex[t[i] as usize],
+            Feature::Edge(i) => e(t[i], t[(i + 1) % 3]),
+            Feature::Face => self.face[tri],
         }
     }
 }
@@ -200,25 +249,24 @@ impl SdfGrid {
                 for i in 0..resolution {
                     let p = min + Vec3::new(i as f64, j as f64, k as f64).component_mul(&spacing);
                     let tri_of = |ti: usize| {
-                        let t = tris[ti];
-                        let q = t.map(|v| x[v as usize]);
-                        point_triangle(&p, &q[0], &q[1], &q[2])
+                        let (q, f) = closest_on_triangle(&p, &tris[ti].map(|v| x[v as usize]));
+                        ((p - q).norm_squared(), p - q, f)
                     };
                     let mut best = (tri_of(hint), hint);
                     for (ti, (blo, bhi)) in boxes.iter().enumerate() {
-                        if ti != hint && box_sq_dist(&p, blo, bhi) < best.0.sq_dist {
+                        if ti != hint && box_sq_dist(&p, blo, bhi) < best.0 .0 {
                             let c = tri_of(ti);
-                            if c.sq_dist < best.0.sq_dist {
+                            if c.0 < best.0 .0 {
                                 best = (c, ti);
                             }
                         }
                     }
                     hint = best.1;
-                    let (c, ti) = best;
-                    let n = normals.of(ti, &tris[ti], c.kind);
-                    let d = c.sq_dist.sqrt();
+                    let ((sq, diff, feature), ti) = best;
+                    let n = normals.of(ti, &tris[ti], feature);
+                    let d = sq.sqrt();
                     values[i + resolution * (j + resolution * k)] =
-                        if c.diff.dot(&n) < 0.0 { -d } else { d };
+                        if diff.dot(&n) < 0.0 { -d } else { d };
                 }
             }
         }
@@ -319,10 +367,16 @@ pub struct DeepestPoint {
     pub iterations: u32,
 }
 
+/// Relative size below which Frank–Wolfe treats slopes and gradient norms as ties: the grid's
+/// values carry rounding noise (~1e-16 relative) that would otherwise pick corners and steps in
+/// flat regions (above a face) at random.
+pub const FW_TIE: f64 = 1e-12;
+
 /// Frank–Wolfe minimisation of the grid's value over the triangle `tri` (material space):
-/// start at the corner with the smallest gradient norm (RAINBOW), then at iteration i move
-/// toward the corner of steepest descent by α = 2/(i + 2), stopping first when the duality gap
-/// is at most `tolerance`; at most `max_iterations` steps.
+/// start at the corner with the smallest gradient norm (RAINBOW; the first corner among ties),
+/// then at iteration i move toward the corner of steepest descent by α = 2/(i + 2), stopping
+/// first when the duality gap is at most `tolerance` (plus rounding: [`FW_TIE`] × |∇φ| × the
+/// triangle's size); at most `max_iterations` steps.
 pub fn frank_wolfe(
     grid: &SdfGrid,
     tri: &[Vec3; 3],
@@ -330,7 +384,17 @@ pub fn frank_wolfe(
     tolerance: f64,
 ) -> DeepestPoint {
     let norms = tri.map(|p| grid.gradient(&p).norm());
-    let start = (0..3).fold(0, |b, v| if norms[v] < norms[b] { v } else { b });
+    let start = (0..3).fold(0, |b, v| {
+        if norms[v] < norms[b] * (1.0 - FW_TIE) {
+            v
+        } else {
+            b
+        }
+    });
+    let size = (tri[1] - tri[0])
+        .norm()
+        .max((tri[2] - tri[0]).norm())
+        .max((tri[2] - tri[1]).norm());
     let mut beta = [0.0; 3];
     beta[start] = 1.0;
     let mut x = tri[start];
@@ -339,7 +403,7 @@ pub fn frank_wolfe(
         let g = grid.gradient(&x);
         let slopes = tri.map(|s| (s - x).dot(&g));
         let v = (0..3).fold(0, |b, v| if slopes[v] < slopes[b] { v } else { b });
-        if -slopes[v] <= tolerance {
+        if -slopes[v] <= tolerance + FW_TIE * g.norm() * size {
             break;
         }
         let alpha = 2.0 / (i as f64 + 2.0);

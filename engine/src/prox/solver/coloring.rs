@@ -3,10 +3,9 @@
 //! [`crate::coloring::gpu`] whose 4-slot kernels cannot hold 8 nodes), then the counting sort by
 //! color (`kernels/coloring/group_count.comp`, [`Scan`], `group_scatter.comp`) and the
 //! permutation of the raw contacts into color-major solver order (`kernels/prox/permute.comp`).
-//! At most [`MAX_COLORS`] colors. Reference:
-//! [`crate::cpu_reference::prox::graph::jones_plassmann`].
+//! At most [`MAX_COLORS`] colors. Reference: `cpu_reference::prox::graph::jones_plassmann`.
 
-use super::solver::{ProxError, ProxSolver, WG};
+use super::{ProxError, ProxSolver, WG};
 use crate::coloring::{MAX_COLORS, UNCOLORED};
 use crate::primitives::{Scan, ScanKind};
 use crate::vk::{ids, BufferUsage, CompileOptions, CompiledGraph, Dispatch, GpuBuffer, Graph};

@@ -18,21 +18,24 @@
 //! - **finish**: `gather` of the returned λ, `residual` (natural-map residual, one
 //!   workgroup), `apply` (u = u′ + W Jᵀ λ in place).
 //!
-//! Reference: [`crate::cpu_reference::prox`].
+//! Submodules: [`coloring`] (Jones–Plassmann on the GPU), [`pairs`] (proximity pairs as
+//! contacts). Reference: `cpu_reference::prox`.
 
-use super::coloring::DeviceColoring;
-use super::settings::{ColoringMethod, ProxSettings, SettingsError, SweepDispatch};
-use crate::coloring::MAX_COLORS;
-use crate::cpu_reference::prox::contact::{check_contact, Contact, NO_NODE};
-use crate::cpu_reference::prox::graph::{
+pub mod coloring;
+pub mod pairs;
+
+use super::graph::{
     greedy_largest_first, random_vivace, ColorGroups, ContactColoring, ContactGraph,
 };
-use crate::cpu_reference::prox::solve::{Exit, Scheme};
+use super::model::{check_contact, Contact, Exit, Scheme, NO_NODE};
+use super::settings::{ColoringMethod, ProxSettings, SettingsError, SweepDispatch};
+use crate::coloring::MAX_COLORS;
 use crate::primitives::{Scan, ScanKind};
 use crate::vk::{
     ids, BufferSlice, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer,
     Graph, KernelId, VkError,
 };
+use coloring::DeviceColoring;
 use std::time::Instant;
 
 /// Workgroup size of the per-contact and per-node kernels.
@@ -276,7 +279,7 @@ pub struct ProxSolver {
     scan: Scan,
     pub(crate) arrays: ContactArrays,
     device_coloring: Option<DeviceColoring>,
-    pub(crate) pairs: Option<super::pairs::PairGraphs>,
+    pub(crate) pairs: Option<pairs::PairGraphs>,
     graphs: Option<Graphs>,
     layout: ContactLayout,
 }
