@@ -259,12 +259,12 @@ impl SdfContactGenerator {
         let corner = deepest.barycentric.iter().position(|&w| w == 1.0);
         let phi = b.grid.value(&deepest.point);
         let size = (tri0[1] - tri0[0]).norm().max((tri0[2] - tri0[0]).norm());
-        for v in 0..3 {
-            let tied = Some(v) != corner && b.grid.value(&tri0[v]) <= phi + FW_TIE * size;
+        for (v, corner_point) in tri0.iter().enumerate() {
+            let tied = Some(v) != corner && b.grid.value(corner_point) <= phi + FW_TIE * size;
             if Some(v) == corner || tied {
                 let key = Key::Corner(a.global(a.surface[ta][v]) as u32, ib);
                 out.extend(
-                    self.contact_at(x, ia, ta, ib, tet_b, &tri0[v], mu)
+                    self.contact_at(x, ia, ta, ib, tet_b, corner_point, mu)
                         .map(|c| (key, c)),
                 );
             }

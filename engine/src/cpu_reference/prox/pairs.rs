@@ -5,6 +5,8 @@
 //! the distance the gap. A pair at distance 0 (already touching) has no normal and becomes an
 //! inactive contact (no nodes) so indices stay aligned.
 
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use crate::cpu_reference::distance::{edge_edge, point_triangle};
 use crate::math::Vec3;
 use crate::prox::model::Contact;
