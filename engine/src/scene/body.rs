@@ -55,7 +55,7 @@ fn one() -> f64 {
     1.0
 }
 
-/// Geometry of a body: a file or a procedural generator.
+/// Geometry of a body: a file, a procedural generator or arrays.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged, deny_unknown_fields)]
 pub enum MeshSource {
@@ -74,6 +74,25 @@ pub enum MeshSource {
         /// Cells per axis (boxes and beams) or resolution (sphere: `[n, _, _]`).
         #[serde(default = "default_cells")]
         cells: [u32; 3],
+    },
+    /// A mesh given as arrays (bodies built from code, e.g. NumPy arrays from Python): 0-based
+    /// vertex indices, used as given (checked like a mesh file, but a degenerate or inverted tet
+    /// is an error). Which arrays a body needs follows its material: tets for solids,
+    /// triangles for cloth, edges for rods (one open polyline through the vertices in order:
+    /// `[0, 1], [1, 2], …`). In TOML: `mesh = { vertices = [[x, y, z], …], tets = [[a, b, c,
+    /// d], …] }`.
+    Arrays {
+        /// Vertex positions (m, before the body transform).
+        vertices: Vec<[f64; 3]>,
+        /// Tetrahedra (solids; positive volume).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tets: Vec<[u32; 4]>,
+        /// Triangles (cloth).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        triangles: Vec<[u32; 3]>,
+        /// Segments between two vertices (rods).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        edges: Vec<[u32; 2]>,
     },
 }
 

@@ -386,7 +386,9 @@ fn validate_mesh_source(f: &dyn Fn(&str) -> String, b: &super::Body) -> Check {
             ..
         }
     );
-    if rod_geometry != (b.material.model == MaterialModel::Rod) {
+    // Arrays serve every material (the model checks that the arrays it needs are given).
+    let arrays = matches!(b.mesh, MeshSource::Arrays { .. });
+    if !arrays && rod_geometry != (b.material.model == MaterialModel::Rod) {
         return bad(
             f("material.model"),
             "rod bodies use the \"rod\" generator and the \"rod\" material together".into(),
