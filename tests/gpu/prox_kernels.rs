@@ -1,4 +1,4 @@
-//! PROX kernels (`kernels/prox/`, `supple::prox`) against the plain-Rust reference
+//! PROX kernels (`kernels/prox/`, `supple::contact::prox`) against the plain-Rust reference
 //! (`supple::cpu_reference::prox`) on lavapipe with the validation layer on: the proximal
 //! operators against their closed forms, setup (b with restitution, r), the node → contact
 //! incidence, the
@@ -19,8 +19,8 @@ use supple::cpu_reference::prox::{
 };
 use supple::math::Vec3;
 use supple::mesh::procedural::{box_tets, CellSplit};
-use supple::prox::generation::{SdfBody, SdfContactGenerator, SdfParams};
-use supple::prox::{
+use supple::contact::prox::generation::{SdfBody, SdfContactGenerator, SdfParams};
+use supple::contact::prox::{
     ColoringMethod, ProxError, ProxSettings, ProxSolveReport, ProxSolver, StepperBuffers,
     SweepDispatch,
 };
@@ -221,7 +221,7 @@ fn settings(scheme: Scheme, dispatch: SweepDispatch) -> ProxSettings {
 }
 
 /// Tight tolerances: converge to the fixed point (RAINBOW's absolute ones stop early, see the
-/// `supple::prox` module documentation).
+/// `supple::contact::prox` module documentation).
 fn tight(mut s: ProxSettings) -> ProxSettings {
     s.solver = SolverParams {
         absolute_tolerance: 1e-9,
@@ -311,7 +311,7 @@ fn operators_match_closed_forms() {
     let brad = ctx.upload_buffer("test.radius", &radius, st).unwrap();
     let bout: GpuBuffer<[f32; 4]> = ctx.create_buffer("test.zout", cases.len(), st).unwrap();
     let mut g = Graph::new("test.operators");
-    let mut push = supple::prox::ProxParams {
+    let mut push = supple::contact::prox::ProxParams {
         k: cases.len() as u32,
         n: 0,
         max_iterations: 0,
