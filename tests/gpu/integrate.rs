@@ -244,5 +244,8 @@ fn split_stages_equal_the_whole_step_bit_for_bit() {
     let (split, _) = run(&case, 300, 2e-4, ground, true);
     let bits = |x: &[[f32; 4]]| -> Vec<u32> { x.iter().flatten().map(|c| c.to_bits()).collect() };
     assert!(bits(&whole) == bits(&split), "split stages differ");
-    assert!(whole.iter().any(|p| p[2] < 5e-3), "the cube reached the ground");
+    assert!(
+        whole.iter().any(|p| p[2] < 5e-3),
+        "the cube reached the ground"
+    );
 }

@@ -10,6 +10,11 @@
 //! `scheme_measurements` prints sweeps, rollbacks, ms and dispatches per scheme (run with
 //! `--nocapture`); the ignored `measure_scheme_ordering_on_s2` runs PROX-S2 for 1 s.
 
+use supple::contact::prox::generation::{SdfBody, SdfContactGenerator, SdfParams};
+use supple::contact::prox::{
+    ColoringMethod, ProxError, ProxSettings, ProxSolveReport, ProxSolver, StepperBuffers,
+    SweepDispatch,
+};
 use supple::cpu_reference::prox::graph::{jones_plassmann, random_vivace};
 use supple::cpu_reference::prox::pairs::pairs_to_contacts;
 use supple::cpu_reference::prox::solve::{sweep_jacobi, sweep_serial};
@@ -19,11 +24,6 @@ use supple::cpu_reference::prox::{
 };
 use supple::math::Vec3;
 use supple::mesh::procedural::{box_tets, CellSplit};
-use supple::contact::prox::generation::{SdfBody, SdfContactGenerator, SdfParams};
-use supple::contact::prox::{
-    ColoringMethod, ProxError, ProxSettings, ProxSolveReport, ProxSolver, StepperBuffers,
-    SweepDispatch,
-};
 use supple::proximity::{ProximityMesh, ProximityOptions, ProximitySearch};
 use supple::vk::{BufferUsage, CompileOptions, Context, GpuBuffer, Graph};
 use supple_gpu_tests::{assert_no_validation_errors, context};

@@ -288,6 +288,7 @@ impl ProxHandler {
             Source::Pairs { search, load } => {
                 load.run()?;
                 search.run().map_err(failed)?;
+                sort_pairs(search)?;
                 self.solver.contacts_from_pairs(search).map_err(failed)?;
                 Ok(None)
             }
@@ -325,6 +326,27 @@ impl ProxHandler {
         });
         Ok(())
     }
+}
+
+/// Sorts the search's pair records: the search appends them in whatever order its threads
+/// find them, and the contacts (their order fixes PROX's sums and sweeps) must not depend on
+/// that for reruns to be bit-identical.
+fn sort_pairs(search: &ProximitySearch) -> Result<(), SimError> {
+    let status = search.status().read()?;
+    for (buffer, count) in [
+        (search.pairs_vt(), status[1]),
+        (search.pairs_ee(), status[2]),
+    ] {
+        let n = (count as usize).min(buffer.len());
+        if n < 2 {
+            continue;
+        }
+        let mut records = buffer.read()?;
+        records.truncate(n);
+        records.sort_unstable();
+        buffer.write_at(0, &records)?;
+    }
+    Ok(())
 }
 
 /// Largest penetration −min gap of `contacts` (m; 0 without penetration).
