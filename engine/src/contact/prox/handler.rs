@@ -128,7 +128,7 @@ enum Source {
     /// Supple's proximity search on the state's positions (copied on the device).
     Pairs {
         search: Box<ProximitySearch>,
-        load: CompiledGraph,
+        load: Box<CompiledGraph>,
     },
 }
 
@@ -207,7 +207,7 @@ fn pair_search(
     let load = g.compile(ctx, CompileOptions::default())?;
     Ok(Source::Pairs {
         search: Box::new(search),
-        load,
+        load: Box::new(load),
     })
 }
 
