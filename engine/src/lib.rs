@@ -26,7 +26,6 @@ pub mod math;
 pub mod model;
 pub mod phase;
 pub mod primitives;
-pub mod prox;
 pub mod proximity;
 pub mod scene;
 pub mod simulation;

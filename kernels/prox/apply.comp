@@ -1,7 +1,7 @@
 #version 460
 // PROX finish, one invocation per node: u = u′ + W Jᵀ λ (the final gather's wvel added to the
 // stepper's velocities in place; fixed nodes have wvel = 0).
-// Host: engine/src/prox/solver.rs. Reference: cpu_reference/prox/contact.rs::ProxProblem::apply.
+// Host: engine/src/contact/prox/solver.rs. Reference: cpu_reference/prox/contact.rs::ProxProblem::apply.
 #include "common.glsl"
 #include "prox.glsl"
 layout(std430, binding = 0) readonly buffer WVel { vec4 wvel[]; };

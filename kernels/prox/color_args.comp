@@ -2,7 +2,7 @@
 // Indirect dispatch arguments of the per-color sweep: for each color c < p.color (the color
 // capacity recorded in the graph), ceil(count_c / p.mode) workgroups (p.mode = the sweep's
 // workgroup size); empty colors get 0 workgroups.
-// Host: engine/src/prox/solver.rs.
+// Host: engine/src/contact/prox/solver.rs.
 #include "common.glsl"
 #include "prox.glsl"
 layout(std430, binding = 0) readonly buffer ColorOffsets { uint color_offsets[]; };

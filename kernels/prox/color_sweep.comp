@@ -3,7 +3,7 @@
 // color (indirect, sized by the color), one invocation per contact of color p.color (contacts
 // stored color-major): z from the current wvel, prox, then wvel += W J_kᵀ Δλ at the contact's
 // nodes with plain read-modify-writes: contacts of one color share no free node.
-// Host: engine/src/prox/solver.rs. Reference: cpu_reference/prox/solve.rs::sweep_colored.
+// Host: engine/src/contact/prox/solver.rs. Reference: cpu_reference/prox/solve.rs::sweep_colored.
 #define PROX_WITH_UPDATE
 #include "common.glsl"
 #include "prox.glsl"

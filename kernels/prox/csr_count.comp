@@ -1,7 +1,7 @@
 #version 460
 // Node → contact incidence, pass 1: counts[a] += 1 for every used slot at node a (counts
 // cleared before; an exclusive scan of counts[0..=n] then gives the offsets).
-// Host: engine/src/prox/solver.rs. Reference: the gather order of cpu_reference/prox/contact.rs.
+// Host: engine/src/contact/prox/solver.rs. Reference: the gather order of cpu_reference/prox/contact.rs.
 #include "common.glsl"
 #include "prox.glsl"
 layout(std430, binding = 0) readonly buffer Meta { uint meta[]; };

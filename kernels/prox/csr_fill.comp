@@ -2,7 +2,7 @@
 // Node → contact incidence, pass 2: every used slot (k, j) at node a takes the next entry of
 // a's range (cursor = a copy of the offsets) and stores 8 k + j. The order inside a node's
 // range depends on scheduling; csr_sort makes it deterministic.
-// Host: engine/src/prox/solver.rs.
+// Host: engine/src/contact/prox/solver.rs.
 #include "common.glsl"
 #include "prox.glsl"
 layout(std430, binding = 0) readonly buffer Meta { uint meta[]; };

@@ -2,7 +2,7 @@
 // Node → contact incidence, pass 3, one invocation per node: insertion sort of the node's
 // entries by (original contact index, slot), so the gather sums in the reference's order and
 // reruns are bit-identical whatever the scheduling of csr_fill.
-// Host: engine/src/prox/solver.rs. Reference: cpu_reference/prox/contact.rs::gather.
+// Host: engine/src/contact/prox/solver.rs. Reference: cpu_reference/prox/contact.rs::gather.
 #include "common.glsl"
 #include "prox.glsl"
 layout(std430, binding = 0) readonly buffer Offsets { uint offsets[]; };

@@ -5,7 +5,7 @@
 // Gauss–Seidel by colors, meta[1] colors), then the merit, decision and commit (K3). Same
 // arithmetic per contact and per node as the separate kernels (bit-identical results). For CPU
 // Vulkan devices (lavapipe) and small contact sets, where dispatches cost more than the work.
-// Host: engine/src/prox/solver.rs. Reference: cpu_reference/prox/solve.rs.
+// Host: engine/src/contact/prox/solver.rs. Reference: cpu_reference/prox/solve.rs.
 #define PROX_WITH_UPDATE
 #define PROX_WITH_GATHER
 #define PROX_WITH_MERIT

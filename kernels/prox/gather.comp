@@ -2,7 +2,7 @@
 // PROX K1, one invocation per node: wvel[a] = m_a⁻¹ Σ w C_kᵀ λ_k over the node's incidence
 // entries (a gather, no atomics). mode 0: a sweep's first step (skipped once the solve has
 // stopped); mode 1: the final velocity correction (always).
-// Host: engine/src/prox/solver.rs. Reference: cpu_reference/prox/contact.rs::gather.
+// Host: engine/src/contact/prox/solver.rs. Reference: cpu_reference/prox/contact.rs::gather.
 #define PROX_WITH_GATHER
 #include "common.glsl"
 #include "prox.glsl"

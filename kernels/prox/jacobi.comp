@@ -2,7 +2,7 @@
 // PROX K2 of the Jacobi (HYBRID = 0, report Alg. 4: cone radius from the old λn) and hybrid
 // (HYBRID = 1, Alg. 5: from the new λn) sweeps, one invocation per contact: every contact from
 // the same wvel, λ updated in place (each invocation reads only its own λ).
-// Host: engine/src/prox/solver.rs. Reference: cpu_reference/prox/solve.rs::sweep_jacobi.
+// Host: engine/src/contact/prox/solver.rs. Reference: cpu_reference/prox/solve.rs::sweep_jacobi.
 #define PROX_WITH_UPDATE
 #include "common.glsl"
 #include "prox.glsl"

@@ -2,7 +2,7 @@
 // After a batch of Jones–Plassmann rounds on the meta[0] contacts: status[0] += uncolored,
 // status[1] += overflowed, status[2] = max(status[2], largest color + 1) (status cleared
 // before). As kernels/coloring/jp_count.comp, bounded by the device-side contact count.
-// Host: engine/src/prox/coloring.rs.
+// Host: engine/src/contact/prox/coloring.rs.
 #include "common.glsl"
 #include "prox.glsl"
 layout(std430, binding = 0) readonly buffer Meta { uint meta[]; };

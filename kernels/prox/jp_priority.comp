@@ -2,7 +2,7 @@
 // Jones–Plassmann round on 8-node contacts, pass 1: every uncolored contact writes its
 // priority into the per-node maximum vmax (cleared before) of each node it touches; with
 // p.mode = 1 nodes of inverse mass 0 are left out of the graph. Priorities as
-// kernels/coloring/jp_priority.comp. Host: engine/src/prox/coloring.rs. Reference:
+// kernels/coloring/jp_priority.comp. Host: engine/src/contact/prox/coloring.rs. Reference:
 // cpu_reference/prox/graph.rs::jones_plassmann.
 #include "common.glsl"
 #include "prox.glsl"

@@ -2,7 +2,7 @@
 // Jones–Plassmann round on 8-node contacts, pass 2: an uncolored contact holding the maximum
 // priority at each of its graph nodes takes the smallest color absent from their 256-bit
 // used-color masks and ORs it in (winners share no graph node); all taken: OVERFLOW.
-// Host: engine/src/prox/coloring.rs. Reference: cpu_reference/prox/graph.rs::jones_plassmann.
+// Host: engine/src/contact/prox/coloring.rs. Reference: cpu_reference/prox/graph.rs::jones_plassmann.
 #include "common.glsl"
 #include "prox.glsl"
 layout(std430, binding = 0) readonly buffer Meta { uint meta[]; };

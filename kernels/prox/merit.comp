@@ -2,7 +2,7 @@
 // PROX K3 in ONE workgroup: merit = ‖λ − saved‖∞ reduced on the device (max: exact in any
 // order), RAINBOW's convergence test and r-factor update (rollback or acceptance, growth when
 // the merit fell by less than too_small) into ctrl, then the commit of λ or the rollback.
-// Host: engine/src/prox/solver.rs. Reference: cpu_reference/prox/solve.rs (solve, decide).
+// Host: engine/src/contact/prox/solver.rs. Reference: cpu_reference/prox/solve.rs (solve, decide).
 #define PROX_WITH_MERIT
 #include "common.glsl"
 #include "prox.glsl"

@@ -5,7 +5,7 @@
 // (from the second primitive toward the first), the distance the gap. A pair at distance 0 has
 // no normal and becomes an inactive contact (no nodes). Invocation 0 writes meta[0] (contacts,
 // capped at the capacity) and meta[2] (the true count).
-// Host: engine/src/prox/pairs.rs. Reference: cpu_reference/prox/generation.rs::pair_contact.
+// Host: engine/src/contact/prox/pairs.rs. Reference: cpu_reference/prox/generation.rs::pair_contact.
 #include "common.glsl"
 #include "distance.glsl"
 #include "prox.glsl"

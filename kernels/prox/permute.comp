@@ -2,7 +2,7 @@
 // Contacts into color-major order, one invocation per position i: the contact
 // src = grouped[i] (p.mode = 1, after the GPU coloring's grouping) or i (p.mode = 0) is copied
 // from the raw arrays to the solver's arrays, and orig[i] = src.
-// Host: engine/src/prox/solver.rs.
+// Host: engine/src/contact/prox/solver.rs.
 #include "common.glsl"
 #include "prox.glsl"
 layout(std430, binding = 0) readonly buffer Meta { uint meta[]; };

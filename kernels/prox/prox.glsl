@@ -7,7 +7,7 @@
 //   lam[k], saved[k]           λ = (λn, λs, λt) and the last accepted λ
 // and per node a: wvel[a] = (W Jᵀ λ)_a (velocity correction), inv_mass[a].
 // ctrl holds the r-factor strategy's state (PROX_* word offsets below).
-// Host: engine/src/prox/. Reference: engine/src/cpu_reference/prox/.
+// Host: engine/src/contact/prox/. Reference: engine/src/cpu_reference/prox/.
 #ifndef SUPPLE_PROX_GLSL
 #define SUPPLE_PROX_GLSL
 

@@ -2,7 +2,7 @@
 // Natural-map residual of the returned impulses in ONE workgroup, after the final gather
 // (wvel = W Jᵀ λ): max_k ‖λ_k − prox(λ_k − A_kk⁻¹ (J_k w + b_k))‖∞ into ctrl[PROX_RESIDUAL]
 // (A_kk⁻¹ = r_k / r_factor, 1 where A_kk = 0, as the reference).
-// Host: engine/src/prox/solver.rs. Reference: cpu_reference/prox/ncp.rs (natural_map).
+// Host: engine/src/contact/prox/solver.rs. Reference: cpu_reference/prox/ncp.rs (natural_map).
 #define PROX_WITH_UPDATE
 #define PROX_NO_SCATTER
 #include "common.glsl"

@@ -3,7 +3,7 @@
 // contacts): b = C Σ w u′ (+ ε n·Σ w u on the normal row), r_k = r_factor / A_kk (A_kk =
 // Σ_a m_a⁻¹ (Σ_{slots at a} w)², r_factor when 0), λ = saved = 0. Invocation 0 resets the
 // r-factor state in ctrl (running, r scale 1, last merit +∞).
-// Host: engine/src/prox/solver.rs. Reference: cpu_reference/prox/contact.rs (ProxProblem::new,
+// Host: engine/src/contact/prox/solver.rs. Reference: cpu_reference/prox/contact.rs (ProxProblem::new,
 // initial_r).
 #include "common.glsl"
 #include "prox.glsl"

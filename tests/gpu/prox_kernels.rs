@@ -1,4 +1,4 @@
-//! PROX kernels (`kernels/prox/`, `supple::prox`) against the plain-Rust reference
+//! PROX kernels (`kernels/prox/`, `supple::contact::prox`) against the plain-Rust reference
 //! (`supple::cpu_reference::prox`) on lavapipe with the validation layer on: the proximal
 //! operators against their closed forms, setup (b with restitution, r), the node → contact
 //! incidence, the
@@ -10,6 +10,11 @@
 //! `scheme_measurements` prints sweeps, rollbacks, ms and dispatches per scheme (run with
 //! `--nocapture`); the ignored `measure_scheme_ordering_on_s2` runs PROX-S2 for 1 s.
 
+use supple::contact::prox::generation::{SdfBody, SdfContactGenerator, SdfParams};
+use supple::contact::prox::{
+    ColoringMethod, ProxError, ProxSettings, ProxSolveReport, ProxSolver, StepperBuffers,
+    SweepDispatch,
+};
 use supple::cpu_reference::prox::graph::{jones_plassmann, random_vivace};
 use supple::cpu_reference::prox::pairs::pairs_to_contacts;
 use supple::cpu_reference::prox::solve::{sweep_jacobi, sweep_serial};
@@ -19,11 +24,6 @@ use supple::cpu_reference::prox::{
 };
 use supple::math::Vec3;
 use supple::mesh::procedural::{box_tets, CellSplit};
-use supple::prox::generation::{SdfBody, SdfContactGenerator, SdfParams};
-use supple::prox::{
-    ColoringMethod, ProxError, ProxSettings, ProxSolveReport, ProxSolver, StepperBuffers,
-    SweepDispatch,
-};
 use supple::proximity::{ProximityMesh, ProximityOptions, ProximitySearch};
 use supple::vk::{BufferUsage, CompileOptions, Context, GpuBuffer, Graph};
 use supple_gpu_tests::{assert_no_validation_errors, context};
@@ -221,7 +221,7 @@ fn settings(scheme: Scheme, dispatch: SweepDispatch) -> ProxSettings {
 }
 
 /// Tight tolerances: converge to the fixed point (RAINBOW's absolute ones stop early, see the
-/// `supple::prox` module documentation).
+/// `supple::contact::prox` module documentation).
 fn tight(mut s: ProxSettings) -> ProxSettings {
     s.solver = SolverParams {
         absolute_tolerance: 1e-9,
@@ -311,7 +311,7 @@ fn operators_match_closed_forms() {
     let brad = ctx.upload_buffer("test.radius", &radius, st).unwrap();
     let bout: GpuBuffer<[f32; 4]> = ctx.create_buffer("test.zout", cases.len(), st).unwrap();
     let mut g = Graph::new("test.operators");
-    let mut push = supple::prox::ProxParams {
+    let mut push = supple::contact::prox::ProxParams {
         k: cases.len() as u32,
         n: 0,
         max_iterations: 0,

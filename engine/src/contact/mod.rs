@@ -8,6 +8,7 @@
 //! - [`none`]: no surface contact (the template to copy for a new method).
 //! - [`two_way`]: the two-way interior point method (after every accepted Newton iterate), with
 //!   its repulsion energy.
+//! - [`prox`]: RAINBOW's PROX contact impulses on the velocities of a symplectic Euler step.
 //! - [`shortest_path`]: intersection recovery by the shortest path to the boundary (constraint
 //!   projections inside XPBD substeps, or a penalty energy in Newton's objective).
 //!
@@ -19,6 +20,7 @@ pub mod colliders;
 #[cfg(test)]
 mod inert;
 pub mod none;
+pub mod prox;
 pub mod shortest_path;
 pub mod two_way;
 
@@ -86,6 +88,7 @@ pub fn method(method: CollisionMethod) -> &'static dyn ContactMethod {
         CollisionMethod::None => &none::NoContact,
         CollisionMethod::TwoWay => &two_way::handler::TwoWayMethod,
         CollisionMethod::ShortestPath => &shortest_path::handler::ShortestPathMethod,
+        CollisionMethod::Prox => &prox::handler::ProxMethod,
         #[cfg(test)]
         CollisionMethod::Inert => &inert::InertMethod,
     }

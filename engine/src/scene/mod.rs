@@ -88,6 +88,9 @@ pub struct Scene {
     /// Collision handling between deformable surfaces.
     #[serde(default)]
     pub collision: CollisionSettings,
+    /// PROX contact parameters (used with `collision.method = "prox"`).
+    #[serde(default)]
+    pub prox: ProxTable,
     /// Deformable bodies.
     #[serde(default, rename = "body")]
     pub bodies: Vec<Body>,

@@ -32,6 +32,7 @@ impl Scene {
             validate_newton(&self.solver)?;
             validate_xpbd(&self.xpbd)?;
             validate_collision(&self.collision)?;
+            validate_prox(&self.prox)?;
             validate_bodies(self)?;
             for (i, c) in self.colliders.iter().enumerate() {
                 validate_collider(i, c)?;
@@ -626,5 +627,68 @@ pub fn check_spin(c: &Collider) -> Result<(), String> {
     {
         return Err("only sphere colliders spin".into());
     }
+    Ok(())
+}
+
+/// `[prox]`: the PROX contact method's parameters (checked whatever `collision.method` is, so
+/// a scene stays valid when only the method changes).
+fn validate_prox(p: &super::ProxTable) -> Check {
+    let fail = |key: &str, message: String| Invalid {
+        field: format!("prox.{key}"),
+        message,
+    };
+    let positive = |key: &str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(fail(key, format!("must be a finite number > 0, got {v}")))
+        }
+    };
+    let non_negative = |key: &str, v: f64| {
+        if v.is_finite() && v >= 0.0 {
+            Ok(())
+        } else {
+            Err(fail(key, format!("must be a finite number >= 0, got {v}")))
+        }
+    };
+    let count = |key: &str, v: u32, lo: u32, hi: u32| {
+        if (lo..=hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(fail(key, format!("must be in {lo}..={hi}, got {v}")))
+        }
+    };
+    positive("absolute_tolerance", p.absolute_tolerance)?;
+    positive("relative_tolerance", p.relative_tolerance)?;
+    count("max_iterations", p.max_iterations, 1, 100_000)?;
+    if !(p.nu_reduce > 0.0 && p.nu_reduce < 1.0) {
+        return Err(fail(
+            "nu_reduce",
+            format!("must be in (0, 1), got {}", p.nu_reduce),
+        ));
+    }
+    if !(p.nu_increase.is_finite() && p.nu_increase >= 1.0) {
+        return Err(fail(
+            "nu_increase",
+            format!("must be a finite number >= 1, got {}", p.nu_increase),
+        ));
+    }
+    non_negative("too_small_merit_change", p.too_small_merit_change)?;
+    positive("r_factor", p.r_factor)?;
+    non_negative("friction", p.friction)?;
+    if !(0.0..=1.0).contains(&p.restitution) {
+        return Err(fail(
+            "restitution",
+            format!("must be in [0, 1], got {}", p.restitution),
+        ));
+    }
+    count("sdf_resolution", p.sdf_resolution, 2, 256)?;
+    non_negative("envelope", p.envelope)?;
+    count("fw_max_iterations", p.fw_max_iterations, 1, 1000)?;
+    non_negative("fw_tolerance", p.fw_tolerance)?;
+    non_negative("sdf_inside_margin", p.sdf_inside_margin)?;
+    positive("pair_distance", p.pair_distance)?;
+    count("random_max_rounds", p.random_max_rounds, 1, 100_000)?;
+    count("sweeps_per_batch", p.sweeps_per_batch, 1, 1024)?;
     Ok(())
 }

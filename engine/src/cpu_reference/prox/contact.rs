@@ -1,5 +1,5 @@
 //! The contact problem of RAINBOW's PROX solver (report §2.4, spec §B1; the contact type is
-//! [`crate::prox::model::Contact`]): per contact a normal
+//! [`crate::contact::prox::model::Contact`]): per contact a normal
 //! impulse λn ≥ 0 and a friction impulse λf ∈ R² in the Coulomb disk, acting on the nodes that
 //! embed the contact point, with lumped (diagonal, isotropic) inverse masses.
 //!
@@ -16,8 +16,8 @@
 //!   u those at the start of the step (Newton restitution on the normal row; RAINBOW's code uses
 //!   ε = 0, i.e. `b = J u′`) ([`ProxProblem::new`]).
 
+pub use crate::contact::prox::model::{check_contact, tangents, Contact, NO_NODE};
 use crate::math::Vec3;
-pub use crate::prox::model::{check_contact, tangents, Contact, NO_NODE};
 
 /// `w = W Jᵀ λ` over all contacts: the velocity correction of every node (m/s), summed per
 /// node in contact order then slot order.

@@ -1,12 +1,12 @@
 //! Reference of the GPU Jones–Plassmann coloring of 8-node contacts
 //! (`kernels/prox/jp_priority.comp`, `jp_select.comp`; same priorities as
 //! [`crate::cpu_reference::coloring::jones_plassmann`]), and the tests of every contact-graph
-//! coloring; the graph and the host colorings are [`crate::prox::graph`]'s.
+//! coloring; the graph and the host colorings are [`crate::contact::prox::graph`]'s.
 
-use crate::cpu_reference::coloring::{priority, MAX_COLORS, OVERFLOW, UNCOLORED};
-pub use crate::prox::graph::{
+pub use crate::contact::prox::graph::{
     greedy_largest_first, random_vivace, ColorGroups, ContactColoring, ContactGraph,
 };
+use crate::cpu_reference::coloring::{priority, MAX_COLORS, OVERFLOW, UNCOLORED};
 
 /// Result of [`jones_plassmann`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +86,7 @@ pub fn jones_plassmann(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prox::model::NO_NODE;
+    use crate::contact::prox::model::NO_NODE;
 
     fn random_nodes(seed: u32, n: usize, num_nodes: u32) -> Vec<[u32; 8]> {
         (0..n as u32)

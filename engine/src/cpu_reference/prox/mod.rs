@@ -1,6 +1,6 @@
 //! Plain-Rust (f64) reference of RAINBOW's PROX contact handling (Dong She, *Soft Body
 //! Simulation*, report §2.3–§3.2; spec `../shared/notes/prox-spec.md` Part B), and the twin of
-//! the GPU kernels in `kernels/prox/` ([`crate::prox`]):
+//! the GPU kernels in `kernels/prox/` ([`crate::contact::prox`]):
 //! - [`contact`]: the contact model (8 node slots with signed barycentric weights, frame
 //!   [n; s; t], lumped inverse masses, `b = J u′ (+ restitution)`, Delassus diagonal, r-factors);
 //! - [`operators`]: the proximal operators (R+, Coulomb disk, origin, ellipse);
@@ -21,7 +21,7 @@
 //!   `grid3.is_inside`'s default 0.5 m margin rejects every point of bodies thinner than about
 //!   1 m (the spec's 0.5 m cube, the 5 cm sheet); the Frank–Wolfe stop test `min s·∇φ > 0`
 //!   depends on the material frame's origin; normals are mapped with F instead of F⁻ᵀ. Ours:
-//!   [`crate::prox::sdf`], [`crate::prox::generation`].
+//!   [`crate::contact::prox::sdf`], [`crate::contact::prox::generation`].
 //! - RAINBOW's r-factor strategy is not scale-free: `too_small_merit_change` (0.01 N·s) and
 //!   `absolute_tolerance` (1e-3 N·s) are absolute. When the impulses per contact are below
 //!   0.01 N·s (PROX-S2: ~5e-3), every accepted sweep grows r by 1.3, the next is rejected and

@@ -1,5 +1,5 @@
 //! Supple's proximity pairs as PROX contacts, the reference of
-//! `kernels/prox/pair_contacts.comp` ([`crate::prox::solver`]): the exact closest points of a
+//! `kernels/prox/pair_contacts.comp` ([`crate::contact::prox::solver`]): the exact closest points of a
 //! vertex–triangle or edge–edge pair (`Closest::weights`, Σ w x = closest-point difference) give
 //! the weights, the unit difference the normal (from the second primitive toward the first) and
 //! the distance the gap. A pair at distance 0 (already touching) has no normal and becomes an
@@ -7,9 +7,9 @@
 
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
+use crate::contact::prox::model::Contact;
 use crate::cpu_reference::distance::{edge_edge, point_triangle};
 use crate::math::Vec3;
-use crate::prox::model::Contact;
 use crate::proximity::{ProximityMesh, ProximityPairs};
 
 /// Whether a proximity pair is vertex–triangle or edge–edge.
@@ -69,7 +69,7 @@ pub fn pairs_to_contacts(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::prox::model::NO_NODE;
+    use crate::contact::prox::model::NO_NODE;
 
     #[test]
     fn pair_contacts_carry_closest_point_weights() {

@@ -24,8 +24,8 @@
 use super::contact::{gather, initial_r, Contact, ProxProblem};
 use super::graph::ColorGroups;
 use super::operators::prox_contact;
+pub use crate::contact::prox::model::{Exit, Scheme, SolverParams};
 use crate::math::Vec3;
-pub use crate::prox::model::{Exit, Scheme, SolverParams};
 
 /// How a color's updates enter w in [`sweep_colored`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

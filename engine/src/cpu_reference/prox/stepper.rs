@@ -15,9 +15,9 @@ use super::graph::{greedy_largest_first, ColorGroups, ContactGraph};
 use super::ncp::{ncp_residuals, NcpResiduals};
 use super::pairs::{pair_contact, PairKind};
 use super::solve::{solve, Scheme, SolveReport, SolverParams};
+use crate::contact::prox::generation::SdfContactGenerator;
 use crate::cpu_reference::fem::{Material, TetRest};
 use crate::math::Vec3;
-use crate::prox::generation::SdfContactGenerator;
 
 /// Where contacts come from.
 #[derive(Debug, Clone)]
@@ -303,9 +303,9 @@ impl CpuStepper {
 #[cfg(test)]
 pub(crate) mod tests_support {
     use super::*;
+    use crate::contact::prox::generation::{SdfBody, SdfParams};
     use crate::cpu_reference::fem::lame;
     use crate::mesh::procedural::{box_tets, CellSplit};
-    use crate::prox::generation::{SdfBody, SdfParams};
 
     /// Contact generation of the incline scenes.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -372,7 +372,7 @@ pub(crate) mod tests_support {
                 .enumerate()
             {
                 let x = to(m);
-                let (t, _) = crate::prox::sdf::boundary_with_owners(&x, &m.tets);
+                let (t, _) = crate::contact::prox::sdf::boundary_with_owners(&x, &m.tets);
                 tris.extend(t.iter().map(|t| t.map(|i| i + first)));
                 body.extend(std::iter::repeat_n(bi as u32, m.positions.len()));
             }

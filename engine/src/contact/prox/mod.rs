@@ -2,9 +2,11 @@
 //! spec `../shared/notes/prox-spec.md` Part B): per contact a normal impulse and a friction
 //! impulse in the Coulomb disk, found by the fixed-point proximal iteration
 //! `λ ← prox(λ − r (J W Jᵀ λ + b))` with the four schemes (`gauss-seidel`, `jacobi`, `hybrid`,
-//! `colored-gauss-seidel`) and RAINBOW's r-factor strategy. A temporary top-level module: the
-//! lead moves it to `contact/prox/` when wiring it into a stepper as a contact handler.
+//! `colored-gauss-seidel`) and RAINBOW's r-factor strategy; `collision.method = "prox"` with
+//! the symplectic Euler stepper ([`handler`]).
 //!
+//! - [`handler`]: the contact method and handler (`collision.method = "prox"`), per-step
+//!   statistics ([`handler::ProxFrameStats`]);
 //! - [`model`]: the contact type, the scheme, the convergence parameters;
 //! - [`graph`]: the contact graph with the host colorings (greedy, random);
 //! - [`sdf`], [`generation`]: RAINBOW's contact generation in plain Rust (rest-space signed
@@ -21,7 +23,7 @@
 //!
 //! # What a stepper must offer (the wiring contract)
 //!
-//! PROX is a contact handler acting at `Phase::Predicted` of a step (issue 21): after the free
+//! PROX is a contact handler acting at `Phase::Velocities` of a step (issue 21): after the free
 //! velocity update and before the position update, the semi-implicit (symplectic) Euler step of
 //! RAINBOW's `SemiImplicitStepper.step`:
 //! 1. the stepper computes `u′ = u + h M⁻¹ (f_ext + f_e + f_d)` into its velocity buffer
@@ -54,7 +56,7 @@
 //! generation's counters ([`generation::GenerationStats`]), and in
 //! faithful mode the largest penetration.
 //!
-//! # Settings (RAINBOW's defaults; not yet in the scene parser)
+//! # Settings (`[prox]` in a scene; RAINBOW's defaults)
 //!
 //! | field | unit | default | meaning |
 //! |---|---|---|---|
@@ -90,6 +92,7 @@
 
 pub mod generation;
 pub mod graph;
+pub mod handler;
 pub mod model;
 pub mod sdf;
 pub mod settings;

@@ -1,9 +1,12 @@
-//! PROX settings (`[prox]` in a scene, once the lead wires the method into the scene parser):
-//! a plain struct with RAINBOW's defaults and a validation that names the offending field.
+//! PROX settings: a plain struct with RAINBOW's defaults, read from a scene's `[prox]` table
+//! ([`ProxSettings::from_scene`]), and a validation that names the offending field.
 
 use super::generation::SdfParams;
 use super::model::{Scheme, SolverParams};
 use super::sdf::MAX_RESOLUTION;
+use crate::scene::{
+    ProxColoringName, ProxContactsName, ProxDispatchName, ProxModeName, ProxSchemeName, ProxTable,
+};
 
 /// Where contacts come from (`prox.contacts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +127,61 @@ impl Default for ProxSettings {
             random_max_rounds: 200,
             graph_fixed_nodes: true,
             sweeps_per_batch: 8,
+        }
+    }
+}
+
+impl ProxSettings {
+    /// The settings of a scene's `[prox]` table.
+    pub fn from_scene(p: &ProxTable) -> ProxSettings {
+        ProxSettings {
+            scheme: match p.scheme {
+                ProxSchemeName::GaussSeidel => Scheme::GaussSeidel,
+                ProxSchemeName::Jacobi => Scheme::Jacobi,
+                ProxSchemeName::Hybrid => Scheme::Hybrid,
+                ProxSchemeName::ColoredGaussSeidel => Scheme::ColoredGaussSeidel,
+            },
+            contacts: match p.contacts {
+                ProxContactsName::Sdf => ContactSource::Sdf,
+                ProxContactsName::Pairs => ContactSource::Pairs,
+            },
+            mode: match p.mode {
+                ProxModeName::Safe => PenetrationMode::Safe,
+                ProxModeName::Faithful => PenetrationMode::Faithful,
+            },
+            coloring: match p.coloring {
+                ProxColoringName::Greedy => ColoringMethod::Greedy,
+                ProxColoringName::Random => ColoringMethod::Random,
+                ProxColoringName::JonesPlassmann => ColoringMethod::JonesPlassmann,
+            },
+            sweep_dispatch: match p.sweep_dispatch {
+                ProxDispatchName::Auto => SweepDispatch::Auto,
+                ProxDispatchName::PerColor => SweepDispatch::PerColor,
+                ProxDispatchName::Fused => SweepDispatch::Fused,
+            },
+            solver: SolverParams {
+                absolute_tolerance: p.absolute_tolerance,
+                relative_tolerance: p.relative_tolerance,
+                max_iterations: p.max_iterations,
+                nu_reduce: p.nu_reduce,
+                nu_increase: p.nu_increase,
+                too_small_merit_change: p.too_small_merit_change,
+                r_factor: p.r_factor,
+            },
+            friction: p.friction,
+            restitution: p.restitution,
+            sdf: SdfParams {
+                resolution: p.sdf_resolution as usize,
+                envelope: p.envelope,
+                max_iterations: p.fw_max_iterations,
+                tolerance: p.fw_tolerance,
+                inside_margin: p.sdf_inside_margin,
+            },
+            pair_distance: p.pair_distance,
+            random_seed: p.random_seed,
+            random_max_rounds: p.random_max_rounds,
+            graph_fixed_nodes: p.graph_fixed_nodes,
+            sweeps_per_batch: p.sweeps_per_batch,
         }
     }
 }
@@ -287,6 +345,14 @@ mod tests {
             assert_eq!(e.field, field, "{e}");
             assert!(e.to_string().starts_with(field));
         }
+    }
+
+    #[test]
+    fn scene_defaults_are_the_defaults() {
+        assert_eq!(
+            ProxSettings::from_scene(&ProxTable::default()),
+            ProxSettings::default()
+        );
     }
 
     #[test]

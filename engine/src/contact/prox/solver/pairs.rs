@@ -5,9 +5,9 @@
 //! the GPU) and permuted into solver order. Reference: `cpu_reference::prox::pairs`.
 
 use super::{ContactLayout, ProxError, ProxSolver, WG};
-use crate::prox::graph::ColorGroups;
-use crate::prox::model::Scheme;
-use crate::prox::settings::ColoringMethod;
+use crate::contact::prox::graph::ColorGroups;
+use crate::contact::prox::model::Scheme;
+use crate::contact::prox::settings::ColoringMethod;
 use crate::proximity::ProximitySearch;
 use crate::vk::{ids, CompileOptions, CompiledGraph, Dispatch, Graph};
 
