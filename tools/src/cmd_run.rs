@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 use supple::scene::{ExportFormat, Scene};
-use supple::simulation::{FrameStats, SimError, Simulation};
+use supple::simulation::{FrameStats, SimError, Simulation, DIVERGED};
 
 /// The scene `supple run` simulates when none is given (`scenes/default.toml`).
 pub const DEFAULT_SCENE: &str = include_str!("../../scenes/default.toml");
@@ -224,6 +224,20 @@ fn record_frame(
     Ok(())
 }
 
+/// Exit code of a run stopped because the simulation diverged (a non-finite state, or an
+/// inverted tet where the solver must not invert).
+pub const EXIT_DIVERGED: i32 = 3;
+
+/// The exit code and message of a failed step: [`EXIT_DIVERGED`] for divergence, 1 otherwise.
+fn step_failed(frame: u32, e: SimError) -> (i32, String) {
+    match &e {
+        SimError::Solver { component, .. } if component == DIVERGED => {
+            (EXIT_DIVERGED, e.to_string())
+        }
+        _ => (1, format!("frame {frame}: {e}")),
+    }
+}
+
 /// Records the initial state as frame 0, then steps `st.total` frames, recording each.
 fn simulate(
     ctx: &supple::Context,
@@ -238,9 +252,7 @@ fn simulate(
     let total = st.total;
     for frame in 1..=total {
         let t0 = Instant::now();
-        let stats = sim
-            .step_frame()
-            .map_err(|e| (1, format!("frame {frame}: {e}")))?;
+        let stats = sim.step_frame().map_err(|e| step_failed(frame, e))?;
         let (newton, pcg) = (stats.newton_iterations, stats.pcg_iterations);
         record_frame(ctx, scene, sim, export, st, frame, Some((t0, stats)))?;
         let fps = frame as f64 / started.elapsed().as_secs_f64();
@@ -279,7 +291,8 @@ fn write_trace(
     )))
 }
 
-/// Exit code 2 for scene and output-path problems, 1 for device/runtime failures.
+/// Exit code 2 for scene and output-path problems, 3 when the simulation diverged
+/// ([`EXIT_DIVERGED`]), 1 for device/runtime failures.
 pub fn run(args: &Args) -> Result<(), RunError> {
     let (scene, name) = prepare(args)?;
     let paths = OutputPaths::of(&scene, args.trace.as_deref());
