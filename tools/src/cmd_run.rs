@@ -47,9 +47,10 @@ struct FrameReport {
     frame: u32,
     /// Simulated time of the state (s): 0 for frame 0.
     time: f64,
-    /// The solver statistics of the step that led here (none for frame 0, the initial state).
+    /// The solver statistics of the step that led here (none for frame 0, the initial state;
+    /// without the Newton-only keys for steppers that have no Newton iterations).
     #[serde(flatten)]
-    stats: Option<FrameStats>,
+    stats: Option<serde_json::Map<String, serde_json::Value>>,
     min_volume_ratio: f64,
     max_speed: f64,
     /// Wall milliseconds of the step and the position readback (none for frame 0).
@@ -166,6 +167,31 @@ impl RunState {
     }
 }
 
+/// The keys of a frame's statistics that only Newton (an energy-minimising stepper) fills in.
+const NEWTON_ONLY_KEYS: [&str; 6] = [
+    "newton_iterations",
+    "pcg_iterations",
+    "pcg_warm_iterations",
+    "energy",
+    "pcg_residual",
+    "gradient_norm",
+];
+
+/// A frame's statistics as report.json writes them: every key of [`FrameStats`], less
+/// [`NEWTON_ONLY_KEYS`] when the stepper has no Newton iterations (`newton` false).
+fn stats_json(stats: &FrameStats, newton: bool) -> serde_json::Map<String, serde_json::Value> {
+    let mut map = match serde_json::to_value(stats) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    if !newton {
+        for k in NEWTON_ONLY_KEYS {
+            map.remove(k);
+        }
+    }
+    map
+}
+
 /// Reads back the state after `frame` frames (stepped from `t0` with `stats`, or the initial
 /// state) and records and exports it.
 fn record_frame(
@@ -200,7 +226,9 @@ fn record_frame(
     st.reports.push(FrameReport {
         frame,
         time,
-        stats: step.as_ref().map(|(_, s)| s.clone()),
+        stats: step
+            .as_ref()
+            .map(|(_, s)| stats_json(s, sim.stepper_info().minimises_energy)),
         min_volume_ratio: sim.min_volume_ratio(&x),
         max_speed,
         wall_ms,
