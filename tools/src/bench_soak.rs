@@ -63,6 +63,12 @@ struct Sample {
     /// Median wall milliseconds per frame (step and position readback) over the window
     /// ending at this frame.
     ms_per_frame_median: f64,
+    /// Process CPU milliseconds (user + system, all threads: lavapipe runs the kernels on
+    /// them) per frame over the window: less sensitive to other load on the machine than
+    /// wall time. 0 where /proc is unavailable.
+    cpu_ms_per_frame: f64,
+    /// The machine's 1-minute load average when sampled (/proc/loadavg; 0 if unavailable).
+    load_average: f64,
 }
 
 #[derive(Serialize)]
@@ -71,10 +77,11 @@ struct SolverSoak {
     frames: u32,
     early: Sample,
     end: Sample,
-    /// end / early resident and device memory, and end / early median frame time.
+    /// end / early resident and device memory, median frame time and CPU time per frame.
     resident_ratio: f64,
     device_ratio: f64,
     time_ratio: f64,
+    cpu_ratio: f64,
 }
 
 #[derive(Serialize)]
@@ -83,6 +90,27 @@ struct Report {
     device: String,
     vertices: usize,
     solvers: Vec<SolverSoak>,
+}
+
+/// CPU time of the process (user + system) in milliseconds, from /proc/self/stat (clock ticks
+/// of 10 ms).
+fn cpu_ms() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) * 10.0
+}
+
+fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
 }
 
 fn resident_bytes() -> u64 {
@@ -101,16 +129,21 @@ fn soak_one(
 ) -> Result<(SolverSoak, usize), (i32, String)> {
     let mut sim = Simulation::new(ctx, scene).map_err(|e| (2, format!("{solver}: {e}")))?;
     let mut times = Vec::with_capacity(args.frames as usize);
+    let mut cpu = Vec::with_capacity(args.frames as usize + 1);
     let mut early = None;
-    let sample = |frame: u32, times: &[f64]| {
+    let sample = |frame: u32, times: &[f64], cpu: &[f64]| {
         let from = times.len().saturating_sub(args.window as usize);
+        let cpu_window = cpu.last().copied().unwrap_or(0.0) - cpu.get(from).copied().unwrap_or(0.0);
         Sample {
             frame,
             resident_bytes: resident_bytes(),
             device_bytes: ctx.device_bytes(),
             ms_per_frame_median: Stats::of(&times[from..]).median,
+            cpu_ms_per_frame: cpu_window / (times.len() - from).max(1) as f64,
+            load_average: load_average(),
         }
     };
+    cpu.push(cpu_ms());
     for frame in 1..=args.frames {
         let t0 = Instant::now();
         sim.step_frame()
@@ -118,11 +151,12 @@ fn soak_one(
         sim.positions()
             .map_err(|e| (1, format!("{solver}: frame {frame}: {e}")))?;
         times.push(t0.elapsed().as_secs_f64() * 1e3);
+        cpu.push(cpu_ms());
         if frame == args.early {
-            early = Some(sample(frame, &times));
+            early = Some(sample(frame, &times, &cpu));
         }
     }
-    let end = sample(args.frames, &times);
+    let end = sample(args.frames, &times, &cpu);
     let early = early.unwrap_or(end);
     let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
     let soak = SolverSoak {
@@ -131,6 +165,7 @@ fn soak_one(
         resident_ratio: ratio(end.resident_bytes as f64, early.resident_bytes as f64),
         device_ratio: ratio(end.device_bytes as f64, early.device_bytes as f64),
         time_ratio: ratio(end.ms_per_frame_median, early.ms_per_frame_median),
+        cpu_ratio: ratio(end.cpu_ms_per_frame, early.cpu_ms_per_frame),
         early,
         end,
     };
@@ -178,16 +213,18 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         report.vertices = vertices;
         if !args.json {
             eprintln!(
-                "[soak] {solver}: frame {}: {:.1} MiB resident, {:.2} MiB device, {:.3} ms/frame; \
-                 frame {}: {:.1} MiB, {:.2} MiB, {:.3} ms/frame",
+                "[soak] {solver}: frame {}: {:.1} MiB resident, {:.2} MiB device, {:.3} ms/frame, \
+                 {:.2} CPU ms/frame; frame {}: {:.1} MiB, {:.2} MiB, {:.3} ms/frame, {:.2} CPU ms/frame",
                 soak.early.frame,
                 soak.early.resident_bytes as f64 / 1048576.0,
                 soak.early.device_bytes as f64 / 1048576.0,
                 soak.early.ms_per_frame_median,
+                soak.early.cpu_ms_per_frame,
                 soak.end.frame,
                 soak.end.resident_bytes as f64 / 1048576.0,
                 soak.end.device_bytes as f64 / 1048576.0,
                 soak.end.ms_per_frame_median,
+                soak.end.cpu_ms_per_frame,
             );
         }
         report.solvers.push(soak);
