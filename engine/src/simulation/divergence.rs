@@ -137,23 +137,24 @@ mod tests {
     use super::*;
 
     fn one_tet() -> SimModel {
-        let mut m = SimModel::default();
-        m.positions = vec![
-            [0.0, 0.0, 0.0],
-            [1.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0],
-            [0.0, 0.0, 1.0],
-        ];
-        m.tets = vec![[0, 1, 2, 3]];
-        m.bodies = vec![crate::model::BodyRange {
-            name: "blob".into(),
-            vertices: 0..4,
-            tets: 0..1,
-            triangles: 0..0,
-            surface: Vec::new(),
-            model: MaterialModel::StableNeoHookean,
-        }];
-        m
+        SimModel {
+            positions: vec![
+                [0.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0],
+                [0.0, 1.0, 0.0],
+                [0.0, 0.0, 1.0],
+            ],
+            tets: vec![[0, 1, 2, 3]],
+            bodies: vec![crate::model::BodyRange {
+                name: "blob".into(),
+                vertices: 0..4,
+                tets: 0..1,
+                triangles: 0..0,
+                surface: Vec::new(),
+                model: MaterialModel::StableNeoHookean,
+            }],
+            ..SimModel::default()
+        }
     }
 
     fn vec4(p: &[[f64; 3]]) -> Vec<[f32; 4]> {
