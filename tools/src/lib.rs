@@ -7,6 +7,7 @@ mod bench_primitives;
 mod bench_proximity;
 mod bench_recovery;
 mod bench_scene;
+mod bench_soak;
 mod cmd_check;
 mod cmd_mesh;
 mod cmd_run;
@@ -73,6 +74,9 @@ enum BenchCommand {
     Recovery(bench_recovery::Args),
     /// Time a scene frame by frame (milliseconds per frame, solver iterations).
     Scene(bench_scene::Args),
+    /// Step a small scene many frames with each solver: resident and device memory and
+    /// milliseconds per frame early and at the end (leaks, slowdowns).
+    Soak(bench_soak::Args),
 }
 
 fn devices(json: bool) -> Result<(), String> {
@@ -167,6 +171,15 @@ fn run_command(command: Command) -> u8 {
         Command::Bench {
             which: BenchCommand::Scene(args),
         } => match bench_scene::run(&args) {
+            Ok(()) => Ok(()),
+            Err((code, msg)) => {
+                eprintln!("error: {msg}");
+                return code.clamp(1, 255) as u8;
+            }
+        },
+        Command::Bench {
+            which: BenchCommand::Soak(args),
+        } => match bench_soak::run(&args) {
             Ok(()) => Ok(()),
             Err((code, msg)) => {
                 eprintln!("error: {msg}");
