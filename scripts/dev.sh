@@ -64,13 +64,15 @@ case "${1:-run}" in
     export SUPPLE_REQUIRE_USD=1
     export SUPPLE_VALIDATION=1 SUPPLE_SYNC_VALIDATION=1 SUPPLE_PIPELINE_CACHE=off
     status=0
-    cargo test --workspace --release --no-fail-fast -- --test-threads 2 || status=1
-    # The Python bindings (not a workspace member: built by maturin only), into the test venv;
-    # the release build shares target/ with the workspace (see python/Cargo.toml).
+    # The Python bindings (not a workspace member: built by maturin only), into the test venv,
+    # first: the guide's Python blocks run in the Rust suite (tests/cli/guide_code.rs), which
+    # fails when they cannot (SUPPLE_REQUIRE_PYTHON).
     rm -rf target/wheels/test
     "$venv/bin/maturin" build --release -m python/Cargo.toml --target-dir target \
       --out target/wheels/test -i "$venv/bin/python" --quiet
     "$venv/bin/python" -m pip install -q --force-reinstall --no-deps target/wheels/test/supple-*.whl
+    export SUPPLE_REQUIRE_PYTHON=1
+    cargo test --workspace --release --no-fail-fast -- --test-threads 2 || status=1
     py_status=0
     "$venv/bin/python" -m pytest -q python/tests || py_status=$?
     if [ "$py_status" -eq 5 ]; then

@@ -90,7 +90,8 @@ fn every_block_says_what_it_is_and_rust_blocks_are_programs() {
 }
 
 /// The hook for the Python blocks: once `import supple` works in `SUPPLE_PYTHON` (or
-/// `python3`), every ```` ```python ```` block runs as a script from the repository root.
+/// `python3`), every ```` ```python ```` block runs as a script from the repository root;
+/// with `SUPPLE_REQUIRE_PYTHON` set (the test command sets it) a missing package fails.
 #[test]
 fn python_blocks_run_when_the_bindings_exist() {
     let python = std::env::var("SUPPLE_PYTHON").unwrap_or_else(|_| "python3".into());
@@ -103,6 +104,13 @@ fn python_blocks_run_when_the_bindings_exist() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !has_supple {
+        // The test command installs the bindings first and requires them.
+        assert!(
+            std::env::var_os("SUPPLE_REQUIRE_PYTHON").is_none(),
+            "SUPPLE_REQUIRE_PYTHON is set but {python} cannot `import supple`: the guide's {} \
+             Python blocks cannot run",
+            py.len()
+        );
         println!(
             "Python blocks NOT RUN ({} found): {python} cannot `import supple`",
             py.len()
