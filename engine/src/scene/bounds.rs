@@ -59,7 +59,7 @@ pub(super) fn validate_sizes(scene: &Scene) -> Result<(), Problem> {
         };
         let (elements, work) = generated_elements(*generator, *size, *cells);
         total += elements;
-        if !(total <= MAX_GENERATED_ELEMENTS) {
+        if total.is_nan() || total > MAX_GENERATED_ELEMENTS {
             return Err((
                 format!("body[{i}].mesh.cells"),
                 format!(
@@ -69,7 +69,7 @@ pub(super) fn validate_sizes(scene: &Scene) -> Result<(), Problem> {
                 ),
             ));
         }
-        if !(work <= MAX_IMPLICIT_WORK) {
+        if work.is_nan() || work > MAX_IMPLICIT_WORK {
             return Err((
                 format!("body[{i}].mesh.cells"),
                 format!(
@@ -82,7 +82,7 @@ pub(super) fn validate_sizes(scene: &Scene) -> Result<(), Problem> {
             generator,
             Generator::KnotTube | Generator::ReefKnot | Generator::BowKnot
         );
-        if knot && !(size[2] <= 1000.0 * size[0]) {
+        if knot && (size[2] > 1000.0 * size[0] || size[2].is_nan()) {
             return Err((
                 format!("body[{i}].mesh.size"),
                 format!(
