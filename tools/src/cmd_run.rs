@@ -102,10 +102,9 @@ fn prepare(args: &Args) -> Result<(Scene, String), RunError> {
         Some(p) => p.display().to_string(),
         None => "default scene".to_string(),
     };
+    // `--frames` is applied after the scene is read (not as a `--set`), so that a scene error
+    // never blames an override the user did not write.
     let mut sets = args.set.clone();
-    if let Some(f) = args.frames {
-        sets.push(format!("simulation.frames={f}"));
-    }
     if let Some(e) = args.export.as_ref().filter(|e| *e != "html") {
         sets.push(format!("output.export=\"{e}\""));
     }
@@ -119,6 +118,9 @@ fn prepare(args: &Args) -> Result<(Scene, String), RunError> {
         None => Scene::parse(DEFAULT_SCENE, &name, &sets),
     }
     .map_err(|e| (2, e.to_string()))?;
+    if let Some(f) = args.frames {
+        scene.simulation.frames = f;
+    }
     if let Some(o) = &args.out {
         scene.output.dir = o.clone();
     }

@@ -9,6 +9,7 @@
 //! - [`two_way`]: the two-way interior point method (after every accepted Newton iterate), with
 //!   its repulsion energy.
 //! - [`prox`]: RAINBOW's PROX contact impulses on the velocities of a symplectic Euler step.
+//! - [`start_check`]: the intersection-free start some methods need (exact check, shared).
 //! - [`shortest_path`]: intersection recovery by the shortest path to the boundary (constraint
 //!   projections inside XPBD substeps, or a penalty energy in Newton's objective).
 //!
@@ -22,6 +23,7 @@ mod inert;
 pub mod none;
 pub mod prox;
 pub mod shortest_path;
+pub mod start_check;
 pub mod two_way;
 
 use crate::error::SimError;
@@ -66,6 +68,13 @@ pub trait ContactMethod: Sync {
     /// What the method asks of the stepper (before the stepper is built).
     fn needs(&self, _scene: &Scene) -> ContactNeeds {
         ContactNeeds::default()
+    }
+
+    /// Whether the method needs an intersection-free state (no intersecting surfaces, no vertex
+    /// inside a collider) to start from: its build checks the initial state and the simulation
+    /// checks bodies added between frames, both with [`start_check::check_start`].
+    fn needs_intersection_free_start(&self) -> bool {
+        false
     }
 
     /// Refuses a stepper (or scene) the method cannot work with, naming the scene field.

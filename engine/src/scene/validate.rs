@@ -27,6 +27,16 @@ impl Scene {
     /// Checks values that the types cannot express (positive moduli, ranges, references);
     /// `name` labels errors.
     pub fn validate(&self, name: &str) -> Result<(), SceneError> {
+        self.check().map_err(|(field, message)| SceneError {
+            file: name.into(),
+            line: None,
+            field: Some(field),
+            message,
+        })
+    }
+
+    /// [`Scene::validate`]'s checks: the first failing field path and what is wrong with it.
+    pub(super) fn check(&self) -> Result<(), (String, String)> {
         let checks = || -> Check {
             validate_simulation(&self.simulation)?;
             validate_newton(&self.solver)?;
@@ -39,12 +49,9 @@ impl Scene {
             }
             Ok(())
         };
-        checks().map_err(|e| SceneError {
-            file: name.into(),
-            line: None,
-            field: Some(e.field),
-            message: e.message,
-        })
+        checks().map_err(|e| (e.field, e.message))?;
+        super::bounds::validate_finite(self)?;
+        super::bounds::validate_sizes(self)
     }
 }
 
@@ -106,11 +113,13 @@ fn validate_newton(sv: &NewtonConfig) -> Check {
             ),
         );
     }
-    if sv.newton_max_iterations == 0 || sv.pcg_max_iterations == 0 {
-        return bad(
-            "solver".into(),
-            "iteration limits must be at least 1".into(),
-        );
+    for (key, v) in [
+        ("newton_max_iterations", sv.newton_max_iterations),
+        ("pcg_max_iterations", sv.pcg_max_iterations),
+    ] {
+        if v == 0 {
+            return bad(format!("solver.{key}"), "must be at least 1".into());
+        }
     }
     Ok(())
 }
@@ -308,11 +317,13 @@ fn validate_two_way(c: &CollisionSettings) -> Check {
             );
         }
     }
-    if c.max_steps == 0 || c.steps_per_batch == 0 {
-        return bad(
-            "collision.max_steps".into(),
-            "max_steps, steps_per_batch and sweeps must be at least 1".into(),
-        );
+    for (key, v) in [
+        ("max_steps", c.max_steps),
+        ("steps_per_batch", c.steps_per_batch),
+    ] {
+        if v == 0 {
+            return bad(format!("collision.{key}"), "must be at least 1".into());
+        }
     }
     Ok(())
 }
@@ -502,11 +513,14 @@ fn validate_placement_and_sets(f: &dyn Fn(&str) -> String, b: &super::Body) -> C
     if !(b.scale.is_finite() && b.scale > 0.0) {
         return bad(f("scale"), format!("must be positive, got {}", b.scale));
     }
-    if !finite3(&b.translation) || !finite3(&b.velocity) || !finite3(&b.rotation_deg) {
-        return bad(
-            f("translation/velocity/rotation_deg"),
-            "must be finite".into(),
-        );
+    for (key, v, unit) in [
+        ("translation", &b.translation, "m"),
+        ("velocity", &b.velocity, "m/s"),
+        ("rotation_deg", &b.rotation_deg, "degrees"),
+    ] {
+        if !finite3(v) {
+            return bad(f(key), format!("must be finite ({unit}), got {v:?}"));
+        }
     }
     for (k, v) in b.fixed.iter().enumerate() {
         check_set(v).or_else(|m| bad(f(&format!("fixed[{k}]")), m))?;
@@ -538,11 +552,14 @@ fn validate_placement_and_sets(f: &dyn Fn(&str) -> String, b: &super::Body) -> C
                 );
             }
         }
-        if !finite3(&mo.velocity) || !finite3(&mo.center) || !mo.angular_velocity.is_finite() {
-            return bad(
-                f(&format!("motion[{k}]")),
-                "velocity, center and angular_velocity must be finite".into(),
-            );
+        for (key, ok) in [
+            ("velocity", finite3(&mo.velocity)),
+            ("center", finite3(&mo.center)),
+            ("angular_velocity", mo.angular_velocity.is_finite()),
+        ] {
+            if !ok {
+                return bad(f(&format!("motion[{k}].{key}")), "must be finite".into());
+            }
         }
         if let Some(t) = mo.until {
             if !(t >= 0.0) || t.is_infinite() {

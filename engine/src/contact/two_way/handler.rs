@@ -5,7 +5,9 @@
 //! objective ([`super::Repulsion`]).
 
 use super::{CollisionFrameStats, Repulsion, TwoWay, TwoWaySettings};
-use crate::contact::{ContactHandler, ContactMethod, ContactNeeds, EnergyTerm, StepObserver};
+use crate::contact::{
+    start_check, ContactHandler, ContactMethod, ContactNeeds, EnergyTerm, StepObserver,
+};
 use crate::error::SimError;
 use crate::model::SimModel;
 use crate::phase::{ContactHost, Phase, Phases, StepperInfo};
@@ -33,6 +35,10 @@ impl ContactMethod for TwoWayMethod {
         }
     }
 
+    fn needs_intersection_free_start(&self) -> bool {
+        true
+    }
+
     fn check(&self, _scene: &Scene, stepper: &StepperInfo) -> Result<(), SimError> {
         if !(stepper.minimises_energy && stepper.phases.contains(Phases::ACCEPTED)) {
             return Err(SimError::unsupported(
@@ -55,6 +61,14 @@ impl ContactMethod for TwoWayMethod {
         state: &GpuState,
         stepper: &mut dyn ContactHost,
     ) -> Result<Vec<Box<dyn ContactHandler>>, SimError> {
+        start_check::check_start(
+            model,
+            &model.positions,
+            &crate::contact::colliders::from_scene(scene),
+            0.0,
+            self.name(),
+            "at the start",
+        )?;
         let mut h = TwoWayHandler::new(ctx, scene, model, state)?;
         if scene.collision.repulsion_stiffness > 0.0 {
             let b = stepper.energy_bindings().ok_or_else(|| {
