@@ -266,5 +266,15 @@ fn bad_input_is_refused_naming_the_field() {
     let sc = Scene::parse(&cloth, "cloth.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
     let e = Simulation::new(&ctx, &sc).err().expect("cloth").to_string();
     assert!(e.starts_with("prox.contacts"), "{e}");
+    // A frame with PROX's host-side contact work cannot be recorded into the host's command
+    // buffer: refused naming collision.method (before the command buffer is touched).
+    let sc = scene(CUBE_ON_BOX, "prox_cube_on_box.toml", &[]);
+    let sim = Simulation::new(&ctx, &sc).unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: the call is refused before it records anything into the (null) buffer.
+    let e = unsafe { sim.record_step_into(supple::vk::ash::vk::CommandBuffer::null()) }
+        .expect_err("record_step_into with prox")
+        .to_string();
+    assert!(e.starts_with("collision.method"), "{e}");
+    drop(sim);
     assert_no_validation_errors(&ctx);
 }
