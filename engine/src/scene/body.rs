@@ -135,9 +135,9 @@ impl<'de> Deserialize<'de> for MeshSource {
                      `file` or `generator`, not both",
                 ));
             }
-            let vertices = m.vertices.ok_or_else(|| {
-                D::Error::custom("a mesh given as arrays needs `vertices` (m)")
-            })?;
+            let vertices = m
+                .vertices
+                .ok_or_else(|| D::Error::custom("a mesh given as arrays needs `vertices` (m)"))?;
             return Ok(MeshSource::Arrays {
                 vertices,
                 tets: m.tets.unwrap_or_default(),
