@@ -564,6 +564,25 @@ impl SimModel {
     pub fn total_mass(&self) -> f64 {
         self.masses.iter().sum()
     }
+
+    /// Every body's surface triangles (model vertex indices), body after body.
+    pub fn surface_triangles(&self) -> Vec<[u32; 3]> {
+        self.bodies
+            .iter()
+            .flat_map(|b| b.surface.iter().copied())
+            .collect()
+    }
+
+    /// The body each model vertex belongs to (index into `bodies`).
+    pub fn vertex_bodies(&self) -> Vec<u32> {
+        let mut body = vec![0u32; self.positions.len()];
+        for (k, b) in self.bodies.iter().enumerate() {
+            for v in b.vertices.clone() {
+                body[v as usize] = k as u32;
+            }
+        }
+        body
+    }
 }
 
 #[cfg(test)]

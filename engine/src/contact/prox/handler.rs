@@ -182,17 +182,8 @@ fn pair_search(
     s: &ProxSettings,
 ) -> Result<Source, SimError> {
     let n = model.positions.len();
-    let tris: Vec<[u32; 3]> = model
-        .bodies
-        .iter()
-        .flat_map(|b| b.surface.iter().copied())
-        .collect();
-    let mut body = vec![0u32; n];
-    for (k, b) in model.bodies.iter().enumerate() {
-        for v in b.vertices.clone() {
-            body[v as usize] = k as u32;
-        }
-    }
+    let tris = model.surface_triangles();
+    let body = model.vertex_bodies();
     let field = |m: String| SimError::unsupported("prox.contacts", m);
     let mesh = ProximityMesh::new(tris, body).map_err(field)?;
     let mut opts = ProximityOptions::new(s.pair_distance);

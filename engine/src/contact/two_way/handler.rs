@@ -122,17 +122,8 @@ impl TwoWayHandler {
         state: &GpuState,
     ) -> Result<TwoWayHandler, SimError> {
         let n = model.positions.len();
-        let tris: Vec<[u32; 3]> = model
-            .bodies
-            .iter()
-            .flat_map(|b| b.surface.iter().copied())
-            .collect();
-        let mut body = vec![0u32; n];
-        for (k, b) in model.bodies.iter().enumerate() {
-            for v in b.vertices.clone() {
-                body[v as usize] = k as u32;
-            }
-        }
+        let tris = model.surface_triangles();
+        let body = model.vertex_bodies();
         let inv_w: Vec<f32> = (0..n)
             .map(|i| {
                 let scripted = model.vertex_motion.get(i).is_some_and(|&m| m != u32::MAX);
