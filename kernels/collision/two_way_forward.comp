@@ -9,7 +9,8 @@
 // blocked[n] = 0) moves by its component's fraction alpha_c[i] instead.
 // Resets dmin, dfree and blocked for the next step and raises the step's max displacement and
 // max r_i (float bits, atomicMax). Vertices on no collision surface (tet interiors, rods) move
-// freely (α_i = 1). One vertex per invocation.
+// freely (α_i = 1). Shared fractions (two_way_group_fraction.comp): every vertex of a group
+// whose slot is non-zero moves by the group's fraction instead. One vertex per invocation.
 // Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs::forward and
 // cpu_reference/two_way.rs::forward_released.
 #include "common.glsl"
@@ -23,6 +24,8 @@ layout(std430, binding = 5) readonly buffer OnSurface { uint on_surface[]; };
 layout(std430, binding = 6) buffer Dfree { uint dfree[]; };
 layout(std430, binding = 7) buffer Blocked { uint blocked[]; };   // n + 1; [n]: unsettled
 layout(std430, binding = 8) readonly buffer AlphaC { uint alpha_c[]; }; // float bits
+layout(std430, binding = 9) readonly buffer Group { uint group_of[]; };
+layout(std430, binding = 10) readonly buffer GroupFraction { uint group_fraction[]; };
 layout(push_constant) uniform Push { TwParams p; };
 void main() {
     if ((s.flags & TW_STOP) != 0u) return;
@@ -37,6 +40,9 @@ void main() {
         float alpha = tw_alpha(d - p.step_sep, len, p.gamma);
         if (on_surface[i] != 0u && dm < p.release_dist && blocked[i] == 0u && blocked[p.n] == 0u)
             alpha = uintBitsToFloat(alpha_c[i]);
+        uint g = group_of[i];
+        if (g != TW_NO_GROUP && group_fraction[g] != 0u)
+            alpha = uintBitsToFloat(group_fraction[g] - 1u);
         dmin[i] = 0x7f800000u;
         dfree[i] = 0x7f800000u;
         blocked[i] = 0u;

@@ -25,6 +25,9 @@ const uint TW_LIMIT = 2u;       // L steps done
 const uint TW_SEARCH = 4u;      // D^(l) fell under D_min: a new proximity search is needed
 const uint TW_STOP = 7u;
 
+// Vertex not in a shared-fraction group (two_way_group_fraction.comp).
+const uint TW_NO_GROUP = 0xffffffffu;
+
 // Device state of one solve (engine/src/collision/two_way.rs::TwState).
 struct TwState {
     float bound;        // D^(l) (m)

@@ -12,7 +12,9 @@ use supple::intersection_check::{frame_intersections, trajectory_check, Surface}
 use supple::math::Vec3;
 use supple::mesh::procedural::cloth_grid;
 use supple::proximity::ProximityMesh;
-use supple_gpu_tests::{assert_no_validation_errors, context, reference_forward};
+use supple_gpu_tests::{
+    assert_no_validation_errors, context, reference_forward, reference_forward_grouped,
+};
 
 /// Two 1 cm-spaced cloth sheets (0.1 m wide, `cells`² quads), `gap` apart in z; the top sheet's
 /// target is pushed `push` metres down, through the bottom sheet.
@@ -79,6 +81,23 @@ fn settings() -> TwoWaySettings {
 /// constraints, same color order): targets y and positions x within f32 rounding.
 #[test]
 fn every_gpu_step_matches_the_reference_step() {
+    steps_match_the_reference(None);
+}
+
+/// The same with shared step fractions (`collision.shared_step`): the top sheet is one group,
+/// the bottom sheet's vertices take their own fractions.
+#[test]
+fn every_gpu_step_with_shared_fractions_matches_the_reference_step() {
+    steps_match_the_reference(Some(|i, bottom| {
+        if i >= bottom {
+            0
+        } else {
+            supple::contact::two_way::NO_GROUP
+        }
+    }));
+}
+
+fn steps_match_the_reference(group: Option<fn(usize, usize) -> u32>) {
     let ctx = context(true);
     let s = sheets(8, 0.003, 0.01);
     let n = s.x.len();
@@ -88,6 +107,13 @@ fn every_gpu_step_matches_the_reference_step() {
     // The GPU coloring here; the log-barrier step test below runs the host coloring.
     st.contact_coloring = ContactColoring::Gpu;
     let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+    let groups: Vec<u32> = (0..n)
+        .map(|i| group.map_or(u32::MAX, |g| g(i, s.bottom)))
+        .collect();
+    if group.is_some() {
+        tw.set_vertex_groups(&groups).expect("groups");
+    }
+    let mut shared_steps = 0;
     tw.set_target(&s.y).expect("target");
     let mut compared_contacts = 0;
     for step in 0..12 {
@@ -142,7 +168,24 @@ fn every_gpu_step_matches_the_reference_step() {
                 st.sigma,
             );
         }
-        let disp = reference_forward(&st, &mut x, &y, &cons, n_vt, bound);
+        let x_before = x.clone();
+        let disp = reference_forward_grouped(&st, &mut x, &y, &cons, n_vt, bound, &groups);
+        if group.is_some() {
+            // The top sheet moved by one fraction (a uniform share of each vertex's motion).
+            let f = |i: usize| {
+                let total = (y[i] - x_before[i]).norm();
+                (total > 1e-9).then(|| (x[i] - x_before[i]).norm() / total)
+            };
+            let fr: Vec<f64> = (s.bottom..n).filter_map(f).collect();
+            let (lo, hi) = fr
+                .iter()
+                .fold((1.0f64, 0.0f64), |(a, b), &v| (a.min(v), b.max(v)));
+            assert!(
+                hi - lo < 1e-9,
+                "step {step}: top sheet fractions {lo}..{hi}"
+            );
+            shared_steps += (hi < 1.0) as u32;
+        }
         let gx: Vec<Vec3> = tw.positions().read().unwrap()[..n].iter().map(v3).collect();
         let gy: Vec<Vec3> = tw.target().read().unwrap()[..n].iter().map(v3).collect();
         let scale = 0.01;
@@ -179,6 +222,12 @@ fn every_gpu_step_matches_the_reference_step() {
         compared_contacts += cons.len();
     }
     assert!(compared_contacts > 0, "the scene produced no contact pairs");
+    if group.is_some() {
+        assert!(
+            shared_steps > 0,
+            "no step was limited by the shared fraction"
+        );
+    }
     assert_no_validation_errors(&ctx);
 }
 
@@ -413,6 +462,12 @@ fn random_sheet_collisions_never_produce_an_intersecting_step() {
         let mut st = settings();
         st.steps_per_batch = 1;
         let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+        // Every other case with shared step fractions (`collision.shared_step = "bodies"`: a
+        // group per sheet): the same guarantee must hold.
+        if case % 2 == 1 {
+            let groups: Vec<u32> = (0..n).map(|i| (i >= s.bottom) as u32).collect();
+            tw.set_vertex_groups(&groups).expect("groups");
+        }
         tw.set_target(&s.y).expect("target");
         let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
         let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();

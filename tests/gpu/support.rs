@@ -135,9 +135,23 @@ pub fn reference_forward(
     n_vt: usize,
     bound: f64,
 ) -> f64 {
+    let none = vec![u32::MAX; x.len()];
+    reference_forward_grouped(st, x, y, cons, n_vt, bound, &none)
+}
+
+/// [`reference_forward`] with shared step fractions per vertex group (`u32::MAX`: none).
+pub fn reference_forward_grouped(
+    st: &supple::contact::two_way::TwoWaySettings,
+    x: &mut [supple::math::Vec3],
+    y: &[supple::math::Vec3],
+    cons: &[[u32; 4]],
+    n_vt: usize,
+    bound: f64,
+    groups: &[u32],
+) -> f64 {
     let mut r = vec![1.0; x.len()];
     let on = vec![true; x.len()];
-    supple::cpu_reference::two_way::forward_step(
+    supple::cpu_reference::two_way::forward_step_grouped(
         x,
         y,
         cons,
@@ -148,6 +162,7 @@ pub fn reference_forward(
         st.floor_release,
         &mut r,
         &on,
+        groups,
     )
 }
 

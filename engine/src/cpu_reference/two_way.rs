@@ -252,27 +252,71 @@ pub fn forward(
     on_surface: &[bool],
     min_sep: f64,
 ) -> f64 {
+    let alpha = forward_fractions(x, y, dmin, bound, fraction, on_surface, min_sep);
+    apply_fractions(x, y, &alpha, r)
+}
+
+/// The per-vertex fractions α_i of [`forward`] (1 off the collision surface).
+pub fn forward_fractions(
+    x: &[Vec3],
+    y: &[Vec3],
+    dmin: &[f64],
+    bound: f64,
+    fraction: f64,
+    on_surface: &[bool],
+    min_sep: f64,
+) -> Vec<f64> {
+    (0..x.len())
+        .map(|i| {
+            let d = if on_surface[i] {
+                bound.min(dmin[i]) - min_sep
+            } else {
+                f64::INFINITY
+            };
+            step_alpha(d, (y[i] - x[i]).norm(), fraction)
+        })
+        .collect()
+}
+
+/// Moves every vertex by its fraction, x_i += α_i (y_i − x_i), r_i *= 1 − α_i; returns the
+/// largest displacement (m).
+pub fn apply_fractions(x: &mut [Vec3], y: &[Vec3], alpha: &[f64], r: &mut [f64]) -> f64 {
     let mut max_disp: f64 = 0.0;
     for i in 0..x.len() {
-        let d = if on_surface[i] {
-            bound.min(dmin[i]) - min_sep
-        } else {
-            f64::INFINITY
-        };
         let dir = y[i] - x[i];
-        let len = dir.norm();
-        let alpha = if d.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
-            0.0
-        } else if len > fraction * d {
-            fraction * d / len
-        } else {
-            1.0
-        };
-        x[i] += dir * alpha;
-        r[i] *= 1.0 - alpha;
-        max_disp = max_disp.max(alpha * len);
+        x[i] += dir * alpha[i];
+        r[i] *= 1.0 - alpha[i];
+        max_disp = max_disp.max(alpha[i] * dir.norm());
     }
     max_disp
+}
+
+/// Shared step fractions (`collision.shared_step`, twin of `two_way_group_fraction.comp` and
+/// the group branch of `two_way_forward.comp`): every vertex of group g (`groups[i] == g`,
+/// `u32::MAX`: none) takes the smallest fraction of the group's collision-surface vertices,
+/// unless one of them was floor-released this step (`released[i]`), in which case the group
+/// keeps its per-vertex fractions. No vertex's fraction grows, so each still moves at most its
+/// own distance-bounded step (the safety argument of [`forward`] holds per vertex).
+pub fn share_fractions(alpha: &mut [f64], released: &[bool], on_surface: &[bool], groups: &[u32]) {
+    let mut shared: std::collections::BTreeMap<u32, Option<f64>> = Default::default();
+    for i in 0..alpha.len() {
+        let g = groups[i];
+        if g == u32::MAX {
+            continue;
+        }
+        let slot = shared.entry(g).or_insert(Some(1.0));
+        if on_surface[i] {
+            *slot = match (*slot, released[i]) {
+                (_, true) | (None, _) => None,
+                (Some(a), false) => Some(a.min(alpha[i])),
+            };
+        }
+    }
+    for i in 0..alpha.len() {
+        if let Some(Some(a)) = shared.get(&groups[i]) {
+            alpha[i] = *a;
+        }
+    }
 }
 
 /// Per-vertex and per-pair distances of a floor-release step at x^(l) (twin of
@@ -550,7 +594,39 @@ pub fn forward_step(
     r: &mut [f64],
     on_surface: &[bool],
 ) -> f64 {
-    match release {
+    let none = vec![u32::MAX; x.len()];
+    forward_step_grouped(
+        x,
+        y,
+        cons,
+        n_vt,
+        bound,
+        fraction,
+        min_separation,
+        release,
+        r,
+        on_surface,
+        &none,
+    )
+}
+
+/// [`forward_step`] with shared step fractions per vertex group ([`share_fractions`];
+/// `groups[i] == u32::MAX`: vertex i takes its own fraction).
+#[allow(clippy::too_many_arguments)]
+pub fn forward_step_grouped(
+    x: &mut [Vec3],
+    y: &[Vec3],
+    cons: &[[u32; 4]],
+    n_vt: usize,
+    bound: f64,
+    fraction: f64,
+    min_separation: f64,
+    release: Option<f64>,
+    r: &mut [f64],
+    on_surface: &[bool],
+    groups: &[u32],
+) -> f64 {
+    let (mut alpha, was_released) = match release {
         Some(theta) => {
             let f = floor_distances(x, cons, n_vt, theta);
             let step_sep = 2.0 * min_separation;
@@ -566,15 +642,19 @@ pub fn forward_step(
                 step_sep,
                 theta,
             );
-            forward_released(
-                x, y, &f, &released, bound, fraction, r, on_surface, step_sep, theta,
+            released_step_fractions(
+                x, y, &f, &released, bound, fraction, on_surface, step_sep, theta,
             )
         }
         None => {
             let dmin = vertex_distances(x, cons, n_vt);
-            forward(x, y, &dmin, bound, fraction, r, on_surface, min_separation)
+            let alpha = forward_fractions(x, y, &dmin, bound, fraction, on_surface, min_separation);
+            let none = vec![false; alpha.len()];
+            (alpha, none)
         }
-    }
+    };
+    share_fractions(&mut alpha, &was_released, on_surface, groups);
+    apply_fractions(x, y, &alpha, r)
 }
 
 /// `release`) with a fraction in `released` ([`release_fractions`]) move by it. Returns the
@@ -592,20 +672,39 @@ pub fn forward_released(
     step_sep: f64,
     release: f64,
 ) -> f64 {
-    let mut max_disp: f64 = 0.0;
-    for i in 0..x.len() {
-        let dir = y[i] - x[i];
-        let len = dir.norm();
-        let alpha = match (on_surface[i], released[i]) {
-            (false, _) => 1.0,
-            (true, Some(a)) if f.dmin[i] < release => a,
-            (true, _) => step_alpha(bound.min(f.dmin[i]) - step_sep, len, fraction),
-        };
-        x[i] += dir * alpha;
-        r[i] *= 1.0 - alpha;
-        max_disp = max_disp.max(alpha * len);
-    }
-    max_disp
+    let (alpha, _) = released_step_fractions(
+        x, y, f, released, bound, fraction, on_surface, step_sep, release,
+    );
+    apply_fractions(x, y, &alpha, r)
+}
+
+/// The per-vertex fractions of [`forward_released`], and per vertex whether it took its
+/// released fraction.
+#[allow(clippy::too_many_arguments)]
+pub fn released_step_fractions(
+    x: &[Vec3],
+    y: &[Vec3],
+    f: &FloorDistances,
+    released: &[Option<f64>],
+    bound: f64,
+    fraction: f64,
+    on_surface: &[bool],
+    step_sep: f64,
+    release: f64,
+) -> (Vec<f64>, Vec<bool>) {
+    (0..x.len())
+        .map(|i| {
+            let len = (y[i] - x[i]).norm();
+            match (on_surface[i], released[i]) {
+                (false, _) => (1.0, false),
+                (true, Some(a)) if f.dmin[i] < release => (a, true),
+                (true, _) => (
+                    step_alpha(bound.min(f.dmin[i]) - step_sep, len, fraction),
+                    false,
+                ),
+            }
+        })
+        .unzip()
 }
 
 /// One color of the contact sweep: constraints `group` (indices into `cons`, first `n_vt`
@@ -1391,5 +1490,23 @@ mod tests {
         assert!((y[3].z - 1e-3).abs() < 1e-6, "target {}", y[3].z);
         assert_eq!(rep.stop, Stop::Converged);
         assert!((x[3].z - 1e-3).abs() < 1e-4, "x {}", x[3].z);
+    }
+
+    #[test]
+    fn shared_fractions_take_the_group_minimum_over_surface_vertices() {
+        // Group 0: vertices 0, 1 (surface) and 2 (interior); group 1: 3 (surface, released);
+        // vertex 4 in no group.
+        let on = [true, true, false, true, true];
+        let groups = [0, 0, 0, 1, u32::MAX];
+        let mut alpha = vec![0.4, 0.7, 1.0, 0.2, 0.9];
+        let released = [false, false, false, true, false];
+        share_fractions(&mut alpha, &released, &on, &groups);
+        // Group 0 at its surface minimum, interior included; group 1 keeps per-vertex (its
+        // vertex was released); vertex 4 unchanged.
+        assert_eq!(alpha, vec![0.4, 0.4, 0.4, 0.2, 0.9]);
+        // A group with no surface vertex moves freely.
+        let mut alpha = vec![0.5];
+        share_fractions(&mut alpha, &[false], &[false], &[0]);
+        assert_eq!(alpha, vec![1.0]);
     }
 }

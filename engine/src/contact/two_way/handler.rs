@@ -99,6 +99,26 @@ impl ContactMethod for TwoWayMethod {
     }
 }
 
+/// Per vertex, its shared-fraction group (`collision.shared_step`; its body's index) or
+/// [`super::solve::NO_GROUP`].
+fn shared_step_groups(model: &SimModel, shared: crate::scene::SharedStep) -> Vec<u32> {
+    use crate::scene::SharedStep;
+    let mut groups = vec![super::solve::NO_GROUP; model.positions.len()];
+    for (k, b) in model.bodies.iter().enumerate() {
+        let shared = match shared {
+            SharedStep::Solids => !b.tets.is_empty(),
+            SharedStep::Bodies => true,
+            SharedStep::None => false,
+        };
+        if shared {
+            for v in b.vertices.clone() {
+                groups[v as usize] = k as u32;
+            }
+        }
+    }
+    groups
+}
+
 /// The two-way solver bound to the state's positions: `load` copies them into its target,
 /// `store` copies its safe positions back, `adopt` makes the state's positions its safe state.
 pub struct TwoWayHandler {
@@ -148,6 +168,9 @@ impl TwoWayHandler {
         .map_err(field)?;
         solver
             .set_friction(scene.collision.friction)
+            .map_err(field)?;
+        solver
+            .set_vertex_groups(&shared_step_groups(model, scene.collision.shared_step))
             .map_err(field)?;
         let compile = |name: &str, from: &crate::vk::GpuBuffer<[f32; 4]>, to| {
             let mut g = Graph::new(name);

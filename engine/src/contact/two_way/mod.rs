@@ -13,6 +13,7 @@ pub mod solve;
 pub use repulsion::Repulsion;
 pub use solve::{
     Backward, ContactColoring, StepBound, SweepDispatch, TwoWay, TwoWayReport, TwoWaySettings,
+    NO_GROUP,
 };
 
 /// Collision telemetry of one frame (the two-way IPM paper's Table 2 columns and more).

@@ -39,6 +39,9 @@ const WG: u32 = 64;
 const INF_BITS: u32 = 0x7f80_0000;
 /// Float bits of 1.0 (the reset value of the clocks).
 const ONE_BITS: u32 = 0x3f80_0000;
+/// A vertex that takes its own step fraction ([`TwoWay::set_vertex_groups`];
+/// `two_way.glsl::TW_NO_GROUP`).
+pub const NO_GROUP: u32 = u32::MAX;
 
 /// Stop flag: every clock below ε.
 pub const FLAG_CONVERGED: u32 = 1;
@@ -186,6 +189,13 @@ pub struct TwoWay {
     blocked: GpuBuffer<u32>,
     /// Floor release: per floor-bound vertex, its component's step fraction (float bits).
     alpha_c: GpuBuffer<u32>,
+    /// Shared step fractions: per vertex, its group ([`NO_GROUP`]: its own fraction).
+    group_of: GpuBuffer<u32>,
+    /// Shared step fractions: per group, 0 (per-vertex this step) or the fraction's float bits
+    /// + 1 (`two_way_group_fraction.comp`).
+    group_fraction: GpuBuffer<u32>,
+    /// Whether any vertex is in a group ([`TwoWay::set_vertex_groups`]).
+    grouped: bool,
     inv_w: GpuBuffer<f32>,
     on_surface: GpuBuffer<u32>,
     meta: GpuBuffer<u32>,
@@ -366,6 +376,12 @@ impl TwoWay {
         let alpha_c = ctx
             .upload_buffer("two_way.alpha_c", &vec![0u32; n.max(1)], storage)
             .map_err(err)?;
+        let group_of = ctx
+            .upload_buffer("two_way.group_of", &vec![NO_GROUP; n.max(1)], storage)
+            .map_err(err)?;
+        let group_fraction = ctx
+            .create_buffer("two_way.group_fraction", n.max(1), storage)
+            .map_err(err)?;
         let inv_w = ctx
             .upload_buffer("two_way.inv_w", &pad1(inv_weight.to_vec()), storage)
             .map_err(err)?;
@@ -466,6 +482,9 @@ impl TwoWay {
             dfree,
             blocked,
             alpha_c,
+            group_of,
+            group_fraction,
+            grouped: false,
             inv_w,
             on_surface,
             meta,
@@ -754,6 +773,30 @@ impl TwoWay {
                     .push(&self.params(0, 0)),
                 );
             }
+            if self.grouped {
+                g.fill(
+                    format!("two_way.reset_group_fractions[{step}]"),
+                    &self.group_fraction,
+                    ONE_BITS + 1,
+                );
+                g.dispatch(
+                    Dispatch::new(
+                        format!("two_way.group_fraction[{step}]"),
+                        ids::COLLISION_TWO_WAY_GROUP_FRACTION,
+                        groups(self.n),
+                    )
+                    .workgroup_size(WG)
+                    .read(&self.state)
+                    .read(x)
+                    .read(&self.y)
+                    .read(&self.dmin)
+                    .read(&self.on_surface)
+                    .read(&self.blocked)
+                    .read(&self.group_of)
+                    .read_write(&self.group_fraction)
+                    .push(&self.params(0, 0)),
+                );
+            }
             g.dispatch(
                 Dispatch::new(
                     format!("two_way.forward[{step}]"),
@@ -770,6 +813,8 @@ impl TwoWay {
                 .read_write(&self.dfree)
                 .read_write(&self.blocked)
                 .read(&self.alpha_c)
+                .read(&self.group_of)
+                .read(&self.group_fraction)
                 .push(&self.params(0, 0)),
             );
             g.dispatch(
@@ -806,7 +851,41 @@ impl TwoWay {
     /// Commands (dispatches and copies) recorded per step.
     pub fn dispatches_per_step(&self) -> u32 {
         let release = self.settings.floor_release.is_some() as u32;
-        release + self.dispatches_per_step_without_release()
+        // Shared fractions: the slot reset and the group pass.
+        let shared = 2 * self.grouped as u32;
+        release + shared + self.dispatches_per_step_without_release()
+    }
+
+    /// Shared step fractions (`collision.step_fraction`): `groups[i]` is vertex i's group
+    /// (< the vertex count) or [`NO_GROUP`]; every vertex of a group then moves by one
+    /// fraction per step, the smallest of its collision-surface vertices' own fractions, so
+    /// the group keeps its shape during the solve (a group with a floor-released vertex takes
+    /// per-vertex fractions for that step). Safety is unchanged: no vertex moves more than its
+    /// own distance-bounded step. Re-records the step graphs (a set-up call, not per step).
+    pub fn set_vertex_groups(&mut self, groups: &[u32]) -> Result<(), String> {
+        if groups.len() != self.n {
+            return Err(format!(
+                "{} vertex groups for {} vertices",
+                groups.len(),
+                self.n
+            ));
+        }
+        if let Some((v, &g)) = groups
+            .iter()
+            .enumerate()
+            .find(|&(_, &g)| g != NO_GROUP && g as usize >= self.n)
+        {
+            return Err(format!(
+                "vertex {v}: group {g} is not below the vertex count {}",
+                self.n
+            ));
+        }
+        if self.n > 0 {
+            self.group_of.write(groups).map_err(err)?;
+        }
+        self.grouped = groups.iter().any(|&g| g != NO_GROUP);
+        let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
+        self.workspace(cap)
     }
 
     fn dispatches_per_step_without_release(&self) -> u32 {
