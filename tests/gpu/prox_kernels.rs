@@ -1223,7 +1223,8 @@ fn ncp_bounds_and_energy_on_a_small_problem() {
 /// `damping.comp` and `safe_velocity.comp` against `cpu_reference::prox::nodes` (300 nodes, so
 /// several workgroups): the damping pass on random coefficients and velocities; the safe
 /// velocity pass changes exactly the nodes whose limited position differs from the proposal
-/// (every third node here), to (x − x_start) / h.
+/// (every third node stopped a quarter of the way, every fifth pushed back past its start), to
+/// (x − x_start) / h, no faster than before.
 #[test]
 fn node_passes_match_reference() {
     use supple::contact::prox::nodes::{Damping, SafeVelocity};
@@ -1286,9 +1287,12 @@ fn node_passes_match_reference() {
         .collect();
     let x_limited: Vec<[f32; 4]> = (0..n)
         .map(|a| {
+            let mut p = x_start[a];
             if a % 3 == 0 {
-                let mut p = x_start[a];
                 (0..3).for_each(|d| p[d] += 0.25 * h as f32 * v0[a][d]);
+                p
+            } else if a % 5 == 0 {
+                (0..3).for_each(|d| p[d] -= 3.0 * h as f32 * v0[a][d]);
                 p
             } else {
                 x_proposed[a]
@@ -1314,7 +1318,17 @@ fn node_passes_match_reference() {
                 v[a]
             );
         }
-        if a % 3 == 0 {
+        if a % 3 != 0 && a % 5 == 0 {
+            // Pushed back 3 h v past the start: the reversed direction at the old speed.
+            for d in 0..3 {
+                assert!(
+                    (got[a][d] + v0[a][d]).abs() < 2e-3,
+                    "node {a}: {:?} vs {:?}",
+                    got[a],
+                    v0[a]
+                );
+            }
+        } else if a % 3 == 0 {
             // Limited to a quarter of the way: about a quarter of the velocity.
             for d in 0..3 {
                 assert!(

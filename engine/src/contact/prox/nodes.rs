@@ -8,8 +8,11 @@
 //!   rods) and fixed nodes are not damped.
 //! - [`SafeVelocity`]: safe mode's velocity update after the position limit. Where the
 //!   conservative bounds moved a node off the stepper's proposal, its velocity becomes
-//!   `(x_limited − x_start) / h`, the velocity its positions took, so the next step carries no
-//!   velocity into contact that the positions never had.
+//!   `u = (x_limited − x_start) / h`, the velocity its positions took, so the next step carries
+//!   no velocity into contact that the positions never had; `u` is scaled down to the node's
+//!   speed before the limit, because the two-way forward steps also push primitives closer
+//!   than their minimum distance apart, and that push must not become velocity (kinetic energy
+//!   never grows from the update).
 
 use crate::model::SimModel;
 use crate::vk::{
@@ -108,7 +111,7 @@ impl Damping {
 
 /// Safe mode's velocity update: [`SafeVelocity::step_started`] saves x at the step start,
 /// [`SafeVelocity::before_limit`] the stepper's proposal, [`SafeVelocity::after_limit`] sets
-/// `v = (x − x_start) / h` where the limit changed x.
+/// `v = (x − x_start) / h`, never faster than before, where the limit changed x.
 pub struct SafeVelocity {
     save_start: CompiledGraph,
     save_proposed: CompiledGraph,
