@@ -196,7 +196,7 @@ fn damping_pass(
 ) -> Result<Damping, SimError> {
     let coeff = damping_coefficients(model, c, h);
     let worst = coeff.iter().fold(0.0f32, |m, &k| m.max(k));
-    if !(worst < 1.0) {
+    if worst.is_nan() || worst >= 1.0 {
         return Err(SimError::unsupported(
             "prox.damping",
             format!(
@@ -447,11 +447,11 @@ pub fn pair_penetration(
         };
         let n = (b - a).cross(&(c - a));
         let nn = n.dot(&n);
-        if !(nn > 0.0) {
+        if nn.is_nan() || nn <= 0.0 {
             continue;
         }
         let depth = -(q - a).dot(&n) / nn.sqrt();
-        if !(depth > deepest) {
+        if depth.is_nan() || depth <= deepest {
             continue;
         }
         // Barycentric coordinates of the projection of q onto the plane.
