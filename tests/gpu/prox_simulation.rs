@@ -232,6 +232,7 @@ fn bad_input_is_refused_naming_the_field() {
         ("prox.nu_reduce=1.0", "prox.nu_reduce"),
         ("prox.sweeps_per_batch=0", "prox.sweeps_per_batch"),
         ("prox.damping=-0.5", "prox.damping"),
+        ("prox.pair_cell_scale=-1.0", "prox.pair_cell_scale"),
     ] {
         let e =
             Scene::parse(CUBE_ON_BOX, "prox_cube_on_box.toml", &[set.to_string()]).expect_err(set);
