@@ -8,7 +8,9 @@
 //! bit-identical reruns, dispatch counts and bad input. Scenes: PROX-S2 (a soft cube 1 mm above a
 //! fixed box, RAINBOW's contact generation) and PROX-S3 (two copies side by side).
 //! `scheme_measurements` prints sweeps, rollbacks, ms and dispatches per scheme (run with
-//! `--nocapture`); the ignored `measure_scheme_ordering_on_s2` runs PROX-S2 for 1 s.
+//! `--nocapture`); the scheme ordering over 1 s of PROX-S2 through the engine is
+//! `supple bench scene scenes/prox_cube_on_box.toml` (its `prox` block). The per-node passes
+//! (RAINBOW's damping, safe mode's velocity update) are checked too.
 
 use supple::contact::prox::generation::{SdfBody, SdfContactGenerator, SdfParams};
 use supple::contact::prox::{
@@ -1218,174 +1220,131 @@ fn ncp_bounds_and_energy_on_a_small_problem() {
     assert_no_validation_errors(&ctx);
 }
 
-/// PROX-S2 over 1 s (spec §B8, §B9 #8): the reference semi-implicit stepper (SVK, E = 1e6 Pa,
-/// ν = 0.3, ρ = 1000, μ = 0.5, h = 1 ms, RAINBOW's tolerances) advances with its own
-/// Gauss–Seidel solve; every step's contact problem is also solved on the GPU with every scheme,
-/// per kernel and fused, with RAINBOW's tolerances and with them scaled to the scene's impulses.
-/// Prints per scheme the median sweeps, mean ms and dispatches per solve, rollbacks, the median
-/// residual, and the generation's cost. Contacts from RAINBOW's generation (64 grid nodes per
-/// axis, envelope 0.1 m), or with `PROX_MEASURE_CONTACTS=pairs` from proximity pairs closer than
-/// 4 mm (brute force). A measurement (minutes on lavapipe), run with
-/// `cargo test --release -p supple-gpu-tests --test prox_kernels -- --ignored --nocapture`.
+/// `damping.comp` and `safe_velocity.comp` against `cpu_reference::prox::nodes` (300 nodes, so
+/// several workgroups): the damping pass on random coefficients and velocities; the safe
+/// velocity pass changes exactly the nodes whose limited position differs from the proposal
+/// (every third node stopped a quarter of the way, every fifth pushed back past its start), to
+/// (x − x_start) / h, no faster than before.
 #[test]
-#[ignore = "measurement, minutes on lavapipe: PROX-S2 scheme ordering over 1 s"]
-fn measure_scheme_ordering_on_s2() {
-    use std::time::Instant;
-    use supple::cpu_reference::fem::{lame, Material};
-    use supple::cpu_reference::prox::stepper::{ContactSource, CpuStepper, StepperBody};
-    let ctx = context(false);
-    let (lm, ll) = lame(1e6, 0.3);
-    let material = Material::StVenantKirchhoff { mu: lm, lambda: ll };
-    let params = SdfParams::default();
-    let slab = box_tets(
-        [5, 5, 2],
-        [0.4, 0.4, 0.25],
-        [0.0, 0.0, -0.5],
-        CellSplit::Five,
-    );
-    let cube = box_tets([3; 3], [0.5 / 3.0; 3], [0.75, 0.75, 0.001], CellSplit::Five);
-    let to = |m: &supple::mesh::TetMesh| {
-        m.positions
-            .iter()
-            .map(|p| Vec3::from(*p))
-            .collect::<Vec<_>>()
+fn node_passes_match_reference() {
+    use supple::contact::prox::nodes::{Damping, SafeVelocity};
+    use supple::cpu_reference::prox::nodes::{damp, safe_velocity};
+    let ctx = context(true);
+    let n = 300;
+    let mut seed = 12_345u64;
+    let mut rnd = move || {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        ((seed >> 33) as f64 / (1u64 << 31) as f64 * 2.0 - 1.0) as f32
     };
-    let t = Instant::now();
-    let a = SdfBody::new(0, to(&slab), slab.tets.clone(), &params).unwrap();
-    let b = SdfBody::new(
-        slab.positions.len() as u32,
-        to(&cube),
-        cube.tets.clone(),
-        &params,
-    )
-    .unwrap();
-    let grid_ms = t.elapsed().as_secs_f64() * 1e3;
-    let bodies = [
-        StepperBody {
-            rest: to(&slab),
-            tets: slab.tets.clone(),
-            material,
-            density: 1000.0,
-            fixed: vec![true; slab.positions.len()],
-        },
-        StepperBody {
-            rest: to(&cube),
-            tets: cube.tets.clone(),
-            material,
-            density: 1000.0,
-            fixed: vec![false; cube.positions.len()],
-        },
-    ];
-    let from_pairs = std::env::var("PROX_MEASURE_CONTACTS").is_ok_and(|v| v == "pairs");
-    let source = if from_pairs {
-        let ns = slab.positions.len() as u32;
-        let mut triangles = a.surface.clone();
-        triangles.extend(b.surface.iter().map(|t| t.map(|i| i + ns)));
-        let body = (0..ns + cube.positions.len() as u32)
-            .map(|i| u32::from(i >= ns))
-            .collect();
-        let edges = supple::cpu_reference::proximity::unique_edges(&triangles);
-        ContactSource::Pairs {
-            triangles,
-            edges,
-            body,
-            distance: 4e-3,
-        }
-    } else {
-        ContactSource::Sdf(SdfContactGenerator::new(vec![a, b], params))
+    let vecs = |rnd: &mut dyn FnMut() -> f32| -> Vec<[f32; 4]> {
+        (0..n).map(|_| [rnd(), rnd(), rnd(), 0.0]).collect()
     };
-    let mut st = CpuStepper::new(&bodies, Vec3::new(0.0, 0.0, -9.81), 1e-3, source).unwrap();
-    st.friction = 0.5;
-    let n = st.x.len();
-    let stub = Scene {
-        problem: ProxProblem::new(
-            Vec::new(),
-            st.inv_mass.iter().map(|&w| round(w)).collect(),
-            &st.u,
-            &st.u,
-        )
-        .unwrap(),
-        u_free: st.u.clone(),
+    let buffer = |name: &str, data: &[[f32; 4]]| {
+        let b = ctx
+            .create_buffer::<[f32; 4]>(name, n, BufferUsage::STORAGE)
+            .expect("buffer");
+        b.write(data).expect("write");
+        b
     };
-    let bufs = Buffers::new(&ctx, &stub);
-    // RAINBOW's tolerances, and the same scaled to this scene's impulses (~5e-3 N·s per
-    // contact, 1e-3 of RAINBOW's absolute values): absolute 1e-6 N·s, too-small change 1e-5.
-    let mut solvers = Vec::new();
-    for tolerances in ["rainbow", "scaled"] {
-        for scheme in Scheme::ALL {
-            for dispatch in [SweepDispatch::PerColor, SweepDispatch::Fused] {
-                let mut s = settings(scheme, dispatch);
-                if tolerances == "scaled" {
-                    s.solver.absolute_tolerance = 1e-6;
-                    s.solver.too_small_merit_change = 1e-5;
-                }
-                let solver = ProxSolver::new(&ctx, s, 512, &bufs.stepper()).unwrap();
-                solvers.push((
-                    tolerances,
-                    scheme,
-                    solver,
-                    Vec::<(u32, f64, u32, u32, f32)>::new(),
-                ));
+    // Damping.
+    let coeff: Vec<f32> = (0..n)
+        .map(|i| {
+            if i % 7 == 0 {
+                0.0
+            } else {
+                0.5 * (rnd() + 1.0) * 1e-3
             }
+        })
+        .collect();
+    let u_start = vecs(&mut rnd);
+    let mut u = vecs(&mut rnd);
+    let (start_buf, u_buf) = (buffer("u_start", &u_start), buffer("u", &u));
+    let pass = Damping::new(&ctx, &coeff, &start_buf, &u_buf).expect("damping");
+    pass.run().expect("run");
+    damp(&coeff, &u_start, &mut u);
+    let got = u_buf.read().expect("read");
+    for a in 0..n {
+        for d in 0..3 {
+            let tol = 1e-6 * u[a][d].abs().max(1.0);
+            assert!(
+                (got[a][d] - u[a][d]).abs() <= tol,
+                "damping node {a}: {:?} vs {:?}",
+                got[a],
+                u[a]
+            );
         }
     }
-    let (mut gen_ms, mut contacts, mut colors) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..1000 {
-        let u_free = st.free_velocities();
-        let t = Instant::now();
-        let p = st.problem(&u_free).unwrap();
-        gen_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        contacts.push(p.len() as f64);
-        for (_, scheme, solver, stats) in solvers.iter_mut() {
-            bufs.velocity.write(&vec4s(&u_free)).unwrap();
-            let ncolors = solver.set_contacts(&p.contacts).unwrap().colors;
-            if *scheme == Scheme::ColoredGaussSeidel && !solver.fused() {
-                colors.push(ncolors as f64);
+    // Safe velocity: x_start, the proposal x_start + h v, and every third node limited.
+    let h = 1e-3f64;
+    let x_start = vecs(&mut rnd);
+    let v0 = vecs(&mut rnd);
+    let x_proposed: Vec<[f32; 4]> = (0..n)
+        .map(|a| {
+            let mut p = x_start[a];
+            (0..3).for_each(|d| p[d] += h as f32 * v0[a][d]);
+            p
+        })
+        .collect();
+    let x_limited: Vec<[f32; 4]> = (0..n)
+        .map(|a| {
+            let mut p = x_start[a];
+            if a % 3 == 0 {
+                (0..3).for_each(|d| p[d] += 0.25 * h as f32 * v0[a][d]);
+                p
+            } else if a % 5 == 0 {
+                (0..3).for_each(|d| p[d] -= 3.0 * h as f32 * v0[a][d]);
+                p
+            } else {
+                x_proposed[a]
             }
-            let r = solver.solve().unwrap();
-            stats.push((
-                r.sweeps,
-                r.ms,
-                r.dispatches.total(),
-                r.rollbacks,
-                r.residual,
-            ));
+        })
+        .collect();
+    let (x_buf, v_buf) = (buffer("x", &x_start), buffer("v", &v0));
+    let sv = SafeVelocity::new(&ctx, n, &x_buf, &v_buf, h).expect("safe velocity");
+    sv.step_started().expect("start");
+    x_buf.write(&x_proposed).expect("write");
+    sv.before_limit().expect("before");
+    x_buf.write(&x_limited).expect("write");
+    sv.after_limit().expect("after");
+    let mut v = v0.clone();
+    safe_velocity(&x_start, &x_proposed, &x_limited, &mut v, (1.0 / h) as f32);
+    let got = v_buf.read().expect("read");
+    for a in 0..n {
+        for d in 0..3 {
+            assert!(
+                (got[a][d] - v[a][d]).abs() <= 1e-5 * v[a][d].abs().max(1.0),
+                "safe velocity node {a}: {:?} vs {:?}",
+                got[a],
+                v[a]
+            );
         }
-        let (lambda, _) = solve(
-            &p,
-            Scheme::GaussSeidel,
-            None,
-            &SolverParams::default(),
-            None,
-        )
-        .unwrap();
-        st.advance(&p, &u_free, &lambda);
+        if a % 3 != 0 && a % 5 == 0 {
+            // Pushed back 3 h v past the start: the reversed direction at the old speed.
+            for d in 0..3 {
+                assert!(
+                    (got[a][d] + v0[a][d]).abs() < 2e-3,
+                    "node {a}: {:?} vs {:?}",
+                    got[a],
+                    v0[a]
+                );
+            }
+        } else if a % 3 == 0 {
+            // Limited to a quarter of the way: about a quarter of the velocity.
+            for d in 0..3 {
+                assert!(
+                    (got[a][d] - 0.25 * v0[a][d]).abs() < 2e-3,
+                    "node {a}: {:?} vs {:?}",
+                    got[a],
+                    v0[a]
+                );
+            }
+        } else {
+            assert_eq!(
+                got[a], v0[a],
+                "node {a} was not limited and keeps its velocity"
+            );
+        }
     }
-    assert_eq!(st.x.len(), n);
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    println!(
-        "{{\"scene\": \"PROX-S2\", \"contacts_from\": \"{}\", \"steps\": 1000, \"grid_build_ms\": {grid_ms:.1}, \"generation_ms_median\": {:.3}, \"contacts_median\": {}, \"colors_median\": {}}}",
-        if from_pairs { "pairs" } else { "sdf" },
-        median(&mut gen_ms),
-        median(&mut contacts),
-        median(&mut colors)
-    );
-    for (tolerances, scheme, solver, stats) in &solvers {
-        let mut sweeps: Vec<f64> = stats.iter().map(|s| s.0 as f64).collect();
-        let mut residual: Vec<f64> = stats.iter().map(|s| s.4 as f64).collect();
-        let ms = stats.iter().map(|s| s.1).sum::<f64>() / stats.len() as f64;
-        let dispatches = stats.iter().map(|s| s.2 as f64).sum::<f64>() / stats.len() as f64;
-        let rollbacks: u32 = stats.iter().map(|s| s.3).sum();
-        println!(
-            "{{\"tolerances\": \"{tolerances}\", \"scheme\": \"{}\", \"dispatch\": \"{}\", \"sweeps_median\": {}, \"ms_mean\": {ms:.3}, \"dispatches_mean\": {dispatches:.1}, \"rollbacks\": {rollbacks}, \"residual_median\": {:e}}}",
-            scheme.name(),
-            if solver.fused() { "fused" } else { "per-color" },
-            median(&mut sweeps),
-            median(&mut residual)
-        );
-    }
+    drop((pass, sv));
     assert_no_validation_errors(&ctx);
 }

@@ -231,6 +231,8 @@ fn bad_input_is_refused_naming_the_field() {
         ("prox.pair_distance=0.0", "prox.pair_distance"),
         ("prox.nu_reduce=1.0", "prox.nu_reduce"),
         ("prox.sweeps_per_batch=0", "prox.sweeps_per_batch"),
+        ("prox.damping=-0.5", "prox.damping"),
+        ("prox.pair_cell_scale=-1.0", "prox.pair_cell_scale"),
     ] {
         let e =
             Scene::parse(CUBE_ON_BOX, "prox_cube_on_box.toml", &[set.to_string()]).expect_err(set);
@@ -252,6 +254,13 @@ fn bad_input_is_refused_naming_the_field() {
         let e = Simulation::new(&ctx, &sc).err().expect(solver).to_string();
         assert!(e.starts_with("simulation.solver"), "{solver}: {e}");
     }
+    // Explicit damping that would remove a node's whole velocity in one step (h c / ρ ≥ 1).
+    let sc = scene(CUBE_ON_BOX, "prox_cube_on_box.toml", &["prox.damping=2e6"]);
+    let e = Simulation::new(&ctx, &sc)
+        .err()
+        .expect("damping")
+        .to_string();
+    assert!(e.starts_with("prox.damping"), "{e}");
     // RAINBOW's contacts need tet bodies: a cloth scene is refused naming prox.contacts.
     let cloth = CUBE_ON_BOX
         .replace(
@@ -275,6 +284,171 @@ fn bad_input_is_refused_naming_the_field() {
         .expect_err("record_step_into with prox")
         .to_string();
     assert!(e.starts_with("collision.method"), "{e}");
+    drop(sim);
+    assert_no_validation_errors(&ctx);
+}
+
+/// Kinetic energy ½ Σ m v² of the free vertices (J).
+fn kinetic_energy(sim: &Simulation) -> f64 {
+    let m = &sim.model().masses;
+    let w = &sim.model().inv_mass;
+    let v = sim.velocities().expect("velocities");
+    (0..v.len())
+        .filter(|&i| w[i] > 0.0)
+        .map(|i| 0.5 * m[i] * (0..3).map(|k| v[i][k] * v[i][k]).sum::<f64>())
+        .sum()
+}
+
+/// Safe mode's velocity update after the position limit: with `prox.envelope = 0` PROX finds
+/// no contact (the limit keeps the cube off the box), so only the conservative bounds stop the
+/// 1 mm fall. The limited nodes take the velocity their positions took, so the kinetic energy
+/// never exceeds what the fall released (m g · 1 mm; the undamped elastic cube keeps ringing
+/// below it) and the centre of mass is never faster than the fall made it, √(2 g · 1 mm).
+/// Without the update each limited node would keep gaining g h per step (about 3 m/s after
+/// 0.3 s, over 100 J).
+#[test]
+fn safe_mode_limited_nodes_take_the_velocity_of_their_positions() {
+    let ctx = context(false);
+    let sc = scene(
+        CUBE_ON_BOX,
+        "prox_cube_on_box.toml",
+        &["prox.mode=\"safe\"", "prox.envelope=0.0"],
+    );
+    let mut sim = Simulation::new(&ctx, &sc).unwrap_or_else(|e| panic!("{e}"));
+    let mass: f64 = (0..sim.model().masses.len())
+        .filter(|&i| sim.model().inv_mass[i] > 0.0)
+        .map(|i| sim.model().masses[i])
+        .sum();
+    let drop_energy = mass * 9.81 * 0.001;
+    let drop_speed = (2.0 * 9.81 * 0.001f64).sqrt();
+    let (mut energies, mut limited, mut contacts) = (Vec::new(), 0, 0);
+    for f in 0..15 {
+        let st = sim
+            .step_frame()
+            .unwrap_or_else(|e| panic!("frame {f}: {e}"));
+        let s = st.contact::<ProxFrameStats>();
+        contacts += s.max_contacts;
+        let safe = s.safe.expect("safe mode reports its limiter");
+        limited += safe["steps"].as_u64().unwrap_or(0);
+        let e = kinetic_energy(&sim);
+        assert!(
+            e < drop_energy,
+            "frame {f}: kinetic energy {e} J above the drop's {drop_energy} J"
+        );
+        let vz = centre_velocity(&sim)[2];
+        assert!(
+            vz.abs() < drop_speed,
+            "frame {f}: centre velocity {vz} m/s, the fall gives {drop_speed}"
+        );
+        energies.push(e);
+    }
+    eprintln!("kinetic energies per frame (J): {energies:?}; limiter steps {limited}");
+    assert_eq!(
+        contacts, 0,
+        "PROX found no contact: the limit alone held the cube"
+    );
+    assert!(limited > 0, "the limit acted");
+    drop(sim);
+    assert_no_validation_errors(&ctx);
+}
+
+/// RAINBOW's damping (`prox.damping` = c): a free-falling cube (no contact) follows
+/// u_{k+1} = (1 − h c/ρ) u_k + g h, i.e. after N steps v = g h (1 − (1 − k)^N) / k with
+/// k = h c / ρ, within 0.2 %, clearly below the undamped g N h.
+#[test]
+fn damping_slows_a_free_fall_as_rainbows_lumped_damping() {
+    let ctx = context(false);
+    let (c, rho, h, steps) = (500.0, 1000.0, 1e-3, 200);
+    let sc = scene(
+        CUBE_ON_BOX,
+        "prox_cube_on_box.toml",
+        &[
+            "prox.mode=\"faithful\"",
+            &format!("prox.damping={c}"),
+            "body[1].translation=[0.0, 0.0, 2.0]",
+            "simulation.frames=10",
+        ],
+    );
+    let mut sim = Simulation::new(&ctx, &sc).unwrap_or_else(|e| panic!("{e}"));
+    for f in 0..steps / 20 {
+        let st = sim
+            .step_frame()
+            .unwrap_or_else(|e| panic!("frame {f}: {e}"));
+        assert_eq!(st.contact::<ProxFrameStats>().max_contacts, 0, "free fall");
+    }
+    let k: f64 = h * c / rho;
+    let expected = 9.81 * h * (1.0 - (1.0 - k).powi(steps)) / k;
+    let undamped = 9.81 * h * steps as f64;
+    let vz = -centre_velocity(&sim)[2];
+    assert!(
+        ((vz - expected) / expected).abs() < 2e-3,
+        "damped fall: {vz} m/s, expected {expected} (undamped {undamped})"
+    );
+    assert!(
+        undamped - vz > 0.03 * undamped,
+        "damping acted: {vz} vs {undamped}"
+    );
+    drop(sim);
+    assert_no_validation_errors(&ctx);
+}
+
+/// Faithful mode with `"pairs"` contacts reports its largest penetration: the cube falls at
+/// 6 m/s, one 1 ms step per frame, onto the box with `pair_distance` 4 mm, so one step takes
+/// its bottom from 5.3 mm above the box (no pair yet) to ~0.8 mm into it (RAINBOW's `b = J u′`
+/// has no gap term to undo that). The depth reported for each step's start positions is the
+/// depth of the cube's lowest vertex below the box top at the end of the step before (the box
+/// is fixed and flat), 0 before the impact.
+#[test]
+fn faithful_pairs_report_max_penetration() {
+    let ctx = context(false);
+    let sc = scene(
+        CUBE_ON_BOX,
+        "prox_cube_on_box.toml",
+        &[
+            "prox.contacts=\"pairs\"",
+            "prox.mode=\"faithful\"",
+            "prox.pair_distance=0.004",
+            "simulation.frame_rate=1000.0",
+            "simulation.substeps=1",
+            "body[1].translation=[0.0, 0.0, 0.2915]",
+            "body[1].velocity=[0.0, 0.0, -6.0]",
+        ],
+    );
+    let mut sim = Simulation::new(&ctx, &sc).unwrap_or_else(|e| panic!("{e}"));
+    let w = sim.model().inv_mass.clone();
+    let depth = |x: &[[f64; 3]]| {
+        let lowest = (0..x.len())
+            .filter(|&i| w[i] > 0.0)
+            .map(|i| x[i][2])
+            .fold(f64::INFINITY, f64::min);
+        (-lowest).max(0.0)
+    };
+    let mut before = depth(&sim.positions().expect("positions"));
+    let mut deepest = 0.0f64;
+    for f in 0..10 {
+        let st = sim
+            .step_frame()
+            .unwrap_or_else(|e| panic!("frame {f}: {e}"));
+        let s = st.contact::<ProxFrameStats>();
+        let reported = s
+            .max_penetration
+            .expect("faithful mode reports max_penetration");
+        assert_eq!(s.steps.len(), 1);
+        assert_eq!(s.steps[0].max_penetration, Some(reported));
+        assert!(
+            reported >= before - 1e-6 && reported <= before + 2e-4,
+            "frame {f}: reported {reported} m, cube {before} m below the box top"
+        );
+        if before == 0.0 {
+            assert_eq!(reported, 0.0, "frame {f}: nothing penetrates yet");
+        }
+        deepest = deepest.max(reported);
+        before = depth(&sim.positions().expect("positions"));
+        if before > 0.004 {
+            break; // beyond the pair distance: the pairs no longer see it
+        }
+    }
+    assert!(deepest > 3e-4, "the cube went into the box: {deepest} m");
     drop(sim);
     assert_no_validation_errors(&ctx);
 }

@@ -1,7 +1,8 @@
 //! `supple bench scene SCENE --frames N [--repeat R] [--json]`: times a scene frame by frame
 //! (after a warm-up frame), R times from a fresh simulation, and prints percentiles over all
 //! timed frames, the min/median/max over repeats of each repeat's median, and solver
-//! iteration means.
+//! iteration means; with `collision.method = "prox"` a `prox` block summarises the timed
+//! frames' PROX solves (sweeps, rollbacks, ms and dispatches per solve, colors, exits).
 
 use crate::stats::Stats;
 use serde::Serialize;
@@ -74,6 +75,9 @@ struct Report {
     /// Shortest-path collision handling (absent unless `collision.method = "shortest-path"`).
     #[serde(skip_serializing_if = "Option::is_none")]
     recovery: Option<RecoverySummary>,
+    /// PROX's solves over the timed frames (absent unless `collision.method = "prox"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prox: Option<ProxSummary>,
     /// Each repeat's median milliseconds per frame, summarised over the repeats.
     ms_per_frame_median_over_repeats: Stats,
     /// Per-node GPU times, slowest first (with `--nodes`).
@@ -89,6 +93,80 @@ struct Report {
 struct WorkgroupStudy {
     rules: Vec<(String, u32)>,
     nodes: Vec<supple::vk::WorkgroupOverrideUse>,
+}
+
+/// PROX's solves with contacts over the timed frames (`prox.steps[]` of each frame's report).
+#[derive(Serialize, Default)]
+struct ProxSummary {
+    /// `prox.scheme`.
+    scheme: String,
+    /// Time steps timed, and those of them with contacts (solves).
+    time_steps: u32,
+    solves: u32,
+    /// Means per solve.
+    contacts_mean: f64,
+    colors_mean: f64,
+    sweeps_mean: f64,
+    sweeps_median: f64,
+    rollbacks_mean: f64,
+    ms_per_solve_mean: f64,
+    dispatches_per_solve_mean: f64,
+    /// Mean milliseconds of the contact generation per time step (all steps).
+    generation_ms_mean: f64,
+    /// Largest natural-map residual of a solve (N·s) and the mean.
+    residual_max: f64,
+    residual_mean: f64,
+    /// Solves by exit (`absolute`, `relative`, `max-iterations`).
+    exits: std::collections::BTreeMap<String, u32>,
+    /// Largest penetration (m; faithful mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_penetration: Option<f64>,
+}
+
+impl ProxSummary {
+    fn add(&mut self, f: &supple::contact::prox::handler::ProxFrameStats) {
+        self.scheme.clone_from(&f.scheme);
+        if let Some(p) = f.max_penetration {
+            self.max_penetration = Some(self.max_penetration.map_or(p, |q: f64| q.max(p)));
+        }
+        for s in &f.steps {
+            self.time_steps += 1;
+            self.generation_ms_mean += s.generation_ms;
+            if s.contacts == 0 {
+                continue;
+            }
+            self.solves += 1;
+            self.contacts_mean += s.contacts as f64;
+            self.colors_mean += s.colors as f64;
+            self.sweeps_mean += s.sweeps as f64;
+            self.rollbacks_mean += s.rollbacks as f64;
+            self.ms_per_solve_mean += s.ms;
+            self.dispatches_per_solve_mean += s.dispatches as f64;
+            self.residual_max = self.residual_max.max(s.residual as f64);
+            self.residual_mean += s.residual as f64;
+            *self.exits.entry(s.exit.clone()).or_default() += 1;
+        }
+    }
+
+    /// Sums to means; `sweeps` are every solve's sweep count.
+    fn finish(mut self, mut sweeps: Vec<f64>) -> Self {
+        let k = self.solves.max(1) as f64;
+        for m in [
+            &mut self.contacts_mean,
+            &mut self.colors_mean,
+            &mut self.sweeps_mean,
+            &mut self.rollbacks_mean,
+            &mut self.ms_per_solve_mean,
+            &mut self.dispatches_per_solve_mean,
+            &mut self.residual_mean,
+        ] {
+            *m /= k;
+        }
+        self.generation_ms_mean /= self.time_steps.max(1) as f64;
+        sweeps.sort_by(f64::total_cmp);
+        self.sweeps_median = percentile(&sweeps, 0.5);
+        self
+    }
 }
 
 /// Sums per-node times of `trace` into `acc` (keyed by graph and node).
@@ -206,6 +284,10 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     let mut col_frames = 0u32;
     let mut col_time_steps = 0u32;
     let mut rec = RecoverySummary::default();
+    let mut prox = ProxSummary::default();
+    let mut prox_sweeps = Vec::new();
+    // PROX reports its scheme in every frame's `prox` block.
+    let mut is_prox = false;
     // Whether the stepper minimises an energy (the shortest-path method is then a penalty
     // with discrete detection and the stepper's own time is "newton" in the shares).
     let mut minimising = false;
@@ -239,6 +321,13 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
                 rec.frames += 1;
                 rec.sums += r;
                 rec.stepper_ms += s.gpu_ms.total();
+            }
+            let p = s.contact::<supple::contact::prox::handler::ProxFrameStats>();
+            if !p.scheme.is_empty() {
+                is_prox = true;
+                prox.add(&p);
+                let solved = p.steps.iter().filter(|t| t.contacts > 0);
+                prox_sweeps.extend(solved.map(|t| t.sweeps as f64));
             }
             let c = &s.contact::<supple::contact::two_way::CollisionFrameStats>();
             if c.solves > 0 {
@@ -370,6 +459,7 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         repeat: args.repeat.max(1),
         collision,
         recovery,
+        prox: is_prox.then(|| prox.finish(prox_sweeps)),
         ms_per_frame_median_over_repeats: Stats::of(&repeat_medians),
         nodes,
         workgroup_overrides,

@@ -373,6 +373,8 @@ pub struct ProxTable {
     pub friction: f64,
     /// Newton restitution ε of the normal rows, in [0, 1].
     pub restitution: f64,
+    /// RAINBOW's linear damping coefficient c (kg/(m³·s), ≥ 0): lumped damping force −c V_a u_a.
+    pub damping: f64,
     /// Signed distance grid nodes per axis (2–256).
     pub sdf_resolution: u32,
     /// Contact distance of the `"sdf"` contacts (m, ≥ 0).
@@ -385,6 +387,8 @@ pub struct ProxTable {
     pub sdf_inside_margin: f64,
     /// Proximity distance of the `"pairs"` contacts (m, > 0).
     pub pair_distance: f64,
+    /// `"pairs"` hash cell in mean surface edges (≥ 0; 0: Supple's default cell).
+    pub pair_cell_scale: f64,
     /// Seed of the random coloring.
     pub random_seed: u32,
     /// Rounds of the random coloring before sequential colors (≥ 1).
@@ -412,12 +416,14 @@ impl Default for ProxTable {
             r_factor: 0.1,
             friction: 1.0,
             restitution: 0.0,
+            damping: 0.0,
             sdf_resolution: 64,
             envelope: 0.1,
             fw_max_iterations: 8,
             fw_tolerance: 0.0,
             sdf_inside_margin: 0.0,
             pair_distance: 1e-3,
+            pair_cell_scale: 0.0,
             random_seed: 0x5eed_0001,
             random_max_rounds: 200,
             graph_fixed_nodes: true,

@@ -699,12 +699,14 @@ fn validate_prox(p: &super::ProxTable) -> Check {
             format!("must be in [0, 1], got {}", p.restitution),
         ));
     }
+    non_negative("damping", p.damping)?;
     count("sdf_resolution", p.sdf_resolution, 2, 256)?;
     non_negative("envelope", p.envelope)?;
     count("fw_max_iterations", p.fw_max_iterations, 1, 1000)?;
     non_negative("fw_tolerance", p.fw_tolerance)?;
     non_negative("sdf_inside_margin", p.sdf_inside_margin)?;
     positive("pair_distance", p.pair_distance)?;
+    non_negative("pair_cell_scale", p.pair_cell_scale)?;
     count("random_max_rounds", p.random_max_rounds, 1, 100_000)?;
     count("sweeps_per_batch", p.sweeps_per_batch, 1, 1024)?;
     Ok(())

@@ -11,6 +11,7 @@
 
 use super::generation::{SdfBody, SdfContactGenerator};
 use super::model::Contact;
+use super::nodes::{damping_coefficients, Damping, SafeVelocity};
 use super::settings::{ContactSource, PenetrationMode, ProxSettings};
 use super::solver::{ProxSolveReport, ProxSolver, StepperBuffers};
 use crate::contact::two_way::handler::TwoWayHandler;
@@ -86,7 +87,9 @@ pub struct ProxStepStats {
     pub ms: f64,
     /// Wall milliseconds of the contact generation (with the readback of the positions).
     pub generation_ms: f64,
-    /// Largest penetration of the contacts (m; faithful mode with `"sdf"` contacts only).
+    /// Largest penetration at the step start (m; faithful mode only): `"sdf"` −min gap of the
+    /// contacts, `"pairs"` the deepest vertex behind a triangle face among the vertex–triangle
+    /// pairs ([`pair_penetration`]).
     pub max_penetration: Option<f64>,
 }
 
@@ -109,7 +112,7 @@ pub struct ProxFrameStats {
     pub dispatches: u32,
     /// Milliseconds of the solves summed over the frame.
     pub ms: f64,
-    /// Largest penetration of the frame (m; faithful mode with `"sdf"` contacts).
+    /// Largest penetration of the frame (m; faithful mode, either contact source).
     pub max_penetration: Option<f64>,
     /// Every step's solve.
     pub steps: Vec<ProxStepStats>,
@@ -129,6 +132,9 @@ enum Source {
     Pairs {
         search: Box<ProximitySearch>,
         load: Box<CompiledGraph>,
+        /// The search's triangles (outward surface triangles of every body), for the
+        /// penetration depth of faithful mode.
+        triangles: Vec<[u32; 3]>,
     },
 }
 
@@ -141,8 +147,12 @@ pub struct ProxHandler {
     save_start: Option<CompiledGraph>,
     /// Kept alive for the solver's graphs.
     _start_velocity: GpuBuffer<[f32; 4]>,
+    /// RAINBOW's damping of the free velocity update (`prox.damping` > 0).
+    damping: Option<Damping>,
     /// Safe mode: the position limiter.
     safe: Option<TwoWayHandler>,
+    /// Safe mode: the velocity update after the limit.
+    safe_velocity: Option<SafeVelocity>,
     stats: ProxFrameStats,
 }
 
@@ -174,6 +184,30 @@ fn sdf_bodies(scene: &Scene, model: &SimModel, s: &ProxSettings) -> Result<Vec<S
     Ok(bodies)
 }
 
+/// RAINBOW's damping pass; refuses a coefficient that would remove a node's whole start
+/// velocity or more in one step (explicit damping needs h c V_a / m_a < 1, i.e. h c < ρ).
+fn damping_pass(
+    ctx: &Context,
+    model: &SimModel,
+    state: &GpuState,
+    start_velocity: &GpuBuffer<[f32; 4]>,
+    c: f64,
+    h: f64,
+) -> Result<Damping, SimError> {
+    let coeff = damping_coefficients(model, c, h);
+    let worst = coeff.iter().fold(0.0f32, |m, &k| m.max(k));
+    if worst.is_nan() || worst >= 1.0 {
+        return Err(SimError::unsupported(
+            "prox.damping",
+            format!(
+                "c = {c} kg/(m³·s) removes {worst:.3} of a node's velocity per step of {h} s \
+                 (explicit damping needs h c V / m < 1, i.e. c < density / h)"
+            ),
+        ));
+    }
+    Ok(Damping::new(ctx, &coeff, start_velocity, &state.v)?)
+}
+
 /// Supple's proximity search over every body's surface, between bodies only.
 fn pair_search(
     ctx: &Context,
@@ -185,9 +219,12 @@ fn pair_search(
     let tris = model.surface_triangles();
     let body = model.vertex_bodies();
     let field = |m: String| SimError::unsupported("prox.contacts", m);
-    let mesh = ProximityMesh::new(tris, body).map_err(field)?;
+    let mesh = ProximityMesh::new(tris.clone(), body).map_err(field)?;
     let mut opts = ProximityOptions::new(s.pair_distance);
     opts.filter.within_body = false;
+    if s.pair_cell_scale > 0.0 {
+        opts.cell_size = Some(s.pair_cell_scale * mesh.mean_edge_length(&model.positions));
+    }
     let search = ProximitySearch::new(ctx, mesh, &model.positions, opts).map_err(field)?;
     let mut g = Graph::new("prox.load_positions");
     g.copy(
@@ -199,6 +236,7 @@ fn pair_search(
     Ok(Source::Pairs {
         search: Box::new(search),
         load: Box::new(load),
+        triangles: tris,
     })
 }
 
@@ -217,7 +255,7 @@ impl ProxHandler {
         let n = model.positions.len().max(1);
         let start_velocity =
             ctx.create_buffer::<[f32; 4]>("prox.start_velocity", n, BufferUsage::STORAGE)?;
-        let save_start = if settings.restitution > 0.0 {
+        let save_start = if settings.restitution > 0.0 || settings.damping > 0.0 {
             let mut g = Graph::new("prox.save_start_velocity");
             g.copy("prox.save_start_velocity", &state.v, &start_velocity);
             Some(g.compile(ctx, CompileOptions::default())?)
@@ -242,9 +280,31 @@ impl ProxHandler {
             ))),
             ContactSource::Pairs => pair_search(ctx, model, state, &settings)?,
         };
-        let safe = match settings.mode {
-            PenetrationMode::Safe => Some(TwoWayHandler::new(ctx, scene, model, state)?),
-            PenetrationMode::Faithful => None,
+        let h = scene.simulation.time_step();
+        let damping = if settings.damping > 0.0 {
+            Some(damping_pass(
+                ctx,
+                model,
+                state,
+                &start_velocity,
+                settings.damping,
+                h,
+            )?)
+        } else {
+            None
+        };
+        let (safe, safe_velocity) = match settings.mode {
+            PenetrationMode::Safe => (
+                Some(TwoWayHandler::new(ctx, scene, model, state)?),
+                Some(SafeVelocity::new(
+                    ctx,
+                    model.positions.len(),
+                    &state.x,
+                    &state.v,
+                    h,
+                )?),
+            ),
+            PenetrationMode::Faithful => (None, None),
         };
         Ok(ProxHandler {
             settings,
@@ -252,7 +312,9 @@ impl ProxHandler {
             source,
             save_start,
             _start_velocity: start_velocity,
+            damping,
             safe,
+            safe_velocity,
             stats: ProxFrameStats {
                 scheme: settings.scheme.name().to_string(),
                 ..ProxFrameStats::default()
@@ -276,18 +338,30 @@ impl ProxHandler {
                 let faithful = self.settings.mode == PenetrationMode::Faithful;
                 Ok(faithful.then(|| penetration(&contacts)))
             }
-            Source::Pairs { search, load } => {
+            Source::Pairs {
+                search,
+                load,
+                triangles,
+            } => {
                 load.run()?;
                 search.run().map_err(failed)?;
-                sort_pairs(search)?;
+                let vt = sort_pairs(search)?;
                 self.solver.contacts_from_pairs(search).map_err(failed)?;
-                Ok(None)
+                if self.settings.mode != PenetrationMode::Faithful {
+                    return Ok(None);
+                }
+                let x = search.positions().read()?;
+                let pairs = vt.iter().map(|r| (r[0], r[1]));
+                Ok(Some(pair_penetration(&x, triangles, pairs)))
             }
         }
     }
 
     /// Finds the contacts and solves them on the velocities.
     fn velocities(&mut self, state: &GpuState) -> Result<(), SimError> {
+        if let Some(d) = &self.damping {
+            d.run()?;
+        }
         let t = Instant::now();
         let max_penetration = self.contacts(state)?;
         let generation_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -321,23 +395,74 @@ impl ProxHandler {
 
 /// Sorts the search's pair records: the search appends them in whatever order its threads
 /// find them, and the contacts (their order fixes PROX's sums and sweeps) must not depend on
-/// that for reruns to be bit-identical.
-fn sort_pairs(search: &ProximitySearch) -> Result<(), SimError> {
+/// that for reruns to be bit-identical. Returns the vertex–triangle records (vertex, triangle,
+/// …) in their sorted order.
+fn sort_pairs(search: &ProximitySearch) -> Result<Vec<[u32; 4]>, SimError> {
     let status = search.status().read()?;
-    for (buffer, count) in [
+    let mut vt = Vec::new();
+    for (k, (buffer, count)) in [
         (search.pairs_vt(), status[1]),
         (search.pairs_ee(), status[2]),
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let n = (count as usize).min(buffer.len());
-        if n < 2 {
+        if n == 0 {
             continue;
         }
         let mut records = buffer.read()?;
         records.truncate(n);
         records.sort_unstable();
-        buffer.write_at(0, &records)?;
+        if n >= 2 {
+            buffer.write_at(0, &records)?;
+        }
+        if k == 0 {
+            vt = records;
+        }
     }
-    Ok(())
+    Ok(vt)
+}
+
+/// Largest penetration seen by the vertex–triangle pairs (m; 0 without): the depth
+/// `−(x_v − a)·n̂` of a vertex behind the plane of a triangle (outward unit normal n̂) whose
+/// projection falls inside the triangle (its face region, where the sign is unambiguous).
+/// Pairs exist within `prox.pair_distance`, so deeper penetrations are not seen.
+pub fn pair_penetration(
+    x: &[[f32; 4]],
+    triangles: &[[u32; 3]],
+    pairs: impl Iterator<Item = (u32, u32)>,
+) -> f64 {
+    let p = |i: u32| {
+        x.get(i as usize)
+            .map(|v| Vec3::new(v[0] as f64, v[1] as f64, v[2] as f64))
+    };
+    let mut deepest = 0.0f64;
+    for (v, t) in pairs {
+        let Some(tri) = triangles.get(t as usize) else {
+            continue;
+        };
+        let (Some(q), Some(a), Some(b), Some(c)) = (p(v), p(tri[0]), p(tri[1]), p(tri[2])) else {
+            continue;
+        };
+        let n = (b - a).cross(&(c - a));
+        let nn = n.dot(&n);
+        if nn.is_nan() || nn <= 0.0 {
+            continue;
+        }
+        let depth = -(q - a).dot(&n) / nn.sqrt();
+        if depth.is_nan() || depth <= deepest {
+            continue;
+        }
+        // Barycentric coordinates of the projection of q onto the plane.
+        let ap = q - a;
+        let wb = n.dot(&ap.cross(&(c - a))) / nn;
+        let wc = n.dot(&(b - a).cross(&ap)) / nn;
+        if wb >= 0.0 && wc >= 0.0 && wb + wc <= 1.0 {
+            deepest = depth;
+        }
+    }
+    deepest
 }
 
 /// Largest penetration −min gap of `contacts` (m; 0 without penetration).
@@ -376,6 +501,9 @@ impl ContactHandler for ProxHandler {
                 if let Some(g) = &self.save_start {
                     g.run()?;
                 }
+                if let Some(sv) = &self.safe_velocity {
+                    sv.step_started()?;
+                }
                 Ok(())
             }
             Phase::Velocities => self.velocities(state),
@@ -383,9 +511,16 @@ impl ContactHandler for ProxHandler {
                 self.stats.time_steps += 1;
                 match &mut self.safe {
                     // The stepper's positions are a proposal, as a Newton iterate's are: the
-                    // two-way method moves its safe state toward them and writes it back.
+                    // two-way method moves its safe state toward them and writes it back;
+                    // the limited nodes' velocities become the ones their positions took.
                     Some(tw) => {
+                        if let Some(sv) = &self.safe_velocity {
+                            sv.before_limit()?;
+                        }
                         tw.at(Phase::Accepted, state)?;
+                        if let Some(sv) = &self.safe_velocity {
+                            sv.after_limit()?;
+                        }
                         tw.at(Phase::Finished, state)
                     }
                     None => Ok(()),

@@ -11,6 +11,8 @@
 //! - [`graph`]: the contact graph with the host colorings (greedy, random);
 //! - [`sdf`], [`generation`]: RAINBOW's contact generation in plain Rust (rest-space signed
 //!   distance grids, Frank–Wolfe deepest points, tet-embedded 8-node contacts, reduction);
+//! - [`nodes`]: per-node passes outside the solve (RAINBOW's damping, safe mode's velocity
+//!   update after the position limit);
 //! - [`settings`]: [`ProxSettings`] (the future `[prox]` scene table) with RAINBOW's defaults
 //!   and field-naming validation;
 //! - [`solver`]: [`ProxSolver`], the GPU solve (kernels in `kernels/prox/`, layout and graphs in
@@ -26,8 +28,9 @@
 //! PROX is a contact handler acting at `Phase::Velocities` of a step (issue 21): after the free
 //! velocity update and before the position update, the semi-implicit (symplectic) Euler step of
 //! RAINBOW's `SemiImplicitStepper.step`:
-//! 1. the stepper computes `u′ = u + h M⁻¹ (f_ext + f_e + f_d)` into its velocity buffer
-//!    (fixed and scripted nodes keep their prescribed velocity, inverse mass 0);
+//! 1. the stepper computes `u′ = u + h M⁻¹ (f_ext + f_e)` into its velocity buffer
+//!    (fixed and scripted nodes keep their prescribed velocity, inverse mass 0), and with
+//!    `prox.damping` > 0 PROX adds RAINBOW's `h M⁻¹ f_d` ([`nodes::Damping`]);
 //! 2. **PROX** (this module), with positions still at the start of the step, xᵗ:
 //!    - contacts at xᵗ: `"sdf"` — [`generation::SdfContactGenerator`]
 //!      on the positions read back (plain Rust for now; each body's rest positions and tets,
@@ -39,7 +42,8 @@
 //!      then `u = u′ + W Jᵀ λ` written in place into the velocity buffer;
 //! 3. the stepper moves `x += h u` — in `"safe"` mode limited per vertex by Supple's
 //!    conservative bounds (the two-way/OGC forward step from a proximity search at xᵗ) so every
-//!    frame stays intersection-free; in `"faithful"` mode unlimited, logging the largest
+//!    frame stays intersection-free, and the limited nodes' velocities become
+//!    `(x_limited − xᵗ) / h` ([`nodes::SafeVelocity`]); in `"faithful"` mode unlimited, logging the largest
 //!    penetration (−min gap of the contacts, [`model::Contact::gap`]);
 //! 4. Dirichlet nodes are reset by the stepper as usual.
 //!
@@ -74,12 +78,14 @@
 //! | `prox.r_factor` | – | `0.1` | initial r = r_factor / diag(J W Jᵀ), > 0 |
 //! | `prox.friction` | – | `1.0` | Coulomb μ, ≥ 0 |
 //! | `prox.restitution` | – | `0.0` | Newton ε of the normal rows, in [0, 1] |
+//! | `prox.damping` | kg/(m³·s) | `0.0` | RAINBOW's damping c: lumped force −c V_a u_a in the free update, ≥ 0 |
 //! | `prox.sdf_resolution` | – | `64` | grid nodes per axis, 2–256 |
 //! | `prox.envelope` | m | `0.1` | contact distance of the `"sdf"` contacts, ≥ 0 |
 //! | `prox.fw_max_iterations` | – | `8` | Frank–Wolfe steps, 1–1000 |
 //! | `prox.fw_tolerance` | m | `0` | Frank–Wolfe duality-gap tolerance, ≥ 0 |
 //! | `prox.sdf_inside_margin` | m | `0` | how far inside its grid a point must be (RAINBOW 0.5, see `cpu_reference::prox::sdf`) |
 //! | `prox.pair_distance` | m | `0.001` | proximity distance of the `"pairs"` contacts, > 0 |
+//! | `prox.pair_cell_scale` | – | `0` | `"pairs"` hash cell in mean surface edges (RAINBOW 2.2; 0: Supple's 3.5 + distance), ≥ 0 |
 //! | `prox.random_seed`, `prox.random_max_rounds` | – | fixed, `200` | random coloring |
 //! | `prox.graph_fixed_nodes` | – | `true` | fixed nodes join the contact graph (RAINBOW) |
 //! | `prox.sweeps_per_batch` | – | `8` | sweeps per graph run (host reads 9 words per run), 1–1024 |
@@ -94,6 +100,7 @@ pub mod generation;
 pub mod graph;
 pub mod handler;
 pub mod model;
+pub mod nodes;
 pub mod sdf;
 pub mod settings;
 pub mod solver;

@@ -93,11 +93,19 @@ pub struct ProxSettings {
     pub friction: f64,
     /// `prox.restitution`: Newton restitution ε of the normal rows, in [0, 1] (RAINBOW's code: 0).
     pub restitution: f64,
+    /// `prox.damping`: RAINBOW's linear damping coefficient c (kg/(m³·s), ≥ 0; RAINBOW's
+    /// `MaterialDescription.c`, default 0): the lumped damping force −c V_a u_a of every node
+    /// (V_a its lumped volume) joins the free velocity update.
+    pub damping: f64,
     /// `prox.sdf_resolution` (grid nodes per axis, 64), `prox.envelope` (m, 0.1),
     /// `prox.fw_max_iterations` (8), `prox.fw_tolerance` (0), `prox.sdf_inside_margin` (m, 0).
     pub sdf: SdfParams,
     /// `prox.pair_distance` (m): proximity search distance of the `"pairs"` contacts (0.001).
     pub pair_distance: f64,
+    /// `prox.pair_cell_scale`: the `"pairs"` search's hash cell as a multiple of the mean
+    /// surface edge length (RAINBOW's spatial hashing: 2.2); 0 (default): Supple's own cell
+    /// (3.5 mean edges + `pair_distance`). The §B8 S4 sweep's parameter.
+    pub pair_cell_scale: f64,
     /// `prox.random_seed`: seed of the random coloring (fixed, so reruns are identical).
     pub random_seed: u32,
     /// `prox.random_max_rounds`: rounds of the random coloring before sequential colors (200).
@@ -121,8 +129,10 @@ impl Default for ProxSettings {
             solver: SolverParams::default(),
             friction: 1.0,
             restitution: 0.0,
+            damping: 0.0,
             sdf: SdfParams::default(),
             pair_distance: 1e-3,
+            pair_cell_scale: 0.0,
             random_seed: 0x5eed_0001,
             random_max_rounds: 200,
             graph_fixed_nodes: true,
@@ -170,6 +180,7 @@ impl ProxSettings {
             },
             friction: p.friction,
             restitution: p.restitution,
+            damping: p.damping,
             sdf: SdfParams {
                 resolution: p.sdf_resolution as usize,
                 envelope: p.envelope,
@@ -178,6 +189,7 @@ impl ProxSettings {
                 inside_margin: p.sdf_inside_margin,
             },
             pair_distance: p.pair_distance,
+            pair_cell_scale: p.pair_cell_scale,
             random_seed: p.random_seed,
             random_max_rounds: p.random_max_rounds,
             graph_fixed_nodes: p.graph_fixed_nodes,
@@ -264,6 +276,7 @@ impl ProxSettings {
                 message: format!("must be in [0, 1], got {}", self.restitution),
             });
         }
+        non_negative("prox.damping", self.damping)?;
         count(
             "prox.sdf_resolution",
             self.sdf.resolution.min(u32::MAX as usize) as u32,
@@ -275,6 +288,7 @@ impl ProxSettings {
         non_negative("prox.fw_tolerance", self.sdf.tolerance)?;
         non_negative("prox.sdf_inside_margin", self.sdf.inside_margin)?;
         positive("prox.pair_distance", self.pair_distance)?;
+        non_negative("prox.pair_cell_scale", self.pair_cell_scale)?;
         count("prox.random_max_rounds", self.random_max_rounds, 1, 100_000)?;
         count("prox.sweeps_per_batch", self.sweeps_per_batch, 1, 1024)?;
         Ok(())
@@ -304,6 +318,12 @@ mod tests {
             ("prox.friction", Box::new(|s| s.friction = f64::NAN)),
             ("prox.restitution", Box::new(|s| s.restitution = 1.5)),
             ("prox.restitution", Box::new(|s| s.restitution = -0.01)),
+            ("prox.damping", Box::new(|s| s.damping = -0.5)),
+            ("prox.damping", Box::new(|s| s.damping = f64::NAN)),
+            (
+                "prox.pair_cell_scale",
+                Box::new(|s| s.pair_cell_scale = -1.0),
+            ),
             (
                 "prox.absolute_tolerance",
                 Box::new(|s| s.solver.absolute_tolerance = 0.0),

@@ -6,6 +6,7 @@
 //! - [`operators`]: the proximal operators (R+, Coulomb disk, origin, ellipse);
 //! - [`mod@solve`]: the four schemes and RAINBOW's r-factor strategy with rollback and growth;
 //! - [`ncp`]: NCP residuals of a solution;
+//! - [`nodes`]: the per-node passes (RAINBOW's damping, safe mode's velocity update);
 //! - [`graph`]: the contact graph and its greedy, random (Vivace) and Jones–Plassmann colorings;
 //! - [`sdf`] and [`generation`]: RAINBOW's contact generation (rest-space signed distance grids,
 //!   Frank–Wolfe deepest points, tet-embedded contacts, reduction) and Supple's proximity pairs
@@ -44,6 +45,7 @@
 pub mod contact;
 pub mod graph;
 pub mod ncp;
+pub mod nodes;
 pub mod operators;
 pub mod pairs;
 pub mod solve;
