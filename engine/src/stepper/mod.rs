@@ -75,6 +75,8 @@ pub struct StepReport {
     pub last_direction: f64,
     /// Relative residual ‖r‖/‖b‖ of the last linear solve.
     pub pcg_residual: f64,
+    /// Largest relative residual of the step's linear solves.
+    pub pcg_residual_max: f64,
     /// Largest per-vertex gradient norm of the objective at the last evaluation (N).
     pub gradient_norm: f64,
 }

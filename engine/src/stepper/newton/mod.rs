@@ -260,6 +260,7 @@ impl NewtonStepper {
         }
         report.pcg_warm_iterations += solve.warm_iterations;
         report.pcg_residual = solve.relative_residual as f64;
+        report.pcg_residual_max = report.pcg_residual_max.max(report.pcg_residual);
         report.gpu_ms.pcg += self.pcg.last_gpu_ms();
         report.pcg_iterations += solve.iterations;
         report.newton_iterations += 1;
