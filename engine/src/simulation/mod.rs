@@ -196,6 +196,7 @@ impl Simulation {
         let mut model = SimModel::from_scene(scene)?;
         adjust(&mut model);
         let colliders = crate::contact::colliders::from_scene(scene);
+        crate::stepper::check_buffer_sizes(ctx, scene, &model)?;
         let state = GpuState::upload(ctx, &model, &colliders, scene.simulation.time_step())?;
         let mut stepper = crate::stepper::build(ctx, scene, &model, &state, &method.needs(scene))?;
         method.check(scene, stepper.info())?;

@@ -122,7 +122,7 @@ impl NewtonStepper {
             &model.thin_elements,
         )?;
         let sparsity = Sparsity::new(ctx, model)?;
-        let pcg = Pcg::with_sparsity(ctx, n, &sparsity.pairs, 10)?;
+        let pcg = Pcg::with_sparsity(ctx, n, sparsity.pairs(), 10)?;
         pcg.set_stagnation_window(settings.pcg_stagnation_window);
         let reduce = Reduce::new(ctx, n.max(elements.num_elements()))?;
         let graphs = Bindings {
