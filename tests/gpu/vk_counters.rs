@@ -66,8 +66,11 @@ material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio =
 shape = { plane = { normal = [0.0, 0.0, 1.0], offset = 0.0 } }
 "#;
 
-/// Per frame: (host waits, submits, dispatches, Newton iterations, PCG iterations).
-fn counts(frames: usize) -> (Vec<(u64, u64, u64, u32, u32)>, u64) {
+/// One frame's (host waits, submits, dispatches, Newton iterations, PCG iterations).
+type FrameCounts = (u64, u64, u64, u32, u32);
+
+/// Per-frame counts of a fresh simulation, and its device bytes at the end.
+fn counts(frames: usize) -> (Vec<FrameCounts>, u64) {
     let ctx = context(false);
     let scene = Scene::parse(SCENE, "cube", &[]).unwrap();
     let mut sim = Simulation::new(&ctx, &scene).unwrap();
