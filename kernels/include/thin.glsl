@@ -1,4 +1,4 @@
-// Thin elements for cloth and rods, shared by fem/thin_gradient.comp and fem/thin_hessian.comp.
+// Thin elements for cloth and rods, shared by fem/thin_gradient.comp and fem/assemble_hessian.comp.
 // Element e: verts[e] (0xFFFFFFFF = unused corner), kind[e], data[2e], data[2e + 1]:
 //   KIND 0 membrane (StVK, plane stress): data0 = Dm⁻¹ row-major (00, 01, 10, 11),
 //          data1 = (area, μ·thickness, λ·thickness, 0);

@@ -1,7 +1,10 @@
-//! GPU element energies and gradients against the f64 reference elements.
+//! GPU element energies, gradients and analytic Hessian eigensystems
+//! (`kernels/fem/tet_eigensystem.comp`) against the f64 reference elements.
+use nalgebra::Matrix3;
 use nalgebra::Vector3;
 use rand::Rng;
-use supple::cpu_reference::fem::{lame, Material, TetRest};
+use supple::cpu_reference::fem::{lame, Material, TetEigensystem, TetRest};
+use supple::fem::elements::EIGEN_VEC4S_PER_TET;
 use supple::fem::{ElementModel, TetElements};
 use supple::mesh::procedural::{box_tets, CellSplit};
 use supple::vk::{BufferUsage, CompileOptions, Graph};
@@ -98,35 +101,64 @@ fn gpu_energies_and_gradients_match_the_reference() {
                 "{model:?} vertex {v}: {got:?} vs {want:?}"
             );
         }
-        // PSD-projected element Hessians.
+        // Analytic eigensystems: the element Hessian they give (as the assembly builds it,
+        // block by block) against the reference's analytic and numerical projections.
         let mut g = Graph::new("fem.hessian");
-        elements.record_hessian(&mut g, &positions, 8);
+        elements.record_hessian(&mut g, &positions);
         g.compile(&ctx, CompileOptions::default())
             .unwrap()
             .run()
             .unwrap();
-        let hess = elements.hessians().read().unwrap();
+        let eig = elements.eigensystems().read().unwrap();
         for (t, tet) in mesh.tets.iter().enumerate() {
             let rest =
                 TetRest::new(&tet.map(|v| Vector3::from(mesh.positions[v as usize]))).unwrap();
             let x = tet.map(|v| Vector3::from(deformed[v as usize]));
             let want = rest.hessian_stress_projected(&material, &x);
+            let e = &eig[EIGEN_VEC4S_PER_TET * t..EIGEN_VEC4S_PER_TET * (t + 1)];
+            let v3 = |k: usize| Vector3::new(e[k][0] as f64, e[k][1] as f64, e[k][2] as f64);
+            let w = [v3(3), v3(4), v3(5)];
+            let got = TetEigensystem {
+                u: Matrix3::from_columns(&[v3(0), v3(1), v3(2)]),
+                w: [-(w[0] + w[1] + w[2]), w[0], w[1], w[2]],
+                twist: [0, 1, 2].map(|k| e[k][3] as f64),
+                flip: [3, 4, 5].map(|k| e[k][3] as f64),
+                scale: Matrix3::new(
+                    e[6][0] as f64,
+                    e[7][0] as f64,
+                    e[7][1] as f64,
+                    e[7][0] as f64,
+                    e[6][1] as f64,
+                    e[7][2] as f64,
+                    e[7][1] as f64,
+                    e[7][2] as f64,
+                    e[6][2] as f64,
+                ),
+            };
+            let mut h = nalgebra::SMatrix::<f64, 12, 12>::zeros();
+            for a in 0..4 {
+                for b in 0..4 {
+                    h.fixed_view_mut::<3, 3>(3 * a, 3 * b)
+                        .copy_from(&got.block(a, b));
+                }
+            }
             let scale = want.norm().max(1e-12);
-            let got = nalgebra::SMatrix::<f64, 12, 12>::from_row_slice(
-                &hess[144 * t..144 * (t + 1)]
-                    .iter()
-                    .map(|&v| v as f64)
-                    .collect::<Vec<_>>(),
-            );
-            let err = (got - want).norm() / scale;
+            let err = (h - want).norm() / scale;
             assert!(
                 err < 2e-4,
                 "{model:?} tet {t}: Hessian relative error {err}"
             );
-            let min_eig = got.symmetric_eigen().eigenvalues.min();
+            let min_eig = h.symmetric_eigen().eigenvalues.min();
             assert!(
                 min_eig >= -1e-4 * scale,
                 "{model:?} tet {t}: eigenvalue {min_eig}"
+            );
+            // The stored trace per node (the warm start's stiffness contribution).
+            let tr = e[6][3] as f64 * 4.0;
+            assert!(
+                (tr - want.trace()).abs() <= 2e-4 * want.trace().abs().max(1e-12),
+                "{model:?} tet {t}: trace {tr} vs {}",
+                want.trace()
             );
         }
         // Deterministic: a second run gives the same bits.

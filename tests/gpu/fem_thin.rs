@@ -1,6 +1,6 @@
-//! GPU cloth and rod elements (`kernels/fem/thin_gradient.comp`, `thin_hessian.comp`) against
-//! the f64 reference elements (`supple::cpu_reference::thin`): energies, per-vertex gradients
-//! and 12×12 Hessians, in a pool shared with tets.
+//! GPU cloth and rod elements (`kernels/fem/thin_gradient.comp`) against the f64 reference
+//! elements (`supple::cpu_reference::thin`): energies and per-vertex gradients, in a pool shared
+//! with tets (their Hessians are assembled in time: `fem_assembly.rs`).
 use nalgebra::Vector3;
 use rand::Rng;
 use supple::cpu_reference::thin::NO_VERTEX;
@@ -66,13 +66,11 @@ fn gpu_thin_elements_match_the_reference_in_a_pool_with_tets() {
     assert_eq!(elements.num_elements(), tets.tets.len() + thin.len());
     let mut g = Graph::new("thin");
     elements.record_gradient(&mut g, &positions);
-    elements.record_hessian(&mut g, &positions, 8);
     g.compile(&ctx, CompileOptions::default())
         .unwrap()
         .run()
         .unwrap();
     let energies = elements.energies().read().unwrap();
-    let hess = elements.hessians().read().unwrap();
     let grads = elements.vertex_gradient().read().unwrap();
     let t0 = tets.tets.len();
     let xv = |v: u32| {
@@ -94,16 +92,6 @@ fn gpu_thin_elements_match_the_reference_in_a_pool_with_tets() {
             (got_e - we).abs() <= 1e-3 * we.abs() + 1e-6 * scale * 1e-4,
             "element {e} {el:?}: energy {got_e} vs {we}"
         );
-        for r in 0..12 {
-            for c in 0..12 {
-                let got = hess[144 * (t0 + e) + 12 * r + c] as f64;
-                assert!(
-                    (got - wh[(r, c)]).abs() <= 2e-3 * scale,
-                    "element {e} ({r},{c}): {got} vs {}",
-                    wh[(r, c)]
-                );
-            }
-        }
         for (a, &v) in vs.iter().enumerate() {
             if v != NO_VERTEX {
                 want_g[v as usize] += wg.fixed_rows::<3>(3 * a);

@@ -91,7 +91,7 @@ fn overridden_workgroup_sizes_change_no_result() {
         .any(|u| u.node.starts_with("xpbd.") && u.requested == 128));
     assert!(applied
         .iter()
-        .any(|u| u.kernel == "fem/tet_hessian" && u.requested == 32));
+        .any(|u| u.kernel == "fem/tet_eigensystem" && u.requested == 32));
     // Reductions and scans share memory across a workgroup: never reshaped.
     assert!(kept.iter().any(|u| u.kernel.starts_with("primitives/")
         && u.reason.as_deref().is_some_and(|r| r.contains("shared"))));

@@ -68,6 +68,17 @@ struct Report {
     pcg_iterations_mean: f64,
     /// Grouped warm-start PCG iterations per frame (0 with the warm start off).
     pcg_warm_iterations_mean: f64,
+    /// Host waits for device work per timed frame (`Context::counters`; the frame's
+    /// end-of-frame readback included, the benchmark's position readback not).
+    host_waits_per_frame: f64,
+    /// Queue submissions per timed frame.
+    submits_per_frame: f64,
+    /// Compute dispatches per timed frame (each submitted graph's dispatches per submission).
+    dispatches_per_frame: f64,
+    /// Device memory Supple held after the last timed frame (bytes).
+    device_bytes: u64,
+    /// Largest relative residual of any PCG solve of the timed frames (0 without Newton).
+    pcg_relative_residual_max: f64,
     repeat: u32,
     /// Surface collision handling (absent without `collision.method`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -278,6 +289,8 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
     let ctx =
         supple::Context::new(supple::ContextOptions::from_env()).map_err(|e| (1, e.to_string()))?;
     let (mut times, mut newton, mut pcg, mut warm) = (Vec::new(), 0u64, 0u64, 0u64);
+    let (mut waits, mut submits, mut dispatches, mut device_bytes) = (0u64, 0u64, 0u64, 0u64);
+    let mut residual_max = 0.0f64;
     let mut repeat_medians = Vec::new();
     let mut model_size = (0, 0);
     let mut col = CollisionSummary::default();
@@ -316,6 +329,11 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
             newton += s.newton_iterations as u64;
             pcg += s.pcg_iterations as u64;
             warm += s.pcg_warm_iterations as u64;
+            waits += s.host_waits;
+            submits += s.submits;
+            dispatches += s.dispatches;
+            device_bytes = s.device_bytes;
+            residual_max = residual_max.max(s.pcg_relative_residual_max);
             let r = s.contact::<supple::contact::shortest_path::ShortestPathFrameStats>();
             if r.detections > 0 || r.ccd_detections > 0 {
                 rec.frames += 1;
@@ -456,6 +474,11 @@ pub fn run(args: &Args) -> Result<(), (i32, String)> {
         newton_iterations_mean: newton as f64 / n,
         pcg_iterations_mean: pcg as f64 / n,
         pcg_warm_iterations_mean: warm as f64 / n,
+        host_waits_per_frame: waits as f64 / n,
+        submits_per_frame: submits as f64 / n,
+        dispatches_per_frame: dispatches as f64 / n,
+        device_bytes,
+        pcg_relative_residual_max: residual_max,
         repeat: args.repeat.max(1),
         collision,
         recovery,

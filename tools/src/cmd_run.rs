@@ -170,12 +170,13 @@ impl RunState {
 }
 
 /// The keys of a frame's statistics that only Newton (an energy-minimising stepper) fills in.
-const NEWTON_ONLY_KEYS: [&str; 6] = [
+const NEWTON_ONLY_KEYS: [&str; 7] = [
     "newton_iterations",
     "pcg_iterations",
     "pcg_warm_iterations",
     "energy",
     "pcg_residual",
+    "pcg_relative_residual_max",
     "gradient_norm",
 ];
 

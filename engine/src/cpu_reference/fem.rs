@@ -220,6 +220,207 @@ impl TetRest {
     }
 }
 
+/// Rotation-variant SVD F = U diag(σ) Vᵀ with U, V rotations, σ₁ ≥ σ₂ ≥ |σ₃| and σ₃ < 0 for
+/// an inverted F, as `kernels/fem/tet_eigensystem.comp` computes it: V from the eigenvectors of
+/// FᵀF (descending), u₁ = F v₁/‖F v₁‖, u₂ the part of F v₂ orthogonal to u₁, u₃ = u₁ × u₂.
+pub fn signed_svd(f: &Matrix3<f64>) -> (Matrix3<f64>, Vector3<f64>, Matrix3<f64>) {
+    let eig = (f.transpose() * f).symmetric_eigen();
+    let mut order = [0usize, 1, 2];
+    order.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
+    let mut v = Matrix3::from_columns(&order.map(|k| eig.eigenvectors.column(k).into_owned()));
+    if v.determinant() < 0.0 {
+        v.column_mut(2).neg_mut();
+    }
+    let a1 = f * v.column(0);
+    let l1 = a1.norm();
+    let u1 = if l1 > 1e-300 { a1 / l1 } else { Vector3::x() };
+    let mut a2 = f * v.column(1);
+    a2 -= a2.dot(&u1) * u1;
+    let l2 = a2.norm();
+    let other = if u1.x.abs() < 0.9 {
+        Vector3::x()
+    } else {
+        Vector3::y()
+    };
+    let u2 = if l2 > 1e-300 * l1.max(1e-300) {
+        a2 / l2
+    } else {
+        u1.cross(&other).normalize()
+    };
+    let u3 = u1.cross(&u2);
+    let u = Matrix3::from_columns(&[u1, u2, u3]);
+    let sigma = Vector3::new(
+        u1.dot(&(f * v.column(0))),
+        u2.dot(&(f * v.column(1))),
+        u3.dot(&(f * v.column(2))),
+    );
+    (u, sigma, v)
+}
+
+/// The index pairs (i, j) of the twist and flip modes, in storage order.
+pub const MODE_PAIRS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 2)];
+
+/// The PSD-projected stress-space Hessian of one tet in the analytic eigensystem of Smith, de
+/// Goes and Kim 2019 ("Analytic Eigensystems for Isotropic Distortion Energies"): with the
+/// rotation-variant SVD F = U Σ Vᵀ, ∂²Ψ/∂F² has the twist modes U Tᵢⱼ Vᵀ (eigenvalue
+/// (Ψᵢ + Ψⱼ)/(σᵢ + σⱼ)), the flip modes U Lᵢⱼ Vᵀ ((Ψᵢ − Ψⱼ)/(σᵢ − σⱼ)) and three scaling modes
+/// U diag(z) Vᵀ from the 3×3 Hessian A = ∂²Ψ/∂σ². Negative eigenvalues are clamped to zero.
+/// Everything is multiplied by the rest volume, so block (a, b) of the element Hessian is
+/// `U K_ab Uᵀ` with K_ab = diag(w_a) A⁺ diag(w_b) + Σ λ_t t(w_a) t(w_b)ᵀ + λ_f f(w_a) f(w_b)ᵀ,
+/// w_a = Vᵀ b_a (b_a: row a of ∂F/∂x). The kernel stores exactly these numbers per tet.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TetEigensystem {
+    /// U of the SVD.
+    pub u: Matrix3<f64>,
+    /// w_a = Vᵀ b_a per corner.
+    pub w: [Vector3<f64>; 4],
+    /// V·max(twist eigenvalue, 0) per pair of [`MODE_PAIRS`] (N/m · m² … J per unit strain²).
+    pub twist: [f64; 3],
+    /// V·max(flip eigenvalue, 0) per pair of [`MODE_PAIRS`].
+    pub flip: [f64; 3],
+    /// V·A⁺: the scaling block projected to PSD.
+    pub scale: Matrix3<f64>,
+}
+
+/// Twist and flip eigenvalues of pair (i, j) (third index k) and the 3×3 ∂²Ψ/∂σ², in closed
+/// form per model (no division by σᵢ − σⱼ).
+fn sigma_derivatives(m: &Material, s: &Vector3<f64>) -> ([f64; 3], [f64; 3], Matrix3<f64>) {
+    let (mut twist, mut flip) = ([0.0; 3], [0.0; 3]);
+    let mut a = Matrix3::zeros();
+    let j = s.x * s.y * s.z;
+    for (p, &(i, jj)) in MODE_PAIRS.iter().enumerate() {
+        let k = 3 - i - jj;
+        let (si, sj, sk) = (s[i], s[jj], s[k]);
+        match *m {
+            Material::StableNeoHookean { mu, lambda } => {
+                let c = lambda * (j - 1.0) - mu;
+                flip[p] = mu - c * sk;
+                twist[p] = mu + c * sk;
+            }
+            Material::StVenantKirchhoff { mu, lambda } => {
+                let t = 0.5 * lambda * (s.norm_squared() - 3.0);
+                flip[p] = mu * (si * si + si * sj + sj * sj - 1.0) + t;
+                twist[p] = mu * (si * si - si * sj + sj * sj - 1.0) + t;
+            }
+            Material::CorotatedLinear { mu, lambda } => {
+                flip[p] = 2.0 * mu;
+                let d = si + sj;
+                // The ∂R/∂F term is dropped where two singular values sum to zero (as in
+                // polar_rotation_derivative).
+                twist[p] = if d > COROTATED_SINGULAR * s.amax().max(1e-30) {
+                    2.0 * mu + (2.0 * lambda * (s.sum() - 3.0) - 4.0 * mu) / d
+                } else {
+                    2.0 * mu
+                };
+            }
+        }
+    }
+    for i in 0..3 {
+        for jj in 0..3 {
+            let k = if i == jj { 0 } else { 3 - i - jj };
+            a[(i, jj)] = match *m {
+                Material::StableNeoHookean { mu, lambda } => {
+                    if i == jj {
+                        // (∂J/∂σᵢ)² = (σₚσ_q)², p and q the other two indices.
+                        let (p, q) = ((i + 1) % 3, (i + 2) % 3);
+                        mu + lambda * (s[p] * s[q]).powi(2)
+                    } else {
+                        s[k] * (lambda * (2.0 * j - 1.0) - mu)
+                    }
+                }
+                Material::StVenantKirchhoff { mu, lambda } => {
+                    if i == jj {
+                        mu * (3.0 * s[i] * s[i] - 1.0)
+                            + 0.5 * lambda * (s.norm_squared() - 3.0)
+                            + lambda * s[i] * s[i]
+                    } else {
+                        lambda * s[i] * s[jj]
+                    }
+                }
+                Material::CorotatedLinear { mu, lambda } => {
+                    if i == jj {
+                        2.0 * mu + lambda
+                    } else {
+                        lambda
+                    }
+                }
+            };
+        }
+    }
+    (twist, flip, a)
+}
+
+/// Relative size below which σᵢ + σⱼ counts as zero in the fixed-corotated twist eigenvalue.
+pub const COROTATED_SINGULAR: f64 = 1e-6;
+
+impl TetRest {
+    /// The analytic eigensystem of the element at `x` ([`TetEigensystem`]).
+    pub fn eigensystem(&self, m: &Material, x: &[Vector3<f64>; 4]) -> TetEigensystem {
+        let f = self.deformation_gradient(x);
+        let (u, s, v) = signed_svd(&f);
+        let (twist, flip, a) = sigma_derivatives(m, &s);
+        let eig = a.symmetric_eigen();
+        let clamped = eig.eigenvalues.map(|l| l.max(0.0));
+        let scale = self.volume
+            * eig.eigenvectors
+            * Matrix3::from_diagonal(&clamped)
+            * eig.eigenvectors.transpose();
+        let r = &self.dm_inv;
+        let rows = [
+            r.row(0).transpose(),
+            r.row(1).transpose(),
+            r.row(2).transpose(),
+        ];
+        let b = [-(rows[0] + rows[1] + rows[2]), rows[0], rows[1], rows[2]];
+        TetEigensystem {
+            u,
+            w: b.map(|bk| v.transpose() * bk),
+            twist: twist.map(|l| self.volume * l.max(0.0)),
+            flip: flip.map(|l| self.volume * l.max(0.0)),
+            scale,
+        }
+    }
+
+    /// The element Hessian from the analytic eigensystem (what the GPU assembles block by
+    /// block): equal to [`TetRest::hessian_stress_projected`] up to rounding.
+    pub fn hessian_analytic(&self, m: &Material, x: &[Vector3<f64>; 4]) -> Mat12 {
+        let e = self.eigensystem(m, x);
+        let mut h = Mat12::zeros();
+        for a in 0..4 {
+            for b in 0..4 {
+                h.fixed_view_mut::<3, 3>(3 * a, 3 * b)
+                    .copy_from(&e.block(a, b));
+            }
+        }
+        h
+    }
+}
+
+impl TetEigensystem {
+    /// Block (a, b) of the projected element Hessian (N/m).
+    pub fn block(&self, a: usize, b: usize) -> Matrix3<f64> {
+        let (wa, wb) = (self.w[a], self.w[b]);
+        let mut k = Matrix3::from_diagonal(&wa) * self.scale * Matrix3::from_diagonal(&wb);
+        let h = std::f64::consts::FRAC_1_SQRT_2;
+        for (p, &(i, j)) in MODE_PAIRS.iter().enumerate() {
+            let mode = |w: &Vector3<f64>, sign: f64| {
+                let mut o = Vector3::zeros();
+                o[i] = h * w[j];
+                o[j] = sign * h * w[i];
+                o
+            };
+            k += self.twist[p] * mode(&wa, -1.0) * mode(&wb, -1.0).transpose();
+            k += self.flip[p] * mode(&wa, 1.0) * mode(&wb, 1.0).transpose();
+        }
+        self.u * k * self.u.transpose()
+    }
+
+    /// Trace of the whole 12×12 element Hessian (the sum of its eigenvalues: it is PSD).
+    pub fn trace(&self) -> f64 {
+        (0..4).map(|a| self.block(a, a).trace()).sum()
+    }
+}
+
 /// The nearest positive semi-definite 9×9 matrix (negative eigenvalues → 0).
 pub fn project_to_psd_9(h: &Mat9) -> Mat9 {
     let sym = 0.5 * (h + h.transpose());
@@ -362,6 +563,49 @@ mod tests {
             rest.gradient(&m, &x)[11] < 0.0,
             "force on the flipped vertex points back up"
         );
+    }
+
+    #[test]
+    fn analytic_eigensystem_equals_the_numerical_projection_on_random_and_inverted_f() {
+        let rest = TetRest::new(&rest_tet()).unwrap();
+        let mut seed = 23u64;
+        let mut inverted = 0;
+        for m in materials() {
+            for trial in 0..60 {
+                // Small, large and inverting deformations (amount up to the element size).
+                let amount = [0.005, 0.03, 0.08][trial % 3];
+                let mut x = deformed(&mut seed, amount);
+                if trial % 5 == 0 {
+                    // Push vertex 3 through the opposite face: an inverted tet.
+                    x[3].z = -0.5 * x[3].z.abs() - 0.01;
+                }
+                let f = rest.deformation_gradient(&x);
+                if f.determinant() < 0.0 {
+                    inverted += 1;
+                }
+                let (u, sigma, v) = signed_svd(&f);
+                assert!(
+                    (u * Matrix3::from_diagonal(&sigma) * v.transpose() - f).norm()
+                        < 1e-9 * f.norm()
+                );
+                assert!(
+                    (u.determinant() - 1.0).abs() < 1e-9 && (v.determinant() - 1.0).abs() < 1e-9
+                );
+                let numeric = rest.hessian_stress_projected(&m, &x);
+                let analytic = rest.hessian_analytic(&m, &x);
+                let err = (numeric - analytic).norm() / numeric.norm().max(1e-30);
+                assert!(
+                    err < 1e-7,
+                    "{m:?} trial {trial} (det F {}): relative error {err}",
+                    f.determinant()
+                );
+                let e = rest.eigensystem(&m, &x);
+                assert!(
+                    (e.trace() - numeric.trace()).abs() <= 1e-7 * numeric.trace().abs().max(1e-30)
+                );
+            }
+        }
+        assert!(inverted >= 30, "{inverted} inverted cases");
     }
 
     #[test]

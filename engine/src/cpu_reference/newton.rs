@@ -113,7 +113,7 @@ pub fn linearize_at_step_start(
             *tet,
             rest.energy(m, &xe),
             &rest.gradient(m, &xe),
-            &rest.hessian_stress_projected(m, &xe),
+            &rest.hessian_analytic(m, &xe),
         );
     }
     for e in s.thin {

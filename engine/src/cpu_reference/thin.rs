@@ -1,5 +1,5 @@
 //! Reference thin elements for cloth and rods (the CPU twin of `kernels/fem/thin_gradient.comp`
-//! and `kernels/fem/thin_hessian.comp`), each over up to four vertices:
+//! and the thin-element blocks of `kernels/fem/assemble_hessian.comp`), each over up to four vertices:
 //!
 //! - **Membrane** (cloth triangle): St. Venant–Kirchhoff in plane stress,
 //!   `E = A (μ‖G‖² + λ/2 tr(G)²)`, `G = (FᵀF − I)/2`, `F = [x₁−x₀, x₂−x₀] Dm⁻¹` (3×2), with μ, λ

@@ -1,7 +1,10 @@
 //! Elastic elements: tetrahedra plus optional thin (cloth/rod) elements in one pool. Rest data
 //! is uploaded once; energies, gradients and Hessians are recorded into command graphs. Pool
-//! index `e < T` is tet `e`, `e ≥ T` thin element `e − T`; corner gradients live at `4e + k`,
-//! Hessians at `144e`. References: [`crate::cpu_reference::fem`], [`crate::cpu_reference::thin`].
+//! index `e < T` is tet `e`, `e ≥ T` thin element `e − T`; corner gradients live at `4e + k`.
+//! There is no buffer of element Hessians: a tet keeps its analytic eigensystem (8 vec4,
+//! `kernels/fem/tet_eigensystem.comp`) and the block assembly (`kernels/fem/assemble_hessian.comp`)
+//! computes every element's 3×3 contributions where it gathers them.
+//! References: [`crate::cpu_reference::fem`], [`crate::cpu_reference::thin`].
 
 use super::rest::TetRest;
 use super::thin::{ThinElement, NO_VERTEX};
@@ -38,7 +41,8 @@ impl ElementModel {
     }
 }
 
-/// GPU arrays of the thin elements.
+/// GPU arrays of the thin elements (one unused placeholder element when there are none, so
+/// the assembly kernel always has its bindings).
 struct ThinGpu {
     count: usize,
     verts: GpuBuffer<[u32; 4]>,
@@ -67,7 +71,7 @@ impl ThinGpu {
 pub struct TetElements {
     num_vertices: usize,
     num_tets: usize,
-    thin: Option<ThinGpu>,
+    thin: ThinGpu,
     model: ElementModel,
     tets: GpuBuffer<[u32; 4]>,
     rest: GpuBuffer<[f32; 4]>,
@@ -77,7 +81,97 @@ pub struct TetElements {
     start: GpuBuffer<u32>,
     corners: GpuBuffer<u32>,
     vertex_grad: GpuBuffer<[f32; 4]>,
-    hessians: GpuBuffer<f32>,
+    eigen: GpuBuffer<[f32; 4]>,
+}
+
+/// Vec4s of analytic eigensystem per tet (`kernels/fem/tet_eigensystem.comp`).
+pub const EIGEN_VEC4S_PER_TET: usize = 8;
+
+/// Where [`TetElements::record_assembly`] writes the Newton matrix and what it adds to the
+/// element Hessians: the block storage of the linear solver and the stepper's per-vertex terms.
+pub struct BlockAssembly<'a> {
+    /// 1/h² (1/s²).
+    pub inv_h2: f32,
+    /// Vertex masses (kg).
+    pub mass: &'a GpuBuffer<f32>,
+    /// Inverse masses (0 for fixed vertices).
+    pub inv_mass: &'a GpuBuffer<f32>,
+    /// Per-vertex 3×3 contact/friction blocks added to the diagonal (3 row vec4s per vertex).
+    pub contact_hess: &'a GpuBuffer<[f32; 4]>,
+    /// The off-diagonal structure ([`EdgeSparsity`]).
+    pub sparsity: &'a EdgeSparsity,
+    /// Diagonal blocks out (3 row vec4s per vertex).
+    pub diag: &'a GpuBuffer<[f32; 4]>,
+    /// Their inverses out.
+    pub inverse_diag: &'a GpuBuffer<[f32; 4]>,
+    /// Off-diagonal blocks out (3 row vec4s per edge of [`EdgeSparsity::pairs`]).
+    pub off: &'a GpuBuffer<[f32; 4]>,
+    /// Per-vertex stiffness estimate of the warm start out.
+    pub stiffness: &'a GpuBuffer<f32>,
+}
+
+/// The off-diagonal block structure of an element pool: its unique element edges (i < j) and,
+/// per edge, the element entries `16 e + 4 a + b` (corners a, b of pool element e) that add
+/// into it, in pool order (a fixed summation order).
+pub struct EdgeSparsity {
+    /// Unique edges (i < j), in order of first appearance in the pool.
+    pub pairs: Vec<(u32, u32)>,
+    start: GpuBuffer<u32>,
+    entries: GpuBuffer<u32>,
+    pair_buf: GpuBuffer<[u32; 2]>,
+}
+
+impl EdgeSparsity {
+    /// The structure of the pool `elements` (tets, then thin elements; [`NO_VERTEX`] marks an
+    /// unused corner).
+    pub fn new(ctx: &Context, elements: impl Iterator<Item = [u32; 4]>) -> VkResult<Self> {
+        let (pairs, start, entries) = edge_structure(elements);
+        let storage = BufferUsage::STORAGE;
+        Ok(EdgeSparsity {
+            start: ctx.upload_buffer("fem.edge_start", &start, storage)?,
+            entries: ctx.upload_buffer("fem.edge_entries", &entries, storage)?,
+            pair_buf: ctx.upload_buffer(
+                "fem.edge_pairs",
+                &pairs.iter().map(|&(i, j)| [i, j]).collect::<Vec<_>>(),
+                storage,
+            )?,
+            pairs,
+        })
+    }
+}
+
+/// Unique edges of `elements` with their CSR of element entries (`16 e + 4 a + b`).
+pub fn edge_structure(
+    elements: impl Iterator<Item = [u32; 4]>,
+) -> (Vec<(u32, u32)>, Vec<u32>, Vec<u32>) {
+    let mut edge_index = std::collections::HashMap::new();
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut items: Vec<(usize, u32)> = Vec::new();
+    for (t, tet) in elements.enumerate() {
+        for a in 0..4 {
+            for b in 0..4 {
+                let (i, j) = (tet[a], tet[b]);
+                if i < j && j != NO_VERTEX {
+                    let e = *edge_index.entry((i, j)).or_insert_with(|| {
+                        pairs.push((i, j));
+                        pairs.len() - 1
+                    });
+                    items.push((e, (16 * t + 4 * a + b) as u32));
+                }
+            }
+        }
+    }
+    let (start, entries) = csr(pairs.len(), &items);
+    (pairs, start, entries)
+}
+
+/// Push constants of `fem/assemble_hessian.comp`.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct AssemblyPush {
+    count: u32,
+    inv_h2: f32,
+    num_tets: u32,
 }
 
 const WG: u32 = 64;
@@ -155,16 +249,17 @@ impl TetElements {
             })
             .collect();
         let pool = tets.len() + thin.len();
-        let thin_gpu = if thin.is_empty() {
-            None
-        } else {
-            let (verts, kinds, data) = super::thin::pack(thin);
-            Some(ThinGpu {
-                count: thin.len(),
-                verts: ctx.upload_buffer("fem.thin_verts", &verts, BufferUsage::STORAGE)?,
-                kinds: ctx.upload_buffer("fem.thin_kinds", &kinds, BufferUsage::STORAGE)?,
-                data: ctx.upload_buffer("fem.thin_data", &data, BufferUsage::STORAGE)?,
-            })
+        let (mut verts, mut kinds, mut data) = super::thin::pack(thin);
+        if thin.is_empty() {
+            verts.push([NO_VERTEX; 4]);
+            kinds.push(0);
+            data.extend([[0.0; 4]; 2]);
+        }
+        let thin_gpu = ThinGpu {
+            count: thin.len(),
+            verts: ctx.upload_buffer("fem.thin_verts", &verts, BufferUsage::STORAGE)?,
+            kinds: ctx.upload_buffer("fem.thin_kinds", &kinds, BufferUsage::STORAGE)?,
+            data: ctx.upload_buffer("fem.thin_data", &data, BufferUsage::STORAGE)?,
         };
         let (start, corners) = csr(nv, &corner_items);
         let lame32: Vec<[f32; 2]> = lame.iter().map(|&(m, l)| [m as f32, l as f32]).collect();
@@ -181,7 +276,11 @@ impl TetElements {
             start: ctx.upload_buffer("fem.vertex_start", &start, BufferUsage::STORAGE)?,
             corners: ctx.upload_buffer("fem.vertex_corners", &corners, BufferUsage::STORAGE)?,
             vertex_grad: ctx.create_buffer("fem.vertex_grad", nv, BufferUsage::STORAGE)?,
-            hessians: ctx.create_buffer("fem.hessians", 144 * pool, BufferUsage::STORAGE)?,
+            eigen: ctx.create_buffer(
+                "fem.eigensystems",
+                EIGEN_VEC4S_PER_TET * tets.len(),
+                BufferUsage::STORAGE,
+            )?,
         })
     }
 
@@ -204,7 +303,8 @@ impl TetElements {
             .write(&self.energy)
             .push(&(self.num_tets as u32)),
         );
-        if let Some(t) = &self.thin {
+        let t = &self.thin;
+        if t.count > 0 {
             let d = t.dispatch("fem.thin_gradient", ids::FEM_THIN_GRADIENT, positions);
             g.dispatch(
                 d.write(&self.corner_grad)
@@ -227,14 +327,17 @@ impl TetElements {
         );
     }
 
-    /// Records the PSD-projected element Hessians at `positions` (12×12 per tet, row-major,
-    /// vertex-major rows), with `sweeps` Jacobi sweeps for the 9×9 projection (6 is plenty).
-    pub fn record_hessian(&self, g: &mut Graph, positions: &GpuBuffer<[f32; 4]>, sweeps: u32) {
+    /// Records the tets' analytic eigensystems at `positions` (what the assembly needs of them;
+    /// thin elements need nothing beforehand).
+    pub fn record_hessian(&self, g: &mut Graph, positions: &GpuBuffer<[f32; 4]>) {
+        if self.num_tets == 0 {
+            return;
+        }
         g.dispatch(
             Dispatch::new(
-                "fem.tet_hessian",
-                ids::FEM_TET_HESSIAN,
-                [(self.num_tets as u32).div_ceil(WG).max(1), 1, 1],
+                "fem.tet_eigensystem",
+                ids::FEM_TET_EIGENSYSTEM,
+                [(self.num_tets as u32).div_ceil(WG), 1, 1],
             )
             .workgroup_size(WG)
             .spec(&[self.model_code()])
@@ -242,26 +345,85 @@ impl TetElements {
             .read(&self.tets)
             .read(&self.rest)
             .read(&self.lame)
-            .write(&self.hessians)
-            .push(&[self.num_tets as u32, sweeps]),
+            .write(&self.eigen)
+            .push(&(self.num_tets as u32)),
         );
-        if let Some(t) = &self.thin {
-            let d = t.dispatch("fem.thin_hessian", ids::FEM_THIN_HESSIAN, positions);
+    }
+
+    /// Records the assembly of the Newton matrix at `positions` into `out` (after
+    /// [`TetElements::record_hessian`] in the same graph): one invocation per diagonal block
+    /// (vertex) and one per off-diagonal block (edge), each gathering its elements' projected
+    /// 3×3 contributions in a fixed order.
+    pub fn record_assembly(
+        &self,
+        g: &mut Graph,
+        positions: &GpuBuffer<[f32; 4]>,
+        out: &BlockAssembly<'_>,
+    ) {
+        let (rd, wr) = (crate::vk::Access::READ, crate::vk::Access::WRITE);
+        let sp = out.sparsity;
+        let t = &self.thin;
+        for (mode, name, start, entries, count, blocks) in [
+            (
+                0u32,
+                "fem.assemble_diag",
+                &self.start,
+                &self.corners,
+                self.num_vertices,
+                out.diag,
+            ),
+            (
+                1u32,
+                "fem.assemble_off",
+                &sp.start,
+                &sp.entries,
+                sp.pairs.len(),
+                out.off,
+            ),
+        ] {
+            if count == 0 {
+                continue;
+            }
             g.dispatch(
-                d.write(&self.hessians)
-                    .push(&[t.count as u32, self.num_tets as u32]),
+                Dispatch::new(
+                    name,
+                    ids::FEM_ASSEMBLE_HESSIAN,
+                    [(count as u32).div_ceil(WG), 1, 1],
+                )
+                .workgroup_size(WG)
+                .spec(&[mode])
+                .read(&self.eigen)
+                .read(positions)
+                .read(&t.verts)
+                .read(&t.kinds)
+                .read(&t.data)
+                .read(start)
+                .read(entries)
+                .read(out.mass)
+                .read(out.inv_mass)
+                .read(&sp.pair_buf)
+                .write(blocks)
+                .bind(out.inverse_diag, if mode == 0 { wr } else { rd })
+                .read(out.contact_hess)
+                .bind(out.stiffness, if mode == 0 { wr } else { rd })
+                .push(&AssemblyPush {
+                    count: count as u32,
+                    inv_h2: out.inv_h2,
+                    num_tets: self.num_tets as u32,
+                }),
             );
         }
     }
 
     /// Elements in the pool (tets, then thin elements).
     pub fn num_elements(&self) -> usize {
-        self.num_tets + self.thin.as_ref().map_or(0, |t| t.count)
+        self.num_tets + self.thin.count
     }
 
-    /// Element Hessians (N/m), 144 floats per pool element, valid after a recorded Hessian ran.
-    pub fn hessians(&self) -> &GpuBuffer<f32> {
-        &self.hessians
+    /// The tets' analytic eigensystems ([`EIGEN_VEC4S_PER_TET`] vec4s per tet, layout in
+    /// `kernels/fem/tet_eigensystem.comp`), valid after a recorded Hessian ran.
+    pub fn eigensystems(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.eigen
     }
 
     fn model_code(&self) -> u32 {
@@ -272,12 +434,6 @@ impl TetElements {
         }
     }
 
-    /// Vertex -> tet-corner CSR (`start`, `4 t + k` entries in tet order), shared by every
-    /// per-vertex gather over incident tets.
-    pub(crate) fn vertex_corners(&self) -> (&GpuBuffer<u32>, &GpuBuffer<u32>) {
-        (&self.start, &self.corners)
-    }
-
     /// Per-vertex energy gradient (N), valid after a recorded gradient ran.
     pub fn vertex_gradient(&self) -> &GpuBuffer<[f32; 4]> {
         &self.vertex_grad
@@ -286,6 +442,65 @@ impl TetElements {
     /// Per-element energies (J, tets then thin elements), valid after a recorded gradient ran.
     pub fn energies(&self) -> &GpuBuffer<f32> {
         &self.energy
+    }
+}
+
+/// The largest buffers an element pool of `tets` and thin elements (their corners, unused ones
+/// [`NO_VERTEX`]) makes Supple allocate, by buffer name, in bytes: what grows with the element
+/// count (per-corner gradients and CSRs, the eigensystems, the edge structure and the linear
+/// solver's off-diagonal blocks). For refusing a scene before anything is allocated
+/// ([`check_buffer_sizes`]).
+pub fn pool_buffer_bytes(tets: &[[u32; 4]], thin: &[[u32; 4]]) -> Vec<(&'static str, u64)> {
+    let pool = (tets.len() + thin.len()) as u64;
+    let corners: u64 = 4 * tets.len() as u64
+        + thin
+            .iter()
+            .map(|e| e.iter().filter(|&&v| v != NO_VERTEX).count() as u64)
+            .sum::<u64>();
+    let mut keys: Vec<u64> = Vec::new();
+    for e in tets.iter().chain(thin) {
+        for a in 0..4 {
+            for b in 0..4 {
+                let (i, j) = (e[a], e[b]);
+                if i < j && j != NO_VERTEX {
+                    keys.push(((i as u64) << 32) | j as u64);
+                }
+            }
+        }
+    }
+    let entries = keys.len() as u64;
+    keys.sort_unstable();
+    keys.dedup();
+    let pairs = keys.len() as u64;
+    vec![
+        ("fem.corner_grad", 64 * pool),
+        ("fem.energy", 4 * pool),
+        ("fem.vertex_corners", 4 * corners),
+        ("fem.tets", 16 * tets.len() as u64),
+        ("fem.rest", 48 * tets.len() as u64),
+        (
+            "fem.eigensystems",
+            16 * EIGEN_VEC4S_PER_TET as u64 * tets.len() as u64,
+        ),
+        ("fem.thin_data", 32 * thin.len() as u64),
+        ("fem.edge_entries", 4 * entries),
+        ("fem.edge_pairs", 8 * pairs),
+        ("pcg.off", 48 * pairs),
+    ]
+}
+
+/// Refuses, before anything is allocated, a buffer of `plan` (name, bytes) larger than the
+/// device's largest storage binding (`maxStorageBufferRange`), naming the buffer, its size and
+/// the limit (the same error `Context::create_buffer` gives, only earlier).
+pub fn check_buffer_sizes(ctx: &Context, plan: &[(&str, u64)]) -> VkResult<()> {
+    let max = ctx.caps().max_storage_buffer_range;
+    match plan.iter().find(|(_, b)| b.div_ceil(16) * 16 > max) {
+        Some((name, bytes)) => Err(VkError::BufferTooLarge {
+            name: (*name).to_string(),
+            bytes: bytes.div_ceil(16) * 16,
+            max,
+        }),
+        None => Ok(()),
     }
 }
 

@@ -1,8 +1,9 @@
-//! Thin elements for cloth and rods on the GPU (`kernels/fem/thin_gradient.comp`,
-//! `kernels/fem/thin_hessian.comp`): host-side construction from cloth triangles and rod
-//! polylines, and their packing into GPU arrays. They share the tets' element pool in
-//! [`super::TetElements`] (corner gradients, energies, 12×12 Hessians), so gathers, assembly and
-//! energy reductions treat every element alike. Reference: [`crate::cpu_reference::thin`].
+//! Thin elements for cloth and rods on the GPU (`kernels/fem/thin_gradient.comp`; their Hessian
+//! blocks are computed in closed form where `kernels/fem/assemble_hessian.comp` gathers them):
+//! host-side construction from cloth triangles and rod polylines, and their packing into GPU
+//! arrays. They share the tets' element pool in [`super::TetElements`] (corner gradients,
+//! energies, edge structure), so gathers, assembly and energy reductions treat every element
+//! alike. Reference: [`crate::cpu_reference::thin`].
 
 use nalgebra::{Matrix2, Vector3};
 use supple_mesh::TriMesh;

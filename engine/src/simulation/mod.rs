@@ -51,6 +51,17 @@ pub struct FrameStats {
     pub energy: f64,
     /// Relative residual of the last PCG solve of the frame (Newton only).
     pub pcg_residual: f64,
+    /// Largest relative residual ‖r‖/‖b‖ reached by any PCG solve of the frame (Newton only):
+    /// an early stop (the iteration cap) shows here.
+    pub pcg_relative_residual_max: f64,
+    /// Host waits for device work during the frame (`Context::counters`).
+    pub host_waits: u64,
+    /// Queue submissions during the frame.
+    pub submits: u64,
+    /// Compute dispatches submitted during the frame.
+    pub dispatches: u64,
+    /// Device memory Supple holds at the end of the frame (bytes, `Context::device_bytes`).
+    pub device_bytes: u64,
     /// Largest per-vertex gradient norm at the last Newton evaluation of the frame (N).
     pub gradient_norm: f64,
     /// GPU milliseconds per part of the stepper, summed over the frame's time steps
@@ -70,6 +81,7 @@ impl FrameStats {
         self.pcg_warm_iterations += r.pcg_warm_iterations;
         self.energy = r.energy;
         self.pcg_residual = r.pcg_residual;
+        self.pcg_relative_residual_max = self.pcg_relative_residual_max.max(r.pcg_residual_max);
         self.gradient_norm = r.gradient_norm;
         self.gpu_ms += r.gpu_ms;
     }
@@ -184,6 +196,7 @@ impl Simulation {
         let mut model = SimModel::from_scene(scene)?;
         adjust(&mut model);
         let colliders = crate::contact::colliders::from_scene(scene);
+        crate::stepper::check_buffer_sizes(ctx, scene, &model)?;
         let state = GpuState::upload(ctx, &model, &colliders, scene.simulation.time_step())?;
         let mut stepper = crate::stepper::build(ctx, scene, &model, &state, &method.needs(scene))?;
         method.check(scene, stepper.info())?;
@@ -223,6 +236,8 @@ impl Simulation {
     /// stepper (Newton), is a [`SimError::Solver`] of component [`DIVERGED`] naming the frame,
     /// the body and the solver state (the check reads the state back once per frame).
     pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
+        let ctx = self.readback[0].context();
+        let before = ctx.counters();
         let mut stats = FrameStats::default();
         self.stepper.steps(
             &mut self.state,
@@ -233,6 +248,11 @@ impl Simulation {
         stats.contacts = self.contacts.take_frame_stats();
         self.frames += 1;
         self.readback_graph.run()?;
+        let work = ctx.counters() - before;
+        stats.host_waits = work.host_waits;
+        stats.submits = work.submits;
+        stats.dispatches = work.dispatches;
+        stats.device_bytes = ctx.device_bytes();
         let x = self.readback[0].mapped().unwrap_or(&[]);
         let v = self.readback[1].mapped().unwrap_or(&[]);
         let stepper = self.stepper.info().name;

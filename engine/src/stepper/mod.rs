@@ -75,6 +75,8 @@ pub struct StepReport {
     pub last_direction: f64,
     /// Relative residual ‖r‖/‖b‖ of the last linear solve.
     pub pcg_residual: f64,
+    /// Largest relative residual of the step's linear solves.
+    pub pcg_residual_max: f64,
     /// Largest per-vertex gradient norm of the objective at the last evaluation (N).
     pub gradient_norm: f64,
 }
@@ -148,6 +150,21 @@ pub fn build(
         )?),
     };
     Ok(stepper)
+}
+
+/// Refuses, before anything is allocated, a model whose stepper would need a buffer larger than
+/// the device's largest storage binding (`maxStorageBufferRange`), naming the buffer, its size
+/// and the limit (issue 22: a scene too large is refused up front, not half-built).
+pub fn check_buffer_sizes(ctx: &Context, scene: &Scene, model: &SimModel) -> Result<(), SimError> {
+    let n = model.positions.len() as u64;
+    let mut plan = vec![("state.x", 16 * n), ("state.v", 16 * n)];
+    if scene.simulation.solver == SolverKind::Newton {
+        let thin: Vec<[u32; 4]> = model.thin_elements.iter().map(|e| e.vertices()).collect();
+        plan.extend(crate::fem::elements::pool_buffer_bytes(&model.tets, &thin));
+        plan.push(("newton.contact_hess", 48 * n));
+    }
+    crate::fem::elements::check_buffer_sizes(ctx, &plan)?;
+    Ok(())
 }
 
 /// The scene's bodies and colliders against what a stepper supports; the error names the

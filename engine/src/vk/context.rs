@@ -300,6 +300,38 @@ unsafe extern "system" fn debug_callback(
     vk::FALSE
 }
 
+/// What Supple asked of the device since the context was created ([`Context::counters`]):
+/// counts, so they mean the same on every device.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DeviceCounters {
+    /// Host waits on the timeline semaphore (every bounded wait for submitted work, whether
+    /// or not the work had already completed).
+    pub host_waits: u64,
+    /// Queue submissions (compiled graphs, one-shot uploads and readbacks).
+    pub submits: u64,
+    /// Compute dispatches submitted: each submitted graph's dispatch nodes, once per submission.
+    pub dispatches: u64,
+}
+
+impl std::ops::Sub for DeviceCounters {
+    type Output = DeviceCounters;
+    fn sub(self, o: DeviceCounters) -> DeviceCounters {
+        DeviceCounters {
+            host_waits: self.host_waits.saturating_sub(o.host_waits),
+            submits: self.submits.saturating_sub(o.submits),
+            dispatches: self.dispatches.saturating_sub(o.dispatches),
+        }
+    }
+}
+
+/// The atomic cells behind [`DeviceCounters`].
+#[derive(Default)]
+pub(crate) struct CounterCells {
+    pub(crate) host_waits: AtomicU64,
+    pub(crate) submits: AtomicU64,
+    pub(crate) dispatches: AtomicU64,
+}
+
 /// State shared by everything created on one device; destroyed in order when the last user goes.
 pub(crate) struct DeviceShared {
     pub(crate) entry: ash::Entry,
@@ -323,6 +355,8 @@ pub(crate) struct DeviceShared {
     next_resource_id: AtomicU64,
     /// Bytes of the live buffer allocations ([`Context::device_bytes`]).
     pub(crate) device_bytes: AtomicU64,
+    /// Work counters ([`Context::counters`]).
+    pub(crate) counters: CounterCells,
     ownership: Mutex<Ownership>,
     /// Trace being collected ([`Context::start_trace`]).
     pub(crate) trace: Mutex<super::trace::TraceState>,
@@ -786,6 +820,7 @@ impl Context {
                     pipelines: Mutex::new(pipelines),
                     next_resource_id: AtomicU64::new(1),
                     device_bytes: AtomicU64::new(0),
+                    counters: CounterCells::default(),
                     ownership: Mutex::new(ownership),
                     trace: Mutex::new(Default::default()),
                     workgroup_report: Mutex::new(Default::default()),
@@ -801,6 +836,25 @@ impl Context {
     /// leaks.
     pub fn device_bytes(&self) -> u64 {
         self.shared.device_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Host waits, queue submissions and dispatches since the context was created; subtract
+    /// two readings for the work in between.
+    pub fn counters(&self) -> DeviceCounters {
+        let c = &self.shared.counters;
+        DeviceCounters {
+            host_waits: c.host_waits.load(Ordering::Relaxed),
+            submits: c.submits.load(Ordering::Relaxed),
+            dispatches: c.dispatches.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Counts `n` dispatches about to be submitted.
+    pub(crate) fn count_dispatches(&self, n: u64) {
+        self.shared
+            .counters
+            .dispatches
+            .fetch_add(n, Ordering::Relaxed);
     }
 
     /// Capabilities of the device in use.
@@ -915,6 +969,7 @@ impl Context {
         // previous ticket before resubmitting); queue access is serialised by the mutex.
         unsafe { s.device.queue_submit2(*queue, &[submit], vk::Fence::null()) }
             .vk("vkQueueSubmit2")?;
+        s.counters.submits.fetch_add(1, Ordering::Relaxed);
         Ok(Ticket { value })
     }
 
@@ -942,6 +997,10 @@ impl Context {
         let info = vk::SemaphoreWaitInfo::default()
             .semaphores(&sems)
             .values(&values);
+        self.shared
+            .counters
+            .host_waits
+            .fetch_add(1, Ordering::Relaxed);
         // SAFETY: valid semaphore and wait info.
         match unsafe {
             self.shared

@@ -15,8 +15,8 @@ pub mod trace;
 pub use buffer::{BufferUsage, GpuBuffer, ParamRing, ReadbackRing};
 pub use caps::Capabilities;
 pub use context::{
-    device_requirements, list_devices, Context, ContextOptions, DeviceRequirements, HostVulkan,
-    Ownership, Severity, Ticket, ValidationMessage, WorkgroupOverrides,
+    device_requirements, list_devices, Context, ContextOptions, DeviceCounters, DeviceRequirements,
+    HostVulkan, Ownership, Severity, Ticket, ValidationMessage, WorkgroupOverrides,
 };
 pub use error::{VkError, VkResult};
 pub use graph::{

@@ -4,8 +4,7 @@
 //! compiled once and run every step.
 
 use super::NewtonSettings;
-use crate::fem::elements::csr;
-use crate::fem::thin::NO_VERTEX;
+use crate::fem::elements::{BlockAssembly, EdgeSparsity};
 use crate::fem::TetElements;
 use crate::linear::Pcg;
 use crate::model::SimModel;
@@ -34,13 +33,6 @@ struct VecPush {
     slip: f32,
     penalty_k: f32,
     _pad: [u32; 2],
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct AsmPush {
-    count: u32,
-    inv_h2: f32,
 }
 
 /// Modes of `kernels/newton/vectors.comp` (its specialization constant).
@@ -122,65 +114,23 @@ impl Workspace {
 }
 
 /// The Newton matrix's off-diagonal structure: unique element edges and, per edge, the element
-/// Hessian entries that add into it.
-pub(super) struct Sparsity {
-    /// Unique edges (i < j).
-    pub pairs: Vec<(u32, u32)>,
-    edge_start: GpuBuffer<u32>,
-    edge_entries: GpuBuffer<u32>,
-    pair_buf: GpuBuffer<[u32; 2]>,
-    element_nodes: GpuBuffer<u32>,
-}
+/// entries that add into it.
+pub(super) struct Sparsity(pub EdgeSparsity);
 
 impl Sparsity {
     /// The structure of the model's element pool (tets, then thin elements).
     pub fn new(ctx: &Context, model: &SimModel) -> VkResult<Sparsity> {
-        let storage = BufferUsage::STORAGE;
-        let mut edge_index = std::collections::HashMap::new();
-        let mut pairs: Vec<(u32, u32)> = Vec::new();
-        let mut edge_items: Vec<(usize, u32)> = Vec::new();
         let pool = model
             .tets
             .iter()
             .copied()
             .chain(model.thin_elements.iter().map(|e| e.vertices()));
-        for (t, tet) in pool.enumerate() {
-            for a in 0..4 {
-                for b in 0..4 {
-                    let (i, j) = (tet[a], tet[b]);
-                    if i < j && j != NO_VERTEX {
-                        let e = *edge_index.entry((i, j)).or_insert_with(|| {
-                            pairs.push((i, j));
-                            pairs.len() - 1
-                        });
-                        edge_items.push((e, (16 * t + 4 * a + b) as u32));
-                    }
-                }
-            }
-        }
-        let (e_start, e_entries) = csr(pairs.len(), &edge_items);
-        let nodes: Vec<u32> = model
-            .tets
-            .iter()
-            .map(|_| 4)
-            .chain(
-                model
-                    .thin_elements
-                    .iter()
-                    .map(|e| e.vertices().iter().filter(|&&v| v != NO_VERTEX).count() as u32),
-            )
-            .collect();
-        Ok(Sparsity {
-            edge_start: ctx.upload_buffer("newton.edge_start", &e_start, storage)?,
-            edge_entries: ctx.upload_buffer("newton.edge_entries", &e_entries, storage)?,
-            pair_buf: ctx.upload_buffer(
-                "newton.pairs",
-                &pairs.iter().map(|&(i, j)| [i, j]).collect::<Vec<_>>(),
-                storage,
-            )?,
-            element_nodes: ctx.upload_buffer("newton.element_nodes", &nodes, storage)?,
-            pairs,
-        })
+        Ok(Sparsity(EdgeSparsity::new(ctx, pool)?))
+    }
+
+    /// Unique edges (i < j).
+    pub fn pairs(&self) -> &[(u32, u32)] {
+        &self.0.pairs
     }
 }
 
@@ -322,55 +272,29 @@ impl Bindings<'_> {
         g.compile(self.ctx, opts())
     }
 
-    /// Element Hessians, their assembly into the diagonal and edge blocks, inverse diagonal
-    /// blocks and the stiffness estimates of the warm start.
+    /// The tets' analytic eigensystems and the in-time assembly of the element Hessians into
+    /// the diagonal and edge blocks, inverse diagonal blocks and the stiffness estimates of the
+    /// warm start.
     fn hessian(&self) -> VkResult<CompiledGraph> {
-        let (rd, wr) = (Access::READ, Access::WRITE);
-        let (s, sp, pcg) = (self.state, self.sparsity, self.pcg);
+        let (s, pcg) = (self.state, self.pcg);
         let mut g = Graph::new("newton.hessian");
-        self.elements.record_hessian(&mut g, &s.x, 8);
+        self.elements.record_hessian(&mut g, &s.x);
         let h = self.settings.h;
-        let inv_h2 = (1.0 / (h * h)) as f32;
-        let (v_start, v_entries) = self.elements.vertex_corners();
-        for (mode, name, start, entries, count, out) in [
-            (
-                0u32,
-                "newton.assemble_diag",
-                v_start,
-                v_entries,
-                self.n(),
-                pcg.diag_blocks(),
-            ),
-            (
-                1u32,
-                "newton.assemble_off",
-                &sp.edge_start,
-                &sp.edge_entries,
-                sp.pairs.len(),
-                pcg.off_blocks(),
-            ),
-        ] {
-            g.dispatch(
-                Dispatch::new(name, ids::FEM_ASSEMBLE_HESSIAN, groups(count))
-                    .workgroup_size(WG)
-                    .spec(&[mode])
-                    .read(self.elements.hessians())
-                    .read(start)
-                    .read(entries)
-                    .read(&s.mass)
-                    .read(&s.inv_mass)
-                    .read(&sp.pair_buf)
-                    .write(out)
-                    .bind(pcg.inverse_diag_blocks(), if mode == 0 { wr } else { rd })
-                    .read(&self.ws.contact_hess)
-                    .bind(pcg.stiffness(), if mode == 0 { wr } else { rd })
-                    .read(&sp.element_nodes)
-                    .push(&AsmPush {
-                        count: count as u32,
-                        inv_h2,
-                    }),
-            );
-        }
+        self.elements.record_assembly(
+            &mut g,
+            &s.x,
+            &BlockAssembly {
+                inv_h2: (1.0 / (h * h)) as f32,
+                mass: &s.mass,
+                inv_mass: &s.inv_mass,
+                contact_hess: &self.ws.contact_hess,
+                sparsity: &self.sparsity.0,
+                diag: pcg.diag_blocks(),
+                inverse_diag: pcg.inverse_diag_blocks(),
+                off: pcg.off_blocks(),
+                stiffness: pcg.stiffness(),
+            },
+        );
         g.compile(self.ctx, opts())
     }
 

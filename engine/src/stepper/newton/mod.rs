@@ -122,7 +122,7 @@ impl NewtonStepper {
             &model.thin_elements,
         )?;
         let sparsity = Sparsity::new(ctx, model)?;
-        let pcg = Pcg::with_sparsity(ctx, n, &sparsity.pairs, 10)?;
+        let pcg = Pcg::with_sparsity(ctx, n, sparsity.pairs(), 10)?;
         pcg.set_stagnation_window(settings.pcg_stagnation_window);
         let reduce = Reduce::new(ctx, n.max(elements.num_elements()))?;
         let graphs = Bindings {
@@ -260,6 +260,7 @@ impl NewtonStepper {
         }
         report.pcg_warm_iterations += solve.warm_iterations;
         report.pcg_residual = solve.relative_residual as f64;
+        report.pcg_residual_max = report.pcg_residual_max.max(report.pcg_residual);
         report.gpu_ms.pcg += self.pcg.last_gpu_ms();
         report.pcg_iterations += solve.iterations;
         report.newton_iterations += 1;
