@@ -1,4 +1,4 @@
-//! The BAL contact kernels (`kernels/bal/`, host `engine/src/bal/`) against their plain-Rust
+//! The BAL contact kernels (`kernels/bal/`, host `engine/src/contact/bal/`) against their plain-Rust
 //! twins (`cpu_reference::bal::kernels`) on lavapipe with the validation layer on:
 //! - the active set (distances of every candidate, keys, sort, build) equals the reference and
 //!   does not depend on the order the candidates come in; fed by the real proximity search too;
@@ -18,7 +18,7 @@
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use rand::seq::SliceRandom;
 use rand::Rng;
-use supple::bal::{AugRule, BalBindings, BalContact, BalParams, Candidates};
+use supple::contact::bal::{AugRule, BalBindings, BalContact, BalParams, Candidates};
 use supple::cpu_reference::bal::distance::StencilKind;
 use supple::cpu_reference::bal::kernels as twin;
 use supple::cpu_reference::bal::kernels::{ActivePair, CandidateStencil, KeyBits, TermParams};
@@ -313,7 +313,7 @@ fn moved(s: &Scene, t: f64, seed: u64) -> Vec<Vector3<f64>> {
         .collect()
 }
 
-fn assert_pairs_match(gpu: &[supple::bal::PairRecord], reference: &[ActivePair], label: &str) {
+fn assert_pairs_match(gpu: &[supple::contact::bal::PairRecord], reference: &[ActivePair], label: &str) {
     assert_eq!(gpu.len(), reference.len(), "{label}: active pair count");
     for (g, r) in gpu.iter().zip(reference) {
         assert_eq!(g.key, r.key, "{label}: key order");

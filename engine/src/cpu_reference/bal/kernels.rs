@@ -1,4 +1,4 @@
-//! Plain-Rust twins of the BAL GPU kernels (`kernels/bal/`, host `engine/src/bal/`), on the GPU
+//! Plain-Rust twins of the BAL GPU kernels (`kernels/bal/`, host `engine/src/contact/bal/`), on the GPU
 //! data layout: candidate stencils from the proximity search's pair records, the active list
 //! sorted by 64-bit pair key, the augmentation state carried by key, the A′ rule and the dual
 //! update, friction lags, per-stencil terms (contact slots then friction slots), the
@@ -18,7 +18,7 @@ use nalgebra::Vector3;
 /// Marker of an empty slot's vertices.
 pub const NONE: u32 = u32::MAX;
 
-pub use crate::bal::KeyBits;
+pub use crate::contact::bal::KeyBits;
 
 /// The 64-bit key of an active pair (orders like [`super::problem::PairKey`]; candidates not
 /// closer than d̂ carry the inactive bit `1 << (total − 1)` on top).
