@@ -49,19 +49,37 @@ case "${1:-run}" in
       DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${test_pkgs[@]}"
     fi
     # Python packages the tests use, in one virtual environment (target/py-venv): Pixar's USD
-    # (usd-core) checks the USD exports, Ray runs the sweep example on a local cluster. The tests
-    # fail (not skip) when one is missing.
+    # (usd-core) checks the USD exports, Ray runs the sweep example on a local cluster, maturin
+    # builds the Python bindings (python/), pytest + numpy + mypy test them. The tests fail (not
+    # skip) when one is missing.
     venv=target/py-venv
-    if ! "$venv/bin/python" -c "import pxr, ray" 2>/dev/null; then
-      echo "[setup] installing usd-core and ray into $venv"
-      python3 -m venv "$venv"
+    if ! "$venv/bin/python" -c "import pxr, ray, maturin, pytest, numpy, mypy" 2>/dev/null; then
+      echo "[setup] installing usd-core, ray, maturin, pytest, numpy and mypy into $venv"
+      [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
       "$venv/bin/python" -m pip install -q --upgrade pip
-      "$venv/bin/python" -m pip install -q usd-core "ray>=2.9"
+      "$venv/bin/python" -m pip install -q usd-core "ray>=2.9" "maturin>=1.16,<2" "pytest>=8" \
+        numpy mypy
     fi
     export SUPPLE_PYTHON="$PWD/$venv/bin/python"
     export SUPPLE_REQUIRE_USD=1
     export SUPPLE_VALIDATION=1 SUPPLE_SYNC_VALIDATION=1 SUPPLE_PIPELINE_CACHE=off
-    cargo test --workspace --release --no-fail-fast -- --test-threads 2
+    status=0
+    # The Python bindings (not a workspace member: built by maturin only), into the test venv,
+    # first: the guide's Python blocks run in the Rust suite (tests/cli/guide_code.rs), which
+    # fails when they cannot (SUPPLE_REQUIRE_PYTHON).
+    rm -rf target/wheels/test
+    "$venv/bin/maturin" build --release -m python/Cargo.toml --target-dir target \
+      --out target/wheels/test -i "$venv/bin/python" --quiet
+    "$venv/bin/python" -m pip install -q --force-reinstall --no-deps target/wheels/test/supple-*.whl
+    export SUPPLE_REQUIRE_PYTHON=1
+    cargo test --workspace --release --no-fail-fast -- --test-threads 2 || status=1
+    py_status=0
+    "$venv/bin/python" -m pytest -q python/tests || py_status=$?
+    if [ "$py_status" -eq 5 ]; then
+      echo "[test] pytest collected no tests: failing" >&2
+    fi
+    [ "$py_status" -eq 0 ] || status=1
+    exit "$status"
     ;;
   *)
     echo "usage: scripts/dev.sh run|test" >&2

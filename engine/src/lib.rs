@@ -37,3 +37,15 @@ pub use scene::Scene;
 pub use simulation::{Simulation, SimulationBuilder};
 pub use supple_mesh as mesh;
 pub use vk::{Context, ContextOptions, VkError, VkResult};
+
+/// The Rust code blocks of the user guide, compiled and run as doc tests (`cargo test -p
+/// supple --doc`): every ```` ```rust ```` block of docs/guide.md is a complete program.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide.md")]
+pub struct GuideCode;
+
+/// The Rust code blocks of the README, compiled and run as doc tests (it has none today; a
+/// block added there is tested like the guide's).
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeCode;

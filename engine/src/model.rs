@@ -131,6 +131,12 @@ fn geometry(i: usize, body: &Body) -> Result<Geometry, SceneError> {
                 ))
             }
         }
+        MeshSource::Arrays {
+            vertices,
+            tets,
+            triangles,
+            edges,
+        } => arrays_geometry(i, body, vertices, tets, triangles, edges),
         MeshSource::Generator {
             generator,
             size,
@@ -216,6 +222,74 @@ fn geometry(i: usize, body: &Body) -> Result<Geometry, SceneError> {
                 ),
             })
         }
+    }
+}
+
+/// The geometry of a body given as arrays, checked with the mesh files' messages (located at
+/// `body[i].mesh.vertices`, `.tets`, …); the arrays the material needs must be there.
+fn arrays_geometry(
+    i: usize,
+    body: &Body,
+    vertices: &[[f64; 3]],
+    tets: &[[u32; 4]],
+    triangles: &[[u32; 3]],
+    edges: &[[u32; 2]],
+) -> Result<Geometry, SceneError> {
+    let field = format!("body[{i}].mesh");
+    supple_mesh::check_arrays(&field, vertices, tets, triangles, edges).map_err(|e| {
+        // "body[0].mesh.tets: index out of range: tet 3 references …" → field + message.
+        let at = e.location().file.clone();
+        let text = e.to_string();
+        let message = text.strip_prefix(&format!("{at}: ")).unwrap_or(&text);
+        err(at.clone(), message.to_string())
+    })?;
+    let need = |array: &str, what: &str| {
+        err(
+            format!("{field}.{array}"),
+            format!("a {what} body needs {array} (none given)"),
+        )
+    };
+    match body.material.model {
+        MaterialModel::Cloth if triangles.is_empty() => Err(need("triangles", "cloth")),
+        MaterialModel::Cloth => Ok(Geometry::Cloth(TriMesh {
+            positions: vertices.to_vec(),
+            triangles: triangles.to_vec(),
+        })),
+        MaterialModel::Rod => {
+            let n = vertices.len();
+            if edges.len() + 1 != n || n < 2 {
+                return Err(err(
+                    format!("{field}.edges"),
+                    format!(
+                        "a rod is one open polyline through its vertices in order: {} vertices \
+                         need {} edges [k, k+1], got {}",
+                        n,
+                        n.saturating_sub(1),
+                        edges.len()
+                    ),
+                ));
+            }
+            let mut seen = vec![false; n - 1];
+            for (k, e) in edges.iter().enumerate() {
+                let (a, b) = (e[0].min(e[1]) as usize, e[0].max(e[1]) as usize);
+                if b != a + 1 || seen[a] {
+                    return Err(err(
+                        format!("{field}.edges"),
+                        format!(
+                            "edge {k} {e:?}: a rod is one open polyline through its vertices \
+                             in order (edges [k, k+1], each once)"
+                        ),
+                    ));
+                }
+                seen[a] = true;
+            }
+            Ok(Geometry::Rod(vertices.to_vec()))
+        }
+        _ if tets.is_empty() => Err(need("tets", "solid")),
+        _ => Ok(Geometry::Tets(TetMesh {
+            positions: vertices.to_vec(),
+            tets: tets.to_vec(),
+        })),
     }
 }
 
@@ -489,6 +563,25 @@ impl SimModel {
     /// Total mass (kg).
     pub fn total_mass(&self) -> f64 {
         self.masses.iter().sum()
+    }
+
+    /// Every body's surface triangles (model vertex indices), body after body.
+    pub fn surface_triangles(&self) -> Vec<[u32; 3]> {
+        self.bodies
+            .iter()
+            .flat_map(|b| b.surface.iter().copied())
+            .collect()
+    }
+
+    /// The body each model vertex belongs to (index into `bodies`).
+    pub fn vertex_bodies(&self) -> Vec<u32> {
+        let mut body = vec![0u32; self.positions.len()];
+        for (k, b) in self.bodies.iter().enumerate() {
+            for v in b.vertices.clone() {
+                body[v as usize] = k as u32;
+            }
+        }
+        body
     }
 }
 

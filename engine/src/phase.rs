@@ -22,6 +22,8 @@ bitflags::bitflags! {
         const ACCEPTED = 8;
         /// [`Phase::Finished`].
         const FINISHED = 16;
+        /// [`Phase::Velocities`].
+        const VELOCITIES = 32;
     }
 }
 
@@ -45,6 +47,10 @@ pub enum Phase {
     Accepted,
     /// After the step's velocity update (the step is complete; the clock not yet advanced).
     Finished,
+    /// After a velocity-level stepper's free velocity update, before its position update:
+    /// velocities hold u′ = u + h M⁻¹ f, positions are still the start of the step; a handler
+    /// may change the velocities (contact impulses) that the position update then uses.
+    Velocities,
 }
 
 impl Phase {
@@ -56,6 +62,7 @@ impl Phase {
             Phase::Iteration { .. } => Phases::ITERATION,
             Phase::Accepted => Phases::ACCEPTED,
             Phase::Finished => Phases::FINISHED,
+            Phase::Velocities => Phases::VELOCITIES,
         }
     }
 }

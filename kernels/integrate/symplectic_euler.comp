@@ -2,7 +2,9 @@
 // Semi-implicit (symplectic) Euler step, the RAINBOW baseline: v += h (g + f / m) with
 // f = −∇E (the gathered elastic gradient), then x += h v. Vertices with inverse mass 0 are
 // fixed (kinematic). A ground plane n·x ≥ offset is enforced by projection with the normal
-// velocity zeroed (inelastic). Host: engine/src/integrate.rs. Reference: cpu_reference/integrate.rs.
+// velocity zeroed (inelastic). `stage` splits the step for a contact handler between the two
+// updates: 0 the whole step, 1 the velocity update only, 2 the position update (with the plane)
+// from the velocities as they are. Host: engine/src/integrate.rs. Reference: cpu_reference/integrate.rs.
 #include "common.glsl"
 layout(std430, binding = 0) buffer Pos { vec4 pos[]; };
 layout(std430, binding = 1) buffer Vel { vec4 vel[]; };
@@ -13,13 +15,19 @@ layout(push_constant) uniform P {
     vec4 plane;        // xyz normal (unit), w offset (m); normal 0 = no plane
     uint n;
     float h;           // time step (s)
+    uint stage;        // 0 whole step, 1 velocities only, 2 positions only
 } p;
 void main() {
     uint i = gl_GlobalInvocationID.x;
     if (i >= p.n) return;
     float w = inv_mass[i];
     if (w == 0.0) return;
-    vec3 v = vel[i].xyz + p.h * (p.gravity.xyz - w * grad[i].xyz);
+    vec3 v = vel[i].xyz;
+    if (p.stage != 2u) v = v + p.h * (p.gravity.xyz - w * grad[i].xyz);
+    if (p.stage == 1u) {
+        vel[i] = vec4(v, 0.0);
+        return;
+    }
     vec3 x = pos[i].xyz + p.h * v;
     float d = dot(p.plane.xyz, x) - p.plane.w;
     if (dot(p.plane.xyz, p.plane.xyz) > 0.0 && d < 0.0) {

@@ -290,6 +290,88 @@ fn bad_and_unsupported_scenes_are_refused_with_exit_code_2() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A scene error names the file, line and field path whatever flags are given (`--frames`,
+/// `--export`, unrelated `--set`s), and mentions `--set` only for an override's own value.
+#[test]
+fn scene_errors_name_the_line_and_field_whatever_the_flags() {
+    let dir = tmp("lines");
+    let scene = dir.join("bad.toml");
+    let text = TINY.replace("youngs_modulus = 1e5", "youngs_modulus = \"100 kPa\"");
+    let line = 1 + text.lines().position(|l| l.contains("100 kPa")).unwrap();
+    std::fs::write(&scene, &text).unwrap();
+    let s = scene.to_str().unwrap();
+    let d = dir.to_str().unwrap();
+    let want = format!("bad.toml:{line}: body[0].material.youngs_modulus: invalid type");
+    for flags in [
+        vec![],
+        vec!["--frames", "1"],
+        vec!["--frames", "1", "--export", "obj"],
+        vec!["--frames", "2", "--set", "simulation.substeps=2"],
+    ] {
+        let mut args = vec!["run", s, "--out", d];
+        args.extend(&flags);
+        let (code, stderr) = supple(&args);
+        assert_eq!(code, 2, "{flags:?}: {stderr}");
+        assert!(stderr.contains(&want), "{flags:?}: {stderr}");
+        assert!(!stderr.contains("--set"), "{flags:?}: {stderr}");
+    }
+    std::fs::write(&scene, TINY).unwrap();
+    let (code, stderr) = supple(&[
+        "run",
+        s,
+        "--out",
+        d,
+        "--frames",
+        "1",
+        "--set",
+        "body[0].translation=[0, 1]",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("body[0].translation")
+            && stderr.contains("--set body[0].translation=[0, 1]")
+            && !stderr.contains("frames"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two-way collision handling refuses an intersecting start with exit code 2, naming the two
+/// bodies and a pair of triangles and suggesting the shortest-path method.
+#[test]
+fn an_intersecting_start_is_refused_for_two_way() {
+    let dir = tmp("overlap");
+    let scene = dir.join("overlap.toml");
+    let second = TINY
+        .split("[[body]]")
+        .nth(1)
+        .unwrap()
+        .split("[[collider]]")
+        .next()
+        .unwrap()
+        .replace("name = \"cube\"", "name = \"other\"")
+        .replace(
+            "translation = [0.0, 0.0, 0.1]",
+            "translation = [0.03, 0.0, 0.12]",
+        );
+    let text = format!("{TINY}\n[collision]\nmethod = \"two-way\"\n\n[[body]]{second}");
+    std::fs::write(&scene, text).unwrap();
+    let (code, stderr) = supple(&[
+        "run",
+        scene.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("bodies 'cube' and 'other' intersect")
+            && stderr.contains("triangle ")
+            && stderr.contains("collision.method = \"shortest-path\""),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn the_embedded_default_scene_runs() {
     let dir = tmp("default");

@@ -35,7 +35,15 @@ fn lumped(
         .collect()
 }
 
-fn run(case: &Case, steps: usize, h: f64, plane: Plane) -> (Vec<[f32; 4]>, Vec<Vector3<f64>>) {
+/// `split`: every step as the velocity stage then the position stage (what a stepper with a
+/// contact handler between them records) instead of the whole-step kernel.
+fn run(
+    case: &Case,
+    steps: usize,
+    h: f64,
+    plane: Plane,
+    split: bool,
+) -> (Vec<[f32; 4]>, Vec<Vector3<f64>>) {
     let (mu, lambda) = lame(1e5, 0.3);
     let material = Material::StableNeoHookean { mu, lambda };
     let gravity = Vector3::new(0.0, 0.0, -9.81);
@@ -75,19 +83,23 @@ fn run(case: &Case, steps: usize, h: f64, plane: Plane) -> (Vec<[f32; 4]>, Vec<V
         ],
         n: n as u32,
         h: h as f32,
-        _pad: [0; 2],
+        stage: 0,
+        _pad: 0,
     };
     let mut g = Graph::new("step");
     for _ in 0..10 {
         elements.record_gradient(&mut g, &positions);
-        SymplecticEuler.record(
-            &mut g,
-            &positions,
-            &velocities,
-            &inv_mass,
-            elements.vertex_gradient(),
-            &params,
-        );
+        let stages: &[u32] = if split { &[1, 2] } else { &[0] };
+        for &stage in stages {
+            SymplecticEuler.record(
+                &mut g,
+                &positions,
+                &velocities,
+                &inv_mass,
+                elements.vertex_gradient(),
+                &SymplecticEulerParams { stage, ..params },
+            );
+        }
     }
     let step = g.compile(&ctx, CompileOptions::default()).unwrap();
     for _ in 0..steps / 10 {
@@ -135,7 +147,7 @@ fn clamped_beam_sags_like_the_reference() {
         normal: Vector3::zeros(),
         offset: 0.0,
     };
-    let (gpu, cpu) = run(&case, 200, 2e-4, no_plane);
+    let (gpu, cpu) = run(&case, 200, 2e-4, no_plane, false);
     let tip = cpu
         .iter()
         .enumerate()
@@ -185,7 +197,7 @@ fn falling_cube_stops_at_the_ground_plane() {
         normal: Vector3::new(0.0, 0.0, 1.0),
         offset: 0.0,
     };
-    let (gpu, cpu) = run(&case, 600, 2e-4, ground);
+    let (gpu, cpu) = run(&case, 600, 2e-4, ground, false);
     assert!(
         cpu.iter().all(|p| p.z >= -1e-12),
         "reference stays above the plane"
@@ -206,4 +218,34 @@ fn falling_cube_stops_at_the_ground_plane() {
         .map(|(g, c)| (Vector3::new(g[0] as f64, g[1] as f64, g[2] as f64) - c).norm())
         .fold(0.0, f64::max);
     assert!(max_err < 1e-3, "GPU vs reference: {max_err} m");
+}
+
+#[test]
+fn split_stages_equal_the_whole_step_bit_for_bit() {
+    // The velocity stage, then the position stage (a contact handler acts between them) give
+    // the whole-step kernel's result exactly, ground plane included.
+    let mesh = box_tets(
+        [2, 2, 2],
+        [0.05, 0.05, 0.05],
+        [0.0, 0.0, 0.01],
+        CellSplit::Five,
+    );
+    let inv_mass = lumped(&mesh.positions, &mesh.tets, 1000.0, |_| false);
+    let case = Case {
+        positions: mesh.positions.clone(),
+        tets: mesh.tets.clone(),
+        inv_mass,
+    };
+    let ground = Plane {
+        normal: Vector3::new(0.0, 0.0, 1.0),
+        offset: 0.0,
+    };
+    let (whole, _) = run(&case, 300, 2e-4, ground, false);
+    let (split, _) = run(&case, 300, 2e-4, ground, true);
+    let bits = |x: &[[f32; 4]]| -> Vec<u32> { x.iter().flatten().map(|c| c.to_bits()).collect() };
+    assert!(bits(&whole) == bits(&split), "split stages differ");
+    assert!(
+        whole.iter().any(|p| p[2] < 5e-3),
+        "the cube reached the ground"
+    );
 }

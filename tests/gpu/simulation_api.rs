@@ -76,3 +76,40 @@ fn step_for_steps_whole_frames_within_the_budget() {
     assert!(fell > 0.0, "the cube falls: mean drop {fell} m");
     assert_no_validation_errors(&ctx);
 }
+
+/// The generator's box as arrays (`MeshSource::arrays`): the simulation steps to the same
+/// positions, bit for bit (the TOML form of arrays: engine/tests/mesh_arrays.rs).
+#[test]
+fn a_body_from_arrays_steps_like_the_generated_one() {
+    use supple::mesh::procedural::{box_tets, CellSplit};
+    let ctx = context(false);
+    let b = box_tets([2, 2, 2], [0.1; 3], [-0.1; 3], CellSplit::Five);
+    let arrays = SimulationBuilder::new()
+        .frame_rate(60.0)
+        .substeps(2)
+        .body(
+            Body::new(
+                "cube",
+                MeshSource::arrays(b.positions, b.tets, vec![], vec![]),
+                Material::new(MaterialModel::StableNeoHookean, 2e5, 0.3, 1000.0),
+            )
+            .translated([0.0, 0.0, 0.3]),
+        )
+        .ground_plane([0.0, 0.0, 1.0], 0.0);
+    let mut sims = [
+        builder().build(&ctx).expect("generated"),
+        arrays.build(&ctx).expect("arrays"),
+    ];
+    for _ in 0..3 {
+        for s in &mut sims {
+            s.step_frame().expect("step");
+        }
+    }
+    let x: Vec<_> = sims
+        .iter()
+        .map(|s| s.positions().expect("positions"))
+        .collect();
+    assert_ne!(x[0], sims[0].model().positions, "the cube moved");
+    assert_eq!(x[1], x[0]);
+    assert_no_validation_errors(&ctx);
+}

@@ -543,6 +543,30 @@ material = {{ model = "stable-neo-hookean", youngs_modulus = 2e5, poisson_ratio 
         let mut sim = Simulation::new(&ctx, &scene).expect("simulation");
         frames(&mut sim, 1);
         let x0 = sim.positions().expect("positions");
+        if method == "two-way" {
+            // Two-way needs an intersection-free start: an added body overlapping another or
+            // inside a collider is refused, naming them, and nothing changes.
+            for (body, names) in [
+                (
+                    cube("overlap", [0.05, 0.0, 0.1]),
+                    ["'a' and 'overlap'", "triangle "],
+                ),
+                (
+                    cube("sunk", [0.6, 0.0, 0.05]),
+                    ["body 'sunk'", "inside collider[0]"],
+                ),
+            ] {
+                let e = sim.add_body(body).unwrap_err();
+                assert!(
+                    matches!(&e, SimError::Unsupported { field, .. } if field == "collision.method"),
+                    "{e}"
+                );
+                let e = e.to_string();
+                assert!(names.iter().all(|n| e.contains(n)), "{e}");
+                assert!(e.contains("shortest-path"), "{e}");
+                assert_eq!(sim.model().bodies.len(), 1, "nothing changed");
+            }
+        }
         sim.add_body(cube("b", [0.0, 0.0, 0.4])).expect("add body");
         let x = sim.positions().expect("positions");
         assert_eq!(f32_bits(&x[..x0.len()]), f32_bits(&x0), "{method}: carried");

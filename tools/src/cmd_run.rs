@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 use supple::scene::{ExportFormat, Scene};
-use supple::simulation::{FrameStats, SimError, Simulation};
+use supple::simulation::{FrameStats, SimError, Simulation, DIVERGED};
 
 /// The scene `supple run` simulates when none is given (`scenes/default.toml`).
 pub const DEFAULT_SCENE: &str = include_str!("../../scenes/default.toml");
@@ -47,9 +47,10 @@ struct FrameReport {
     frame: u32,
     /// Simulated time of the state (s): 0 for frame 0.
     time: f64,
-    /// The solver statistics of the step that led here (none for frame 0, the initial state).
+    /// The solver statistics of the step that led here (none for frame 0, the initial state;
+    /// without the Newton-only keys for steppers that have no Newton iterations).
     #[serde(flatten)]
-    stats: Option<FrameStats>,
+    stats: Option<serde_json::Map<String, serde_json::Value>>,
     min_volume_ratio: f64,
     max_speed: f64,
     /// Wall milliseconds of the step and the position readback (none for frame 0).
@@ -101,10 +102,9 @@ fn prepare(args: &Args) -> Result<(Scene, String), RunError> {
         Some(p) => p.display().to_string(),
         None => "default scene".to_string(),
     };
+    // `--frames` is applied after the scene is read (not as a `--set`), so that a scene error
+    // never blames an override the user did not write.
     let mut sets = args.set.clone();
-    if let Some(f) = args.frames {
-        sets.push(format!("simulation.frames={f}"));
-    }
     if let Some(e) = args.export.as_ref().filter(|e| *e != "html") {
         sets.push(format!("output.export=\"{e}\""));
     }
@@ -118,6 +118,9 @@ fn prepare(args: &Args) -> Result<(Scene, String), RunError> {
         None => Scene::parse(DEFAULT_SCENE, &name, &sets),
     }
     .map_err(|e| (2, e.to_string()))?;
+    if let Some(f) = args.frames {
+        scene.simulation.frames = f;
+    }
     if let Some(o) = &args.out {
         scene.output.dir = o.clone();
     }
@@ -166,6 +169,31 @@ impl RunState {
     }
 }
 
+/// The keys of a frame's statistics that only Newton (an energy-minimising stepper) fills in.
+const NEWTON_ONLY_KEYS: [&str; 6] = [
+    "newton_iterations",
+    "pcg_iterations",
+    "pcg_warm_iterations",
+    "energy",
+    "pcg_residual",
+    "gradient_norm",
+];
+
+/// A frame's statistics as report.json writes them: every key of [`FrameStats`], less
+/// [`NEWTON_ONLY_KEYS`] when the stepper has no Newton iterations (`newton` false).
+fn stats_json(stats: &FrameStats, newton: bool) -> serde_json::Map<String, serde_json::Value> {
+    let mut map = match serde_json::to_value(stats) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    if !newton {
+        for k in NEWTON_ONLY_KEYS {
+            map.remove(k);
+        }
+    }
+    map
+}
+
 /// Reads back the state after `frame` frames (stepped from `t0` with `stats`, or the initial
 /// state) and records and exports it.
 fn record_frame(
@@ -200,7 +228,9 @@ fn record_frame(
     st.reports.push(FrameReport {
         frame,
         time,
-        stats: step.as_ref().map(|(_, s)| s.clone()),
+        stats: step
+            .as_ref()
+            .map(|(_, s)| stats_json(s, sim.stepper_info().minimises_energy)),
         min_volume_ratio: sim.min_volume_ratio(&x),
         max_speed,
         wall_ms,
@@ -224,6 +254,20 @@ fn record_frame(
     Ok(())
 }
 
+/// Exit code of a run stopped because the simulation diverged (a non-finite state, or an
+/// inverted tet where the solver must not invert).
+pub const EXIT_DIVERGED: i32 = 3;
+
+/// The exit code and message of a failed step: [`EXIT_DIVERGED`] for divergence, 1 otherwise.
+fn step_failed(frame: u32, e: SimError) -> (i32, String) {
+    match &e {
+        SimError::Solver { component, .. } if component == DIVERGED => {
+            (EXIT_DIVERGED, e.to_string())
+        }
+        _ => (1, format!("frame {frame}: {e}")),
+    }
+}
+
 /// Records the initial state as frame 0, then steps `st.total` frames, recording each.
 fn simulate(
     ctx: &supple::Context,
@@ -238,9 +282,7 @@ fn simulate(
     let total = st.total;
     for frame in 1..=total {
         let t0 = Instant::now();
-        let stats = sim
-            .step_frame()
-            .map_err(|e| (1, format!("frame {frame}: {e}")))?;
+        let stats = sim.step_frame().map_err(|e| step_failed(frame, e))?;
         let (newton, pcg) = (stats.newton_iterations, stats.pcg_iterations);
         record_frame(ctx, scene, sim, export, st, frame, Some((t0, stats)))?;
         let fps = frame as f64 / started.elapsed().as_secs_f64();
@@ -279,7 +321,8 @@ fn write_trace(
     )))
 }
 
-/// Exit code 2 for scene and output-path problems, 1 for device/runtime failures.
+/// Exit code 2 for scene and output-path problems, 3 when the simulation diverged
+/// ([`EXIT_DIVERGED`]), 1 for device/runtime failures.
 pub fn run(args: &Args) -> Result<(), RunError> {
     let (scene, name) = prepare(args)?;
     let paths = OutputPaths::of(&scene, args.trace.as_deref());

@@ -306,6 +306,14 @@ pub fn finished(entry: &Entry) -> bool {
 }
 
 /// Runs one entry as a `supple run` child (output in its run.log); the exit code.
+/// The Python interpreter running this command line when it is the Python package's `supple`
+/// (its `cli.py` sets `SUPPLE_SELF_PYTHON`): entries then run as `PYTHON -m supple run …`.
+fn self_python() -> Option<std::path::PathBuf> {
+    std::env::var_os("SUPPLE_SELF_PYTHON")
+        .filter(|p| !p.is_empty())
+        .map(Into::into)
+}
+
 fn run_entry(exe: &Path, entry: &Entry) -> Result<i32, String> {
     let dir = &entry.out;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -324,7 +332,12 @@ fn run_entry(exe: &Path, entry: &Entry) -> Result<i32, String> {
     let err = log
         .try_clone()
         .map_err(|e| format!("{}: {e}", log_path.display()))?;
-    let status = std::process::Command::new(exe)
+    let mut command = std::process::Command::new(exe);
+    if self_python().is_some() {
+        // The `supple` command of the Python package: this interpreter runs `-m supple`.
+        command.args(["-m", "supple"]);
+    }
+    let status = command
         .args(&entry.args)
         .stdin(std::process::Stdio::null())
         .stdout(log)
@@ -336,7 +349,10 @@ fn run_entry(exe: &Path, entry: &Entry) -> Result<i32, String> {
 
 /// Runs `todo` (indices into `entries`) with `jobs` workers; the failed entries' messages.
 fn run_pool(entries: &[Entry], todo: &[usize], jobs: usize) -> Result<Vec<String>, SweepError> {
-    let exe = std::env::current_exe().map_err(|e| (1, format!("cannot find supple: {e}")))?;
+    let exe = match self_python() {
+        Some(python) => python,
+        None => std::env::current_exe().map_err(|e| (1, format!("cannot find supple: {e}")))?,
+    };
     let next = AtomicUsize::new(0);
     let failed = Mutex::new(Vec::new());
     std::thread::scope(|s| {

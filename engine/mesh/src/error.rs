@@ -160,6 +160,15 @@ pub enum MeshError {
         /// Which tet.
         msg: String,
     },
+    /// A tetrahedron has negative volume; raised only by strict validation (mesh arrays, which
+    /// are used as given; files have their inverted tets flipped with a warning).
+    #[error("{loc}: inverted tetrahedron: {msg}")]
+    InvertedTet {
+        /// Where.
+        loc: Location,
+        /// Which tet.
+        msg: String,
+    },
     /// The format or version is not supported, or the content does not match the extension.
     #[error("{loc}: unsupported format: {msg}")]
     Unsupported {
@@ -190,6 +199,7 @@ impl MeshError {
             | MeshError::IndexOutOfRange { loc, .. }
             | MeshError::NonFinite { loc, .. }
             | MeshError::DegenerateTet { loc, .. }
+            | MeshError::InvertedTet { loc, .. }
             | MeshError::Unsupported { loc, .. }
             | MeshError::Syntax { loc, .. } => loc,
         }
@@ -224,6 +234,7 @@ impl MeshError {
             | MeshError::IndexOutOfRange { msg, .. }
             | MeshError::NonFinite { msg, .. }
             | MeshError::DegenerateTet { msg, .. }
+            | MeshError::InvertedTet { msg, .. }
             | MeshError::Unsupported { msg, .. }
             | MeshError::Syntax { msg, .. } => msg,
         };
@@ -243,6 +254,7 @@ impl MeshError {
             | MeshError::IndexOutOfRange { loc, .. }
             | MeshError::NonFinite { loc, .. }
             | MeshError::DegenerateTet { loc, .. }
+            | MeshError::InvertedTet { loc, .. }
             | MeshError::Unsupported { loc, .. }
             | MeshError::Syntax { loc, .. } => loc,
         }
@@ -259,6 +271,7 @@ impl MeshError {
             MeshError::IndexOutOfRange { .. } => "index_out_of_range",
             MeshError::NonFinite { .. } => "non_finite",
             MeshError::DegenerateTet { .. } => "degenerate_tet",
+            MeshError::InvertedTet { .. } => "inverted_tet",
             MeshError::Unsupported { .. } => "unsupported",
             MeshError::Syntax { .. } => "syntax",
         }

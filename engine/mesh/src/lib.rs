@@ -14,6 +14,6 @@ pub mod tetrahedralize;
 pub mod topology;
 
 pub use error::{Location, MeshError, Position};
-pub use import::{load, load_usd_prim, Loaded};
+pub use import::{check_arrays, load, load_usd_prim, Loaded};
 pub use info::MeshInfo;
 pub use model::{Polyline, TetMesh, TriMesh};

@@ -144,7 +144,14 @@ shape = { plane = { normal = [0.0, 0.0, 1.0], offset = 0.0 } }
                     assert_eq!(calls[0], "Predicted at step 0");
                     assert_eq!(calls[1], "Iteration { k: 0, of: 1 } at step 0");
                 }
-                _ => assert!(calls.is_empty(), "symplectic Euler offers no phase"),
+                _ => {
+                    // Per step: the start, between the velocity and position updates, the end
+                    // (the step then runs as two graphs: the same bits as the fused one).
+                    assert_eq!(calls.len(), 6 * 3, "{calls:?}");
+                    assert_eq!(calls[0], "StepStart at step 0");
+                    assert_eq!(calls[1], "Velocities at step 0");
+                    assert_eq!(calls[2], "Finished at step 0");
+                }
             }
         }
         let errors: Vec<_> = ctx

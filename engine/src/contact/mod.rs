@@ -8,6 +8,8 @@
 //! - [`none`]: no surface contact (the template to copy for a new method).
 //! - [`two_way`]: the two-way interior point method (after every accepted Newton iterate), with
 //!   its repulsion energy.
+//! - [`prox`]: RAINBOW's PROX contact impulses on the velocities of a symplectic Euler step.
+//! - [`start_check`]: the intersection-free start some methods need (exact check, shared).
 //! - [`shortest_path`]: intersection recovery by the shortest path to the boundary (constraint
 //!   projections inside XPBD substeps, or a penalty energy in Newton's objective).
 //!
@@ -20,7 +22,9 @@ pub mod colliders;
 #[cfg(test)]
 mod inert;
 pub mod none;
+pub mod prox;
 pub mod shortest_path;
+pub mod start_check;
 pub mod two_way;
 
 use crate::error::SimError;
@@ -79,6 +83,13 @@ pub trait ContactMethod: Sync {
         ContactNeeds::default()
     }
 
+    /// Whether the method needs an intersection-free state (no intersecting surfaces, no vertex
+    /// inside a collider) to start from: its build checks the initial state and the simulation
+    /// checks bodies added between frames, both with [`start_check::check_start`].
+    fn needs_intersection_free_start(&self) -> bool {
+        false
+    }
+
     /// Refuses a stepper (or scene) the method cannot work with, naming the scene field.
     fn check(&self, scene: &Scene, stepper: &StepperInfo) -> Result<(), SimError>;
 
@@ -99,6 +110,7 @@ pub fn method(method: CollisionMethod) -> &'static dyn ContactMethod {
         CollisionMethod::None => &none::NoContact,
         CollisionMethod::TwoWay => &two_way::handler::TwoWayMethod,
         CollisionMethod::ShortestPath => &shortest_path::handler::ShortestPathMethod,
+        CollisionMethod::Prox => &prox::handler::ProxMethod,
         #[cfg(test)]
         CollisionMethod::Inert => &inert::InertMethod,
     }

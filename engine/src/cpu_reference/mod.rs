@@ -12,6 +12,7 @@ pub mod fem;
 pub mod integrate;
 pub mod newton;
 pub mod pcg;
+pub mod prox;
 pub mod proximity;
 pub mod radix_sort;
 pub mod recovery_response;

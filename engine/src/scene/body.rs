@@ -15,16 +15,16 @@ pub struct Body {
     /// Constitutive model and parameters.
     pub material: Material,
     /// Translation applied after scaling and rotation (m).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::exact::array")]
     pub translation: [f64; 3],
     /// Rotation as XYZ Euler angles (degrees).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::exact::array")]
     pub rotation_deg: [f64; 3],
     /// Uniform scale.
     #[serde(default = "one")]
     pub scale: f64,
     /// Initial velocity (m/s).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::exact::array")]
     pub velocity: [f64; 3],
     /// Vertex sets held fixed.
     #[serde(default)]
@@ -55,9 +55,9 @@ fn one() -> f64 {
     1.0
 }
 
-/// Geometry of a body: a file or a procedural generator.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged, deny_unknown_fields)]
+/// Geometry of a body: a file, a procedural generator or arrays.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
 pub enum MeshSource {
     /// A mesh file (any format `supple mesh info` reads), relative to the scene file.
     File {
@@ -75,10 +75,101 @@ pub enum MeshSource {
         #[serde(default = "default_cells")]
         cells: [u32; 3],
     },
+    /// A mesh given as arrays (bodies built from code, e.g. NumPy arrays from Python): 0-based
+    /// vertex indices, used as given (checked like a mesh file, but a degenerate or inverted tet
+    /// is an error). Which arrays a body needs follows its material: tets for solids,
+    /// triangles for cloth, edges for rods (one open polyline through the vertices in order:
+    /// `[0, 1], [1, 2], …`). In TOML: `mesh = { vertices = [[x, y, z], …], tets = [[a, b, c,
+    /// d], …] }`.
+    Arrays {
+        /// Vertex positions (m, before the body transform).
+        vertices: Vec<[f64; 3]>,
+        /// Tetrahedra (solids; positive volume).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tets: Vec<[u32; 4]>,
+        /// Triangles (cloth).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        triangles: Vec<[u32; 3]>,
+        /// Segments between two vertices (rods).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        edges: Vec<[u32; 2]>,
+    },
 }
 
 fn default_cells() -> [u32; 3] {
     [4, 4, 4]
+}
+
+/// Every field `body[i].mesh` may hold, each checked for its type and length on its own (an
+/// untagged enum would only say that the table matches neither form).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MeshFields {
+    #[serde(default)]
+    file: Option<PathBuf>,
+    #[serde(default)]
+    generator: Option<Generator>,
+    #[serde(default, deserialize_with = "super::exact::optional_array")]
+    size: Option<[f64; 3]>,
+    #[serde(default, deserialize_with = "super::exact::optional_array")]
+    cells: Option<[u32; 3]>,
+    #[serde(default)]
+    vertices: Option<Vec<[f64; 3]>>,
+    #[serde(default)]
+    tets: Option<Vec<[u32; 4]>>,
+    #[serde(default)]
+    triangles: Option<Vec<[u32; 3]>>,
+    #[serde(default)]
+    edges: Option<Vec<[u32; 2]>>,
+}
+
+impl<'de> Deserialize<'de> for MeshSource {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MeshSource, D::Error> {
+        use serde::de::Error;
+        let m = MeshFields::deserialize(d)?;
+        let has_topology = m.tets.is_some() || m.triangles.is_some() || m.edges.is_some();
+        if m.vertices.is_some() || has_topology {
+            if m.file.is_some() || m.generator.is_some() || m.size.is_some() || m.cells.is_some() {
+                return Err(D::Error::custom(
+                    "give either arrays (`vertices` with `tets`, `triangles` or `edges`) or \
+                     `file` or `generator`, not both",
+                ));
+            }
+            let vertices = m
+                .vertices
+                .ok_or_else(|| D::Error::custom("a mesh given as arrays needs `vertices` (m)"))?;
+            return Ok(MeshSource::Arrays {
+                vertices,
+                tets: m.tets.unwrap_or_default(),
+                triangles: m.triangles.unwrap_or_default(),
+                edges: m.edges.unwrap_or_default(),
+            });
+        }
+        match (m.file, m.generator) {
+            (Some(file), None) => {
+                if m.size.is_some() || m.cells.is_some() {
+                    return Err(D::Error::custom(
+                        "`size` and `cells` belong to a generator, not to a mesh `file`",
+                    ));
+                }
+                Ok(MeshSource::File { file })
+            }
+            (None, Some(generator)) => Ok(MeshSource::Generator {
+                generator,
+                size: m
+                    .size
+                    .ok_or_else(|| D::Error::custom("a generator needs `size` (m)"))?,
+                cells: m.cells.unwrap_or_else(default_cells),
+            }),
+            (Some(_), Some(_)) => Err(D::Error::custom(
+                "give either `file` or `generator`, not both",
+            )),
+            (None, None) => Err(D::Error::custom(
+                "give `file = \"…\"`, `generator = \"…\"` with `size`, or `vertices` with \
+                 `tets`, `triangles` or `edges`",
+            )),
+        }
+    }
 }
 
 /// Procedural mesh generators.
@@ -195,8 +286,10 @@ pub struct VertexSet {
 #[serde(deny_unknown_fields)]
 pub struct RegionBox {
     /// Lower corner (m).
+    #[serde(deserialize_with = "super::exact::array")]
     pub min: [f64; 3],
     /// Upper corner (m).
+    #[serde(deserialize_with = "super::exact::array")]
     pub max: [f64; 3],
 }
 
@@ -207,13 +300,13 @@ pub struct ScriptedMotion {
     /// The moved vertices.
     pub vertices: VertexSet,
     /// Constant velocity (m/s).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::exact::array")]
     pub velocity: [f64; 3],
     /// Rotation axis direction (normalised on use).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::exact::optional_array")]
     pub axis: Option<[f64; 3]>,
     /// A point on the rotation axis (m).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::exact::array")]
     pub center: [f64; 3],
     /// Angular velocity about the axis (rad/s).
     #[serde(default)]
@@ -231,9 +324,9 @@ pub struct Force {
     /// The loaded vertices.
     pub vertices: VertexSet,
     /// Total force spread evenly over the set (N).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::exact::optional_array")]
     pub total: Option<[f64; 3]>,
     /// Traction over the set's boundary area (Pa).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::exact::optional_array")]
     pub traction: Option<[f64; 3]>,
 }

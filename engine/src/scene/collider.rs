@@ -12,11 +12,11 @@ pub struct Collider {
     #[serde(default)]
     pub friction: f64,
     /// Constant velocity of a scripted collider (m/s).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::exact::array")]
     pub velocity: [f64; 3],
     /// Spin of a sphere collider about its centre (rad/s, axis × rate): its surface drags what
     /// rests on it through friction. Spheres only.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::exact::array")]
     pub angular_velocity: [f64; 3],
 }
 
@@ -27,6 +27,7 @@ pub enum ColliderShape {
     /// Half-space `n·x ≥ offset`.
     Plane {
         /// Outward normal (normalised on use).
+        #[serde(deserialize_with = "super::exact::array")]
         normal: [f64; 3],
         /// Signed distance of the plane from the origin along the normal (m).
         offset: f64,
@@ -34,6 +35,7 @@ pub enum ColliderShape {
     /// Solid sphere.
     Sphere {
         /// Centre (m).
+        #[serde(deserialize_with = "super::exact::array")]
         center: [f64; 3],
         /// Radius (m).
         radius: f64,
@@ -41,8 +43,10 @@ pub enum ColliderShape {
     /// Solid axis-aligned box.
     Box {
         /// Lower corner (m).
+        #[serde(deserialize_with = "super::exact::array")]
         min: [f64; 3],
         /// Upper corner (m).
+        #[serde(deserialize_with = "super::exact::array")]
         max: [f64; 3],
     },
 }

@@ -19,6 +19,9 @@ pub enum CollisionMethod {
     /// CCD-filtered line search and fully implicit friction) inside the Newton solver; its
     /// settings are the `[collision.bal]` table ([`BalConfig`]), χ is `collision.friction`.
     Bal,
+    /// RAINBOW's PROX: contact impulses on the velocities after symplectic Euler's free
+    /// update (parameters in `[prox]`).
+    Prox,
     /// Test-only: a handler that does nothing but record the phases it is called at
     /// (`contact/inert.rs`), registered through the same path as the real methods.
     #[cfg(test)]
@@ -333,6 +336,155 @@ impl Default for BalConfig {
             pcg_resumes: 20,
             search_distance: None,
             pair_capacity: None,
+        }
+    }
+}
+
+/// `prox.scheme`: how PROX sweeps its contacts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProxSchemeName {
+    /// Serial Gauss–Seidel (RAINBOW's default).
+    #[default]
+    GaussSeidel,
+    /// Jacobi: every contact from the previous sweep's impulses.
+    Jacobi,
+    /// Jacobi across contacts, the latest values within one (RAINBOW's hybrid).
+    Hybrid,
+    /// Gauss–Seidel by colors of the contact graph.
+    ColoredGaussSeidel,
+}
+
+/// `prox.contacts`: where PROX's contacts come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProxContactsName {
+    /// RAINBOW's rest-space signed distance grids (tet bodies).
+    #[default]
+    Sdf,
+    /// Supple's proximity pairs of the boundary surfaces.
+    Pairs,
+}
+
+/// `prox.mode`: what happens to penetration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProxModeName {
+    /// Positions limited by conservative bounds: frames stay intersection-free.
+    #[default]
+    Safe,
+    /// RAINBOW's: unlimited positions, the largest penetration is logged.
+    Faithful,
+}
+
+/// `prox.coloring`: the contact-graph coloring of the colored scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProxColoringName {
+    /// Greedy, largest first, on the host (RAINBOW's).
+    #[default]
+    Greedy,
+    /// Random (Vivace-style, fixed seed) on the host.
+    Random,
+    /// Jones–Plassmann on the GPU.
+    JonesPlassmann,
+}
+
+/// `prox.sweep_dispatch`: how a PROX sweep is dispatched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProxDispatchName {
+    /// Fused on CPU Vulkan devices, per color otherwise.
+    #[default]
+    Auto,
+    /// One dispatch per phase and color.
+    PerColor,
+    /// Whole sweeps in one single-workgroup dispatch.
+    Fused,
+}
+
+/// `[prox]`: RAINBOW's PROX contact method (`collision.method = "prox"`, symplectic Euler);
+/// defaults are RAINBOW's (SI units).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProxTable {
+    /// Sweep scheme.
+    pub scheme: ProxSchemeName,
+    /// Contact generation.
+    pub contacts: ProxContactsName,
+    /// Penetration policy.
+    pub mode: ProxModeName,
+    /// Contact-graph coloring (colored scheme).
+    pub coloring: ProxColoringName,
+    /// Sweep dispatch.
+    pub sweep_dispatch: ProxDispatchName,
+    /// Converged when the merit falls below this (N·s, > 0).
+    pub absolute_tolerance: f64,
+    /// Converged when the merit changes by less than this fraction (> 0).
+    pub relative_tolerance: f64,
+    /// Sweeps per solve at most (≥ 1).
+    pub max_iterations: u32,
+    /// r scale after a rejected sweep, in (0, 1).
+    pub nu_reduce: f64,
+    /// r scale after slow progress (≥ 1).
+    pub nu_increase: f64,
+    /// Merit decrease below which r grows (N·s, ≥ 0).
+    pub too_small_merit_change: f64,
+    /// Initial r = r_factor / diag(J W Jᵀ) (> 0).
+    pub r_factor: f64,
+    /// Coulomb friction coefficient μ of every contact (≥ 0).
+    pub friction: f64,
+    /// Newton restitution ε of the normal rows, in [0, 1].
+    pub restitution: f64,
+    /// Signed distance grid nodes per axis (2–256).
+    pub sdf_resolution: u32,
+    /// Contact distance of the `"sdf"` contacts (m, ≥ 0).
+    pub envelope: f64,
+    /// Frank–Wolfe steps per deepest-point search (1–1000).
+    pub fw_max_iterations: u32,
+    /// Frank–Wolfe duality-gap tolerance (m, ≥ 0).
+    pub fw_tolerance: f64,
+    /// How far inside its grid a point must be (m, ≥ 0).
+    pub sdf_inside_margin: f64,
+    /// Proximity distance of the `"pairs"` contacts (m, > 0).
+    pub pair_distance: f64,
+    /// Seed of the random coloring.
+    pub random_seed: u32,
+    /// Rounds of the random coloring before sequential colors (≥ 1).
+    pub random_max_rounds: u32,
+    /// Fixed nodes join the contact graph (RAINBOW: true).
+    pub graph_fixed_nodes: bool,
+    /// Sweeps per graph run (1–1024).
+    pub sweeps_per_batch: u32,
+}
+
+impl Default for ProxTable {
+    fn default() -> Self {
+        ProxTable {
+            scheme: ProxSchemeName::default(),
+            contacts: ProxContactsName::default(),
+            mode: ProxModeName::default(),
+            coloring: ProxColoringName::default(),
+            sweep_dispatch: ProxDispatchName::default(),
+            absolute_tolerance: 1e-3,
+            relative_tolerance: 1e-4,
+            max_iterations: 200,
+            nu_reduce: 0.7,
+            nu_increase: 1.3,
+            too_small_merit_change: 0.01,
+            r_factor: 0.1,
+            friction: 1.0,
+            restitution: 0.0,
+            sdf_resolution: 64,
+            envelope: 0.1,
+            fw_max_iterations: 8,
+            fw_tolerance: 0.0,
+            sdf_inside_margin: 0.0,
+            pair_distance: 1e-3,
+            random_seed: 0x5eed_0001,
+            random_max_rounds: 200,
+            graph_fixed_nodes: true,
+            sweeps_per_batch: 8,
         }
     }
 }

@@ -23,8 +23,11 @@
 //! ```
 
 mod body;
+mod bounds;
 mod collider;
 mod collision;
+mod exact;
+mod locate;
 mod output;
 mod overrides;
 mod solver;
@@ -33,13 +36,14 @@ mod tests;
 mod validate;
 
 pub use body::*;
+pub use bounds::{generated_elements, MAX_FUSED_STEPS, MAX_GENERATED_ELEMENTS};
 pub use collider::*;
 pub use collision::*;
 pub use output::*;
 pub use solver::*;
 pub use validate::check_spin;
 
-use overrides::{apply_override, failing_override};
+use overrides::apply_override;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
@@ -88,6 +92,9 @@ pub struct Scene {
     /// Collision handling between deformable surfaces.
     #[serde(default)]
     pub collision: CollisionSettings,
+    /// PROX contact parameters (used with `collision.method = "prox"`).
+    #[serde(default)]
+    pub prox: ProxTable,
     /// Deformable bodies.
     #[serde(default, rename = "body")]
     pub bodies: Vec<Body>,
@@ -99,13 +106,18 @@ pub struct Scene {
     pub output: Output,
 }
 
-/// 1-based line of byte offset `pos` in `text`.
-fn line_of(text: &str, pos: usize) -> usize {
-    text[..pos.min(text.len())]
-        .bytes()
-        .filter(|&b| b == b'\n')
-        .count()
-        + 1
+/// The path of the field a "missing field `x`" error at table `table` is about (`table.x`);
+/// `table` for any other error.
+fn with_missing_field(table: String, message: &str) -> String {
+    let missing = message
+        .strip_prefix("missing field `")
+        .and_then(|m| m.split_once('`'))
+        .map(|(name, _)| name);
+    match missing {
+        Some(name) if table.is_empty() => name.to_string(),
+        Some(name) => format!("{table}.{name}"),
+        None => table,
+    }
 }
 
 impl Scene {
@@ -130,34 +142,60 @@ impl Scene {
         Ok(scene)
     }
 
-    /// Parses and checks scene text; `name` labels errors.
+    /// Parses and checks scene text; `name` labels errors. Every error after the TOML syntax
+    /// names the field path and the line of the text where it (or the table holding it) is
+    /// written; an error in a value set by one of `overrides` names that override instead of a
+    /// line.
     pub fn parse(text: &str, name: &str, overrides: &[String]) -> Result<Scene, SceneError> {
-        let syntax = |e: toml::de::Error| SceneError {
+        let at = |line, field, message| SceneError {
             file: name.to_string(),
-            line: e.span().map(|s| line_of(text, s.start)),
-            field: None,
-            message: e.message().trim().to_string(),
+            line,
+            field,
+            message,
         };
-        let mut doc: toml::Table = text.parse().map_err(syntax)?;
+        let mut doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            let line = e.span().map(|s| locate::line_of(text, s.start));
+            at(line, None, e.message().trim().to_string())
+        })?;
+        let file = locate::Locations::of(text);
         for o in overrides {
             apply_override(&mut doc, o)?;
         }
+        let merged_text;
         let merged = if overrides.is_empty() {
-            text.to_string()
+            text
         } else {
-            toml::to_string(&doc).unwrap_or_default()
+            merged_text = toml::to_string(&doc).map_err(|e| {
+                at(
+                    None,
+                    None,
+                    format!("cannot combine the --set overrides: {e}"),
+                )
+            })?;
+            &merged_text
         };
-        let scene: Scene = toml::from_str(&merged).map_err(|e| {
-            let mut err = syntax(e);
-            if !overrides.is_empty() {
-                // Lines refer to the merged document, not the file: do not report them.
-                err.line = None;
-                err.message = format!("{} (after --set overrides)", err.message);
-                err.field = failing_override(text, overrides);
+        // Where an error at `field` is: the override that set it, else its line in the file.
+        let place = |field: String, message: String| match overrides::setting(overrides, &field) {
+            Some(o) => at(None, Some(field), format!("{message} (in --set {o})")),
+            None => {
+                let line = file.as_ref().and_then(|l| l.line_of_path(&field));
+                at(line, Some(field), message)
             }
-            err
+        };
+        let scene: Scene = toml::from_str(merged).map_err(|e| {
+            let message = e.message().trim().to_string();
+            let found = e.span().and_then(|s| {
+                let l = locate::Locations::of(merged)?;
+                Some(l.path_at(s.start)?.to_string())
+            });
+            match found.map(|f| with_missing_field(f, &message)) {
+                Some(field) => place(field, message),
+                None => at(None, None, message),
+            }
         })?;
-        scene.validate(name)?;
+        scene
+            .check()
+            .map_err(|(field, message)| place(field, message))?;
         Ok(scene)
     }
 }

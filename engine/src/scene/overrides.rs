@@ -1,6 +1,6 @@
 //! `--set path.to.field=value` overrides, applied to the TOML document before it is checked.
 
-use super::{Scene, SceneError};
+use super::SceneError;
 
 /// Splits `body[1].material.density` / `body.1.material.density` into path segments.
 fn path_segments(path: &str) -> Vec<String> {
@@ -15,7 +15,7 @@ fn path_segments(path: &str) -> Vec<String> {
 /// Applies one `path=value` override to a TOML document.
 pub(super) fn apply_override(doc: &mut toml::Table, spec: &str) -> Result<(), SceneError> {
     let err = |field: Option<String>, message: String| SceneError {
-        file: "--set".into(),
+        file: format!("--set {spec}"),
         line: None,
         field,
         message,
@@ -95,23 +95,27 @@ pub(super) fn apply_override(doc: &mut toml::Table, spec: &str) -> Result<(), Sc
     Ok(())
 }
 
-/// The key of the first `--set` override after which the document no longer deserializes (the
-/// field to name in an error), if the file alone does.
-pub(super) fn failing_override(text: &str, overrides: &[String]) -> Option<String> {
-    let mut doc: toml::Table = text.parse().ok()?;
-    let ok = |d: &toml::Table| {
-        toml::to_string(d)
-            .ok()
-            .is_some_and(|t| toml::from_str::<Scene>(&t).is_ok())
-    };
-    if !ok(&doc) {
-        return None;
-    }
-    for o in overrides {
-        apply_override(&mut doc, o).ok()?;
-        if !ok(&doc) {
-            return o.split_once('=').map(|(k, _)| k.trim().to_string());
+/// A field path as the errors write it: `body.1.velocity` → `body[1].velocity`.
+fn normalized(path: &str) -> String {
+    let mut out = String::new();
+    for seg in path_segments(path) {
+        if seg.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{seg}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&seg);
         }
     }
-    None
+    out
+}
+
+/// The last override that set `field` or a table or array holding it (the one whose value is
+/// at fault for an error at `field`).
+pub(super) fn setting<'a>(overrides: &'a [String], field: &str) -> Option<&'a str> {
+    overrides.iter().rev().map(String::as_str).find(|o| {
+        o.split_once('=')
+            .is_some_and(|(path, _)| super::locate::path_within(field, &normalized(path.trim())))
+    })
 }

@@ -14,6 +14,7 @@ pub struct SimulationSettings {
     /// Number of frames to simulate.
     pub frames: u32,
     /// Gravitational acceleration (m/s²).
+    #[serde(deserialize_with = "super::exact::array")]
     pub gravity: [f64; 3],
     /// Time integrator.
     pub solver: SolverKind,

@@ -422,7 +422,10 @@ fn motion_stop_times_are_validated() {
         (", until = -0.5", "body[0].motion[0].until"),
         (", until = nan", "body[0].motion[0].until"),
         (", until = inf", "body[0].motion[0].until"),
-        (", angular_velocity = inf", "body[0].motion[0]"),
+        (
+            ", angular_velocity = inf",
+            "body[0].motion[0].angular_velocity",
+        ),
     ] {
         let e = Scene::parse(&body(extra), "m.toml", &[]).unwrap_err();
         assert_eq!(e.field.as_deref(), Some(field), "{extra}: {e}");
@@ -590,4 +593,115 @@ fn repository_scenes_are_valid() {
         n >= 6,
         "expected the scenes of the simulation issue, found {n}"
     );
+}
+
+/// Every kind of error (type, unknown field, length, variant, missing field, range) names the
+/// field path and the file's line, with or without unrelated `--set` overrides, and mentions
+/// `--set` only when an override's value is at fault.
+#[test]
+fn every_error_names_the_field_and_the_line_whatever_the_flags() {
+    let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    // (edit of CUBE, field path, line, words the message must hold)
+    let cases: [(&str, &str, &str, usize, &str); 9] = [
+        (
+            "youngs_modulus = 5e5",
+            "youngs_modulus = \"100 kPa\"",
+            "body[0].material.youngs_modulus",
+            11,
+            "invalid type",
+        ),
+        (
+            "substeps = 2",
+            "substeps = 2\nsubstep_count = 3",
+            "simulation.substep_count",
+            5,
+            "substep_count",
+        ),
+        (
+            "translation = [0.0, 0.0, 0.35]",
+            "translation = [0.0, 0.35]",
+            "body[0].translation",
+            10,
+            "3",
+        ),
+        (
+            "translation = [0.0, 0.0, 0.35]",
+            "translation = [0.0, 0.0, 0.35, 1.0]",
+            "body[0].translation",
+            10,
+            "4",
+        ),
+        (
+            "model = \"cloth\"",
+            "model = \"jelly\"",
+            "body[1].material.model",
+            16,
+            "jelly",
+        ),
+        (
+            ", density = 1000.0 }",
+            " }",
+            "body[0].material.density",
+            11,
+            "density",
+        ),
+        (
+            "poisson_ratio = 0.3, density = 1000.0",
+            "poisson_ratio = 0.5, density = 1000.0",
+            "body[0].material.poisson_ratio",
+            11,
+            "got 0.5",
+        ),
+        (
+            "gravity = [0.0, 0.0, -9.81]",
+            "gravity = [0.0, \"down\", -9.81]",
+            "simulation.gravity[1]",
+            5,
+            "invalid type",
+        ),
+        (
+            "cells = [10, 10, 10]",
+            "cells = [100000, 100000, 100000]",
+            "body[0].mesh.cells",
+            9,
+            "100000",
+        ),
+    ];
+    let flags = [
+        vec![],
+        set(&["simulation.frames=1"]),
+        set(&["output.export=\"obj\"", "simulation.substeps=3"]),
+    ];
+    for (from, to, field, line, words) in cases {
+        let text = CUBE.replacen(from, to, 1);
+        assert_ne!(text, CUBE, "{from}");
+        for f in &flags {
+            let e = Scene::parse(&text, "cube.toml", f).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{to} {f:?}: {e}");
+            assert_eq!(e.line, Some(line), "{to} {f:?}: {e}");
+            assert!(e.message.contains(words), "{to} {f:?}: {e}");
+            assert!(!e.to_string().contains("--set"), "{to} {f:?}: {e}");
+            let shown = e.to_string();
+            assert!(
+                shown.starts_with(&format!("cube.toml:{line}: {field}: ")),
+                "{shown}"
+            );
+        }
+    }
+    // An override's own value at fault: the error names that override, not a line.
+    for (o, field) in [
+        (
+            "body[0].material.youngs_modulus=\"100 kPa\"",
+            "body[0].material.youngs_modulus",
+        ),
+        ("body.1.velocity=[0, 1]", "body[1].velocity"),
+        ("simulation.substeps=0", "simulation.substeps"),
+        ("collision.method=\"sideways\"", "collision.method"),
+    ] {
+        let e = Scene::parse(CUBE, "cube.toml", &set(&["simulation.frames=1", o])).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some(field), "{o}: {e}");
+        assert_eq!(e.line, None, "{o}: {e}");
+        assert!(e.to_string().contains(&format!("--set {o}")), "{o}: {e}");
+        assert!(!e.to_string().contains("frames"), "{o}: {e}");
+    }
 }

@@ -27,23 +27,31 @@ impl Scene {
     /// Checks values that the types cannot express (positive moduli, ranges, references);
     /// `name` labels errors.
     pub fn validate(&self, name: &str) -> Result<(), SceneError> {
+        self.check().map_err(|(field, message)| SceneError {
+            file: name.into(),
+            line: None,
+            field: Some(field),
+            message,
+        })
+    }
+
+    /// [`Scene::validate`]'s checks: the first failing field path and what is wrong with it.
+    pub(super) fn check(&self) -> Result<(), (String, String)> {
         let checks = || -> Check {
             validate_simulation(&self.simulation)?;
             validate_newton(&self.solver)?;
             validate_xpbd(&self.xpbd)?;
             validate_collision(&self.collision)?;
+            validate_prox(&self.prox)?;
             validate_bodies(self)?;
             for (i, c) in self.colliders.iter().enumerate() {
                 validate_collider(i, c)?;
             }
             Ok(())
         };
-        checks().map_err(|e| SceneError {
-            file: name.into(),
-            line: None,
-            field: Some(e.field),
-            message: e.message,
-        })
+        checks().map_err(|e| (e.field, e.message))?;
+        super::bounds::validate_finite(self)?;
+        super::bounds::validate_sizes(self)
     }
 }
 
@@ -105,11 +113,13 @@ fn validate_newton(sv: &NewtonConfig) -> Check {
             ),
         );
     }
-    if sv.newton_max_iterations == 0 || sv.pcg_max_iterations == 0 {
-        return bad(
-            "solver".into(),
-            "iteration limits must be at least 1".into(),
-        );
+    for (key, v) in [
+        ("newton_max_iterations", sv.newton_max_iterations),
+        ("pcg_max_iterations", sv.pcg_max_iterations),
+    ] {
+        if v == 0 {
+            return bad(format!("solver.{key}"), "must be at least 1".into());
+        }
     }
     Ok(())
 }
@@ -356,11 +366,13 @@ fn validate_two_way(c: &CollisionSettings) -> Check {
             );
         }
     }
-    if c.max_steps == 0 || c.steps_per_batch == 0 {
-        return bad(
-            "collision.max_steps".into(),
-            "max_steps, steps_per_batch and sweeps must be at least 1".into(),
-        );
+    for (key, v) in [
+        ("max_steps", c.max_steps),
+        ("steps_per_batch", c.steps_per_batch),
+    ] {
+        if v == 0 {
+            return bad(format!("collision.{key}"), "must be at least 1".into());
+        }
     }
     Ok(())
 }
@@ -435,7 +447,9 @@ fn validate_mesh_source(f: &dyn Fn(&str) -> String, b: &super::Body) -> Check {
             ..
         }
     );
-    if rod_geometry != (b.material.model == MaterialModel::Rod) {
+    // Arrays serve every material (the model checks that the arrays it needs are given).
+    let arrays = matches!(b.mesh, MeshSource::Arrays { .. });
+    if !arrays && rod_geometry != (b.material.model == MaterialModel::Rod) {
         return bad(
             f("material.model"),
             "rod bodies use the \"rod\" generator and the \"rod\" material together".into(),
@@ -548,11 +562,14 @@ fn validate_placement_and_sets(f: &dyn Fn(&str) -> String, b: &super::Body) -> C
     if !(b.scale.is_finite() && b.scale > 0.0) {
         return bad(f("scale"), format!("must be positive, got {}", b.scale));
     }
-    if !finite3(&b.translation) || !finite3(&b.velocity) || !finite3(&b.rotation_deg) {
-        return bad(
-            f("translation/velocity/rotation_deg"),
-            "must be finite".into(),
-        );
+    for (key, v, unit) in [
+        ("translation", &b.translation, "m"),
+        ("velocity", &b.velocity, "m/s"),
+        ("rotation_deg", &b.rotation_deg, "degrees"),
+    ] {
+        if !finite3(v) {
+            return bad(f(key), format!("must be finite ({unit}), got {v:?}"));
+        }
     }
     for (k, v) in b.fixed.iter().enumerate() {
         check_set(v).or_else(|m| bad(f(&format!("fixed[{k}]")), m))?;
@@ -584,11 +601,14 @@ fn validate_placement_and_sets(f: &dyn Fn(&str) -> String, b: &super::Body) -> C
                 );
             }
         }
-        if !finite3(&mo.velocity) || !finite3(&mo.center) || !mo.angular_velocity.is_finite() {
-            return bad(
-                f(&format!("motion[{k}]")),
-                "velocity, center and angular_velocity must be finite".into(),
-            );
+        for (key, ok) in [
+            ("velocity", finite3(&mo.velocity)),
+            ("center", finite3(&mo.center)),
+            ("angular_velocity", mo.angular_velocity.is_finite()),
+        ] {
+            if !ok {
+                return bad(f(&format!("motion[{k}].{key}")), "must be finite".into());
+            }
         }
         if let Some(t) = mo.until {
             if !(t >= 0.0) || t.is_infinite() {
@@ -673,5 +693,68 @@ pub fn check_spin(c: &Collider) -> Result<(), String> {
     {
         return Err("only sphere colliders spin".into());
     }
+    Ok(())
+}
+
+/// `[prox]`: the PROX contact method's parameters (checked whatever `collision.method` is, so
+/// a scene stays valid when only the method changes).
+fn validate_prox(p: &super::ProxTable) -> Check {
+    let fail = |key: &str, message: String| Invalid {
+        field: format!("prox.{key}"),
+        message,
+    };
+    let positive = |key: &str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(fail(key, format!("must be a finite number > 0, got {v}")))
+        }
+    };
+    let non_negative = |key: &str, v: f64| {
+        if v.is_finite() && v >= 0.0 {
+            Ok(())
+        } else {
+            Err(fail(key, format!("must be a finite number >= 0, got {v}")))
+        }
+    };
+    let count = |key: &str, v: u32, lo: u32, hi: u32| {
+        if (lo..=hi).contains(&v) {
+            Ok(())
+        } else {
+            Err(fail(key, format!("must be in {lo}..={hi}, got {v}")))
+        }
+    };
+    positive("absolute_tolerance", p.absolute_tolerance)?;
+    positive("relative_tolerance", p.relative_tolerance)?;
+    count("max_iterations", p.max_iterations, 1, 100_000)?;
+    if !(p.nu_reduce > 0.0 && p.nu_reduce < 1.0) {
+        return Err(fail(
+            "nu_reduce",
+            format!("must be in (0, 1), got {}", p.nu_reduce),
+        ));
+    }
+    if !(p.nu_increase.is_finite() && p.nu_increase >= 1.0) {
+        return Err(fail(
+            "nu_increase",
+            format!("must be a finite number >= 1, got {}", p.nu_increase),
+        ));
+    }
+    non_negative("too_small_merit_change", p.too_small_merit_change)?;
+    positive("r_factor", p.r_factor)?;
+    non_negative("friction", p.friction)?;
+    if !(0.0..=1.0).contains(&p.restitution) {
+        return Err(fail(
+            "restitution",
+            format!("must be in [0, 1], got {}", p.restitution),
+        ));
+    }
+    count("sdf_resolution", p.sdf_resolution, 2, 256)?;
+    non_negative("envelope", p.envelope)?;
+    count("fw_max_iterations", p.fw_max_iterations, 1, 1000)?;
+    non_negative("fw_tolerance", p.fw_tolerance)?;
+    non_negative("sdf_inside_margin", p.sdf_inside_margin)?;
+    positive("pair_distance", p.pair_distance)?;
+    count("random_max_rounds", p.random_max_rounds, 1, 100_000)?;
+    count("sweeps_per_batch", p.sweeps_per_batch, 1, 1024)?;
     Ok(())
 }

@@ -210,6 +210,38 @@ impl MeshSource {
         }
     }
 
+    /// A mesh given as arrays: vertex positions (m) and 0-based tets (solids), triangles
+    /// (cloth) or edges (rods: `[k, k+1]` along one polyline); pass empty vectors for the
+    /// others. Checked when the simulation is built (see [`MeshSource::check_arrays`]).
+    pub fn arrays(
+        vertices: Vec<[f64; 3]>,
+        tets: Vec<[u32; 4]>,
+        triangles: Vec<[u32; 3]>,
+        edges: Vec<[u32; 2]>,
+    ) -> MeshSource {
+        MeshSource::Arrays {
+            vertices,
+            tets,
+            triangles,
+            edges,
+        }
+    }
+
+    /// Checks arrays as a simulation build would (non-empty, finite, indices in range, no
+    /// degenerate or inverted tet), without a GPU; `name` labels the error
+    /// (`NAME.vertices`, `NAME.tets`, …). Other sources pass.
+    pub fn check_arrays(&self, name: &str) -> Result<(), supple_mesh::MeshError> {
+        match self {
+            MeshSource::Arrays {
+                vertices,
+                tets,
+                triangles,
+                edges,
+            } => supple_mesh::check_arrays(name, vertices, tets, triangles, edges),
+            _ => Ok(()),
+        }
+    }
+
     /// A mesh file (any format `supple mesh info` reads).
     pub fn file(path: impl Into<std::path::PathBuf>) -> MeshSource {
         MeshSource::File { file: path.into() }

@@ -619,6 +619,23 @@ impl Simulation {
             x[nr.clone()].copy_from_slice(&x_old[r.clone()]);
             v[nr].copy_from_slice(&v_old[r.clone()]);
         }
+        // Methods that need an intersection-free start check the bodies where they are now
+        // (the build checked the scene's initial poses).
+        let method = crate::contact::method(new.scene.collision.method);
+        if method.needs_intersection_free_start() {
+            let x64: Vec<[f64; 3]> = x
+                .iter()
+                .map(|p| [p[0], p[1], p[2]].map(f64::from))
+                .collect();
+            crate::contact::start_check::check_start(
+                &new.model,
+                &x64,
+                &crate::contact::colliders::from_scene(&new.scene),
+                self.state.clock.time(),
+                method.name(),
+                "with the bodies where they are now",
+            )?;
+        }
         new.state.x.write(&x)?;
         new.state.v.write(&v)?;
         new.state.clock.set_steps(self.state.clock.steps());

@@ -193,7 +193,8 @@ impl Simulation {
     /// Records one frame (all its substeps) into the host's command buffer `cmd` instead of
     /// submitting it; ends with a barrier making the writes visible to later commands and to
     /// the host. Only the symplectic Euler solver has a frame that is one fixed command
-    /// sequence; Newton and XPBD return [`SimError::Unsupported`].
+    /// sequence; Newton and XPBD return [`SimError::Unsupported`], and so does a simulation with
+    /// a contact method (its handlers act from the host between phases).
     ///
     /// # Safety
     /// - `cmd` belongs to the simulation's device, was allocated from a pool of
@@ -202,6 +203,15 @@ impl Simulation {
     ///   is running or another submission of it is pending, and waits for it to complete
     ///   before the next Supple call on this simulation (or dropping it).
     pub unsafe fn record_step_into(&self, cmd: vk::CommandBuffer) -> Result<(), SimError> {
+        // Contact handlers act between the stepper's phases from the host (PROX's contact
+        // generation, for one): a fixed command sequence cannot hold them.
+        if !self.contacts.is_empty() {
+            return Err(SimError::unsupported(
+                "collision.method",
+                "recording a frame into the host's command buffer needs a step without a \
+                 contact method (collision.method = \"none\"); use step_frame",
+            ));
+        }
         self.stepper.record_into(cmd)
     }
 }

@@ -28,11 +28,13 @@ use std::ops::Range;
 // Library API around a simulation (engine/src/simulation/*.rs).
 mod builder;
 mod control;
+mod divergence;
 mod embed;
 pub use crate::contact::StepObserver;
 pub use crate::error::SimError;
 pub use builder::{BudgetReport, SimulationBuilder};
 pub use control::BodyRef;
+pub use divergence::DIVERGED;
 pub use embed::{QueueFamilyTransfer, RawBufferView, RenderSync};
 
 /// Statistics of one frame: the stepper's, summed over the frame's time steps, and each contact
@@ -105,6 +107,8 @@ pub struct Simulation {
     frames: u64,
     /// Pinned targets and the upload paths of the between-steps setters (control.rs).
     control: control::Control,
+    /// The check of every stepped frame for divergence (divergence.rs).
+    divergence: divergence::DivergenceCheck,
 }
 
 /// The exported surface: all bodies' boundary triangles over the vertices they use (compacted
@@ -194,7 +198,9 @@ impl Simulation {
         g.copy("readback.positions", &state.x, &readback[0]);
         g.copy("readback.velocities", &state.v, &readback[1]);
         let readback_graph = g.compile(ctx, CompileOptions::default())?;
+        let divergence = divergence::DivergenceCheck::new(&model, stepper.info().minimises_energy);
         Ok(Simulation {
+            divergence,
             control: control::Control::new(&model),
             scene: scene.clone(),
             frames: 0,
@@ -212,7 +218,10 @@ impl Simulation {
         })
     }
 
-    /// Advances one frame (the scene's substeps).
+    /// Advances one frame (the scene's substeps), then checks it for divergence: a non-finite
+    /// position or velocity, or an inverted stable Neo-Hookean tet with an energy-minimising
+    /// stepper (Newton), is a [`SimError::Solver`] of component [`DIVERGED`] naming the frame,
+    /// the body and the solver state (the check reads the state back once per frame).
     pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
         let mut stats = FrameStats::default();
         self.stepper.steps(
@@ -223,6 +232,13 @@ impl Simulation {
         )?;
         stats.contacts = self.contacts.take_frame_stats();
         self.frames += 1;
+        self.readback_graph.run()?;
+        let x = self.readback[0].mapped().unwrap_or(&[]);
+        let v = self.readback[1].mapped().unwrap_or(&[]);
+        let stepper = self.stepper.info().name;
+        let time = self.state.clock.time();
+        self.divergence
+            .check(x, v, self.frames, time, stepper, &stats)?;
         Ok(stats)
     }
 

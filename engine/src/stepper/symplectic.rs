@@ -1,7 +1,9 @@
 //! Semi-implicit (symplectic) Euler, the RAINBOW baseline: [`SymplecticEuler`] records one step
 //! (`kernels/integrate/symplectic_euler.comp`; reference: `cpu_reference::integrate`) and
 //! [`SymplecticStepper`] steps a simulation with it (elastic gradients of tets, cloth and rods,
-//! gravity, one static frictionless ground plane).
+//! gravity, one static frictionless ground plane). Contact handlers act at the step's start,
+//! between the free velocity update and the position update ([`Phase::Velocities`], RAINBOW's
+//! PROX) and at its end.
 
 use crate::contact::ContactSet;
 use crate::error::SimError;
@@ -25,8 +27,11 @@ pub struct SymplecticEulerParams {
     pub n: u32,
     /// Time step (s).
     pub h: f32,
+    /// 0: the whole step; 1: the velocity update only; 2: the position update (with the
+    /// plane) from the velocities as they are (a contact handler acts between 1 and 2).
+    pub stage: u32,
     /// Padding to 16 bytes.
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 /// Records symplectic Euler steps.
@@ -64,7 +69,9 @@ impl SymplecticEuler {
 /// What the symplectic Euler stepper is and supports.
 pub const INFO: StepperInfo = StepperInfo {
     name: "symplectic-euler",
-    phases: Phases::empty(),
+    phases: Phases::STEP_START
+        .union(Phases::VELOCITIES)
+        .union(Phases::FINISHED),
     minimises_energy: false,
     scripted_motion: false,
     loads: false,
@@ -76,11 +83,16 @@ pub const INFO: StepperInfo = StepperInfo {
 
 /// Symplectic Euler over the simulation's state: element gradients, then the velocity and
 /// position update with a static frictionless ground plane, `frame_steps` of them fused into one
-/// frame graph.
+/// frame graph. When a contact handler acts in a step, the step runs as two graphs with the
+/// handlers between them ([`Phase::Velocities`]).
 pub struct SymplecticStepper {
     info: StepperInfo,
     /// One time step.
     step_graph: CompiledGraph,
+    /// Element gradients and the free velocity update of one step.
+    velocity_graph: CompiledGraph,
+    /// The position update of one step from the velocities.
+    position_graph: CompiledGraph,
     /// `frame_steps` time steps (one frame of the scene).
     frame_graph: CompiledGraph,
     frame_steps: u32,
@@ -113,19 +125,23 @@ impl SymplecticStepper {
             plane: crate::math::plane_vec4(ground),
             n: model.positions.len() as u32,
             h: sim.time_step() as f32,
-            _pad: [0; 2],
+            stage: 0,
+            _pad: 0,
         };
-        let record = |name: &str, steps: u32| {
+        // `stage` 0: whole steps; 1: gradients and velocities; 2: positions only.
+        let record = |name: &str, steps: u32, stage: u32| {
             let mut g = Graph::new(name);
             for _ in 0..steps {
-                elements.record_gradient(&mut g, &state.x);
+                if stage != 2 {
+                    elements.record_gradient(&mut g, &state.x);
+                }
                 SymplecticEuler.record(
                     &mut g,
                     &state.x,
                     &state.v,
                     &state.inv_mass,
                     elements.vertex_gradient(),
-                    &params,
+                    &SymplecticEulerParams { stage, ..params },
                 );
             }
             g.compile(
@@ -136,11 +152,15 @@ impl SymplecticStepper {
                 },
             )
         };
-        let frame_graph = record("sim.symplectic_frame", sim.substeps)?;
-        let step_graph = record("sim.symplectic_step", 1)?;
+        let frame_graph = record("sim.symplectic_frame", sim.substeps, 0)?;
+        let step_graph = record("sim.symplectic_step", 1, 0)?;
+        let velocity_graph = record("sim.symplectic_velocities", 1, 1)?;
+        let position_graph = record("sim.symplectic_positions", 1, 2)?;
         Ok(SymplecticStepper {
             info: INFO,
             step_graph,
+            velocity_graph,
+            position_graph,
             frame_graph,
             frame_steps: sim.substeps,
             _elements: elements,
@@ -161,9 +181,21 @@ impl Stepper for SymplecticStepper {
         contacts: &mut ContactSet,
     ) -> Result<StepReport, SimError> {
         contacts.at(Phase::StepStart, state)?;
-        self.step_graph.run()?;
         let mut report = StepReport::default();
-        report.gpu_ms.evaluate = self.step_graph.gpu_ms()?;
+        if contacts
+            .phases(state.clock.time())
+            .contains(Phases::VELOCITIES)
+        {
+            self.velocity_graph.run()?;
+            contacts.at(Phase::Velocities, state)?;
+            self.position_graph.run()?;
+            report.gpu_ms.evaluate =
+                self.velocity_graph.gpu_ms()? + self.position_graph.gpu_ms()?;
+        } else {
+            self.step_graph.run()?;
+            report.gpu_ms.evaluate = self.step_graph.gpu_ms()?;
+        }
+        contacts.at(Phase::Finished, state)?;
         state.clock.advance();
         Ok(report)
     }

@@ -61,6 +61,9 @@ impl Drop for RawBuffer {
             // SAFETY: Supple created this buffer; every graph using it holds an Arc to us, so no
             // pending GPU work references it (graphs wait on their last submission when dropped).
             unsafe { self.shared.device.destroy_buffer(self.handle, None) };
+            self.shared
+                .device_bytes
+                .fetch_sub(a.size(), std::sync::atomic::Ordering::Relaxed);
             let _ = self.shared.lock_allocator().free(a);
         }
     }
@@ -178,6 +181,8 @@ impl Context {
                 });
             }
             let mapped = alloc.mapped_ptr().map(|p| p.cast::<u8>());
+            s.device_bytes
+                .fetch_add(alloc.size(), std::sync::atomic::Ordering::Relaxed);
             self.set_name(handle, name);
             Ok(GpuBuffer {
                 raw: Arc::new(RawBuffer {

@@ -321,6 +321,8 @@ pub(crate) struct DeviceShared {
     pub(crate) command_pool: Mutex<vk::CommandPool>,
     pub(crate) pipelines: Mutex<PipelineStore>,
     next_resource_id: AtomicU64,
+    /// Bytes of the live buffer allocations ([`Context::device_bytes`]).
+    pub(crate) device_bytes: AtomicU64,
     ownership: Mutex<Ownership>,
     /// Trace being collected ([`Context::start_trace`]).
     pub(crate) trace: Mutex<super::trace::TraceState>,
@@ -783,6 +785,7 @@ impl Context {
                     command_pool: Mutex::new(pool),
                     pipelines: Mutex::new(pipelines),
                     next_resource_id: AtomicU64::new(1),
+                    device_bytes: AtomicU64::new(0),
                     ownership: Mutex::new(ownership),
                     trace: Mutex::new(Default::default()),
                     workgroup_report: Mutex::new(Default::default()),
@@ -790,6 +793,14 @@ impl Context {
                 }),
             })
         }
+    }
+
+    /// Bytes of device memory held by the live buffers Supple allocated on this device (the
+    /// allocations' sizes, device-local and host-visible alike; buffers wrapped with
+    /// `GpuBuffer::from_raw` are the host's and not counted). Flat over a long run when nothing
+    /// leaks.
+    pub fn device_bytes(&self) -> u64 {
+        self.shared.device_bytes.load(Ordering::Relaxed)
     }
 
     /// Capabilities of the device in use.

@@ -336,38 +336,9 @@ fn finish(name: &str, raw: Raw) -> MeshResult<Loaded> {
             msg: "the file holds no vertices".into(),
         });
     }
-    for (i, p) in raw.positions.iter().enumerate() {
-        if !p.iter().all(|c| c.is_finite()) {
-            return Err(MeshError::NonFinite {
-                loc: Location::file(name),
-                msg: format!("vertex {i} is {p:?}"),
-            });
-        }
-    }
-    for (i, t) in raw.tets.iter().enumerate() {
-        if let Some(v) = t.iter().find(|&&v| v as usize >= n) {
-            return Err(MeshError::IndexOutOfRange {
-                loc: Location::file(name),
-                msg: format!("tet {i} references vertex {v} but there are {n} vertices"),
-            });
-        }
-    }
-    for (i, t) in raw.triangles.iter().enumerate() {
-        if let Some(v) = t.iter().find(|&&v| v as usize >= n) {
-            return Err(MeshError::IndexOutOfRange {
-                loc: Location::file(name),
-                msg: format!("triangle {i} references vertex {v} but there are {n} vertices"),
-            });
-        }
-    }
-    for (i, p) in raw.polylines.iter().enumerate() {
-        if let Some(v) = p.iter().find(|&&v| v as usize >= n) {
-            return Err(MeshError::IndexOutOfRange {
-                loc: Location::file(name),
-                msg: format!("polyline {i} references vertex {v} but there are {n} vertices"),
-            });
-        }
-    }
+    let at = |_: &str| Location::file(name);
+    check_finite(&at, &raw.positions)?;
+    check_indices(&at, n, &raw.tets, &raw.triangles, &raw.polylines)?;
     let mut warnings = raw.warnings;
     if raw.ignored > 0 {
         warnings.push(format!(
@@ -407,18 +378,13 @@ fn finish(name: &str, raw: Raw) -> MeshResult<Loaded> {
     let mut degenerate = Vec::new();
     let mut flipped = 0;
     for (i, t) in mesh.tets.iter_mut().enumerate() {
-        let p = t.map(|v| mesh.positions[v as usize]);
-        let vol6 = crate::model::tet_signed_volume(p[0], p[1], p[2], p[3]) * 6.0;
-        let mut l2: f64 = 0.0;
-        for (a, b) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] {
-            let d = [p[a][0] - p[b][0], p[a][1] - p[b][1], p[a][2] - p[b][2]];
-            l2 = l2.max(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-        }
-        if vol6.abs() <= DEGENERATE_REL_EPS * l2 * l2.sqrt() {
-            degenerate.push(i);
-        } else if vol6 < 0.0 {
-            t.swap(2, 3);
-            flipped += 1;
+        match tet_orientation(&mesh.positions, t) {
+            TetOrientation::Degenerate => degenerate.push(i),
+            TetOrientation::Inverted => {
+                t.swap(2, 3);
+                flipped += 1;
+            }
+            TetOrientation::Positive => {}
         }
     }
     if flipped > 0 {
@@ -462,6 +428,130 @@ fn finish(name: &str, raw: Raw) -> MeshResult<Loaded> {
     loaded.tets = mesh;
     loaded.warnings = warnings;
     Ok(loaded)
+}
+
+/// The sign of a tet's volume, with the degeneracy threshold of [`DEGENERATE_REL_EPS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TetOrientation {
+    Positive,
+    Inverted,
+    Degenerate,
+}
+
+fn tet_orientation(positions: &[[f64; 3]], t: &[u32; 4]) -> TetOrientation {
+    let p = t.map(|v| positions[v as usize]);
+    let vol6 = crate::model::tet_signed_volume(p[0], p[1], p[2], p[3]) * 6.0;
+    let mut l2: f64 = 0.0;
+    for (a, b) in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)] {
+        let d = [p[a][0] - p[b][0], p[a][1] - p[b][1], p[a][2] - p[b][2]];
+        l2 = l2.max(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    }
+    if vol6.abs() <= DEGENERATE_REL_EPS * l2 * l2.sqrt() {
+        TetOrientation::Degenerate
+    } else if vol6 < 0.0 {
+        TetOrientation::Inverted
+    } else {
+        TetOrientation::Positive
+    }
+}
+
+/// Every coordinate finite; `at("vertices")` locates the error.
+fn check_finite(at: &dyn Fn(&str) -> Location, positions: &[[f64; 3]]) -> MeshResult<()> {
+    for (i, p) in positions.iter().enumerate() {
+        if !p.iter().all(|c| c.is_finite()) {
+            return Err(MeshError::NonFinite {
+                loc: at("vertices"),
+                msg: format!("vertex {i} is {p:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Every element index below `n`; `at(array)` locates the error (`tets`, `triangles`,
+/// `polylines`).
+fn check_indices(
+    at: &dyn Fn(&str) -> Location,
+    n: usize,
+    tets: &[[u32; 4]],
+    triangles: &[[u32; 3]],
+    polylines: &[Vec<u32>],
+) -> MeshResult<()> {
+    let out_of_range = |array: &str, what: &str, i: usize, v: u32| MeshError::IndexOutOfRange {
+        loc: at(array),
+        msg: format!("{what} {i} references vertex {v} but there are {n} vertices"),
+    };
+    for (i, t) in tets.iter().enumerate() {
+        if let Some(&v) = t.iter().find(|&&v| v as usize >= n) {
+            return Err(out_of_range("tets", "tet", i, v));
+        }
+    }
+    for (i, t) in triangles.iter().enumerate() {
+        if let Some(&v) = t.iter().find(|&&v| v as usize >= n) {
+            return Err(out_of_range("triangles", "triangle", i, v));
+        }
+    }
+    for (i, p) in polylines.iter().enumerate() {
+        if let Some(&v) = p.iter().find(|&&v| v as usize >= n) {
+            return Err(out_of_range("polylines", "polyline", i, v));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a mesh given as arrays (0-based vertex indices; bodies built from code), with the
+/// checks and messages [`load`] applies to a file's content: at least one vertex, finite
+/// coordinates, every index in range. Stricter than [`load`], which flips inverted tets and
+/// only counts degenerate ones, because arrays are used as given: a degenerate or an inverted
+/// tet is an error.
+/// `edges` are segments between two vertices (rods). Errors are located at `NAME.vertices`,
+/// `NAME.tets`, `NAME.triangles` or `NAME.edges`.
+pub fn check_arrays(
+    name: &str,
+    positions: &[[f64; 3]],
+    tets: &[[u32; 4]],
+    triangles: &[[u32; 3]],
+    edges: &[[u32; 2]],
+) -> MeshResult<()> {
+    let at = |array: &str| Location::file(&format!("{name}.{array}"));
+    if positions.is_empty() {
+        return Err(MeshError::Truncated {
+            loc: at("vertices"),
+            msg: "the mesh holds no vertices".into(),
+        });
+    }
+    check_finite(&at, positions)?;
+    let n = positions.len();
+    check_indices(&at, n, tets, triangles, &[])?;
+    for (i, e) in edges.iter().enumerate() {
+        if let Some(&v) = e.iter().find(|&&v| v as usize >= n) {
+            return Err(MeshError::IndexOutOfRange {
+                loc: at("edges"),
+                msg: format!("edge {i} references vertex {v} but there are {n} vertices"),
+            });
+        }
+    }
+    for (i, t) in tets.iter().enumerate() {
+        match tet_orientation(positions, t) {
+            TetOrientation::Positive => {}
+            TetOrientation::Degenerate => {
+                return Err(MeshError::DegenerateTet {
+                    loc: at("tets"),
+                    msg: format!("tet {i} {t:?} has zero volume (up to rounding)"),
+                })
+            }
+            TetOrientation::Inverted => {
+                return Err(MeshError::InvertedTet {
+                    loc: at("tets"),
+                    msg: format!(
+                        "tet {i} {t:?} has negative volume (swap two of its vertices, e.g. the \
+                         last two)"
+                    ),
+                })
+            }
+        }
+    }
+    Ok(())
 }
 
 fn surface_warnings(s: &TriMesh, polylines: &[Vec<u32>], warnings: &mut Vec<String>) {

@@ -5,7 +5,9 @@
 //! objective ([`super::Repulsion`]).
 
 use super::{CollisionFrameStats, Repulsion, TwoWay, TwoWaySettings};
-use crate::contact::{ContactHandler, ContactMethod, ContactNeeds, EnergyTerm, StepObserver};
+use crate::contact::{
+    start_check, ContactHandler, ContactMethod, ContactNeeds, EnergyTerm, StepObserver,
+};
 use crate::error::SimError;
 use crate::model::SimModel;
 use crate::phase::{ContactHost, Phase, Phases, StepperInfo};
@@ -33,6 +35,10 @@ impl ContactMethod for TwoWayMethod {
         }
     }
 
+    fn needs_intersection_free_start(&self) -> bool {
+        true
+    }
+
     fn check(&self, _scene: &Scene, stepper: &StepperInfo) -> Result<(), SimError> {
         if !(stepper.minimises_energy && stepper.phases.contains(Phases::ACCEPTED)) {
             return Err(SimError::unsupported(
@@ -55,6 +61,14 @@ impl ContactMethod for TwoWayMethod {
         state: &GpuState,
         stepper: &mut dyn ContactHost,
     ) -> Result<Vec<Box<dyn ContactHandler>>, SimError> {
+        start_check::check_start(
+            model,
+            &model.positions,
+            &crate::contact::colliders::from_scene(scene),
+            0.0,
+            self.name(),
+            "at the start",
+        )?;
         let mut h = TwoWayHandler::new(ctx, scene, model, state)?;
         if scene.collision.repulsion_stiffness > 0.0 {
             let b = stepper.energy_bindings().ok_or_else(|| {
@@ -108,17 +122,8 @@ impl TwoWayHandler {
         state: &GpuState,
     ) -> Result<TwoWayHandler, SimError> {
         let n = model.positions.len();
-        let tris: Vec<[u32; 3]> = model
-            .bodies
-            .iter()
-            .flat_map(|b| b.surface.iter().copied())
-            .collect();
-        let mut body = vec![0u32; n];
-        for (k, b) in model.bodies.iter().enumerate() {
-            for v in b.vertices.clone() {
-                body[v as usize] = k as u32;
-            }
-        }
+        let tris = model.surface_triangles();
+        let body = model.vertex_bodies();
         let inv_w: Vec<f32> = (0..n)
             .map(|i| {
                 let scripted = model.vertex_motion.get(i).is_some_and(|&m| m != u32::MAX);
