@@ -175,6 +175,12 @@ pub trait EnergyTerm: Send {
         None
     }
 
+    /// Changes whenever the term's [`EnergyTerm::operator`] was rebuilt on new buffers (its
+    /// workspace grew): the stepper then records its linear solver's graphs again.
+    fn operator_generation(&self) -> u64 {
+        0
+    }
+
     /// Largest line-search step (fraction of the Newton direction) the term allows.
     fn max_step(&self) -> Result<f32, SimError> {
         Ok(1.0)

@@ -111,6 +111,7 @@ pub fn method(method: CollisionMethod) -> &'static dyn ContactMethod {
         CollisionMethod::TwoWay => &two_way::handler::TwoWayMethod,
         CollisionMethod::ShortestPath => &shortest_path::handler::ShortestPathMethod,
         CollisionMethod::Prox => &prox::handler::ProxMethod,
+        CollisionMethod::Bal => &bal::handler::BalMethod,
         #[cfg(test)]
         CollisionMethod::Inert => &inert::InertMethod,
     }
@@ -263,6 +264,14 @@ impl ContactSet {
             .iter()
             .filter_map(|h| h.energy())
             .any(|e| e.converged())
+    }
+
+    /// The sum of the energy terms' operator generations and the first term's matrix-free
+    /// couplings ([`EnergyTerm::operator_generation`], [`EnergyTerm::operator`]).
+    pub fn operator(&self) -> (u64, Option<&dyn crate::linear::pcg::MatrixFreeCouplings>) {
+        let terms = || self.handlers.iter().filter_map(|h| h.energy());
+        let generation = terms().map(|e| e.operator_generation()).sum();
+        (generation, terms().find_map(|e| e.operator()))
     }
 
     /// Tells every energy term how a Newton iteration's solve and line search went.

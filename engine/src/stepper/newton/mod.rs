@@ -57,6 +57,10 @@ pub struct NewtonStepper {
     /// Penalty-term stiffness k (N/m): `penalty_stiffness` m̄/h².
     penalty_k: f64,
     pcg: Pcg,
+    /// The energy terms' operator generation the PCG graphs were last recorded with
+    /// ([`NewtonStepper::refresh_operator`]).
+    operator_generation: u64,
+    ctx: Context,
     graphs: Graphs,
     /// Kept alive for the graphs that bind them.
     _elements: TetElements,
@@ -148,6 +152,8 @@ impl NewtonStepper {
             ws,
             penalty_k,
             pcg,
+            operator_generation: 0,
+            ctx: ctx.clone(),
             graphs,
             _elements: elements,
             _sparsity: sparsity,
@@ -339,14 +345,14 @@ impl NewtonStepper {
     /// Newton iterations from the objective `energy` at x until the direction or the gradient is
     /// small, the line search fails or the iteration cap; returns the objective at the end.
     fn iterate(
-        &self,
+        &mut self,
         t: f64,
         mut energy: f64,
         state: &GpuState,
         contacts: &mut ContactSet,
         report: &mut StepReport,
     ) -> Result<f64, SimError> {
-        let st = &self.settings;
+        let st = self.settings.clone();
         for _ in 0..st.max_iterations {
             if st.gradient_tolerance > 0.0 && report.gradient_norm <= st.gradient_tolerance {
                 break;
@@ -354,6 +360,7 @@ impl NewtonStepper {
             if contacts.terms_converged() {
                 break;
             }
+            self.refresh_operator(contacts)?;
             let mut info = self.solve(t, contacts, report)?;
             let (accepted, alpha, dmax) =
                 self.search_with_resumes(energy, contacts, &mut info, report)?;
@@ -371,6 +378,17 @@ impl NewtonStepper {
             energy = self.evaluate_terms(contacts, st.friction_per_iteration, report)?;
         }
         Ok(energy)
+    }
+
+    /// Records the PCG graphs again when an energy term's matrix-free couplings were rebuilt
+    /// since they were recorded ([`EnergyTerm::operator_generation`]: a term's workspace grew).
+    fn refresh_operator(&mut self, contacts: &ContactSet) -> Result<(), SimError> {
+        let (generation, op) = contacts.operator();
+        if generation != self.operator_generation {
+            self.pcg.set_contact_operator(&self.ctx, op)?;
+            self.operator_generation = generation;
+        }
+        Ok(())
     }
 
     /// Prediction and first linearisation of the next step without solving or advancing: the
