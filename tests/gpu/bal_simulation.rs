@@ -78,6 +78,10 @@ fn tet_cube_iterates_stay_apart_and_converge() {
         assert_eq!(s.steps_at_cap, 0, "frame {f}: {s:?}");
         assert!(s.newton_iterations >= s.steps, "frame {f}: {s:?}");
         assert!(s.sigma_max > 0.0, "frame {f}: {s:?}");
+        // Newton makes progress: no line search ends in a vanishing step (a Newton system
+        // that is not a descent direction shows as steps of ~1e-9).
+        assert!(s.alpha_min.is_some_and(|a| a > 1e-6), "frame {f}: {s:?}");
+        assert_eq!(s.line_search_failures, 0, "frame {f}: {s:?}");
     }
 }
 
@@ -123,7 +127,10 @@ fn bad_settings_are_refused_naming_the_field() {
         ("collision.bal.d_hat=-1e-3", "collision.bal.d_hat"),
         ("collision.bal.eps_v=0.0", "collision.bal.eps_v"),
         ("collision.friction=-0.5", "collision.friction"),
-        ("collision.bal.ccd_separation=1.5", "collision.bal.ccd_separation"),
+        (
+            "collision.bal.ccd_separation=1.5",
+            "collision.bal.ccd_separation",
+        ),
     ] {
         let set = vec![set.to_string()];
         let err = match Scene::parse(TET_CUBE, "bal_tet_cube.toml", &set) {
@@ -209,8 +216,8 @@ fn mechanical_energy(sim: &Simulation, gravity: [f64; 3]) -> f64 {
         e += 0.5 * m * vv - m * (0..3).map(|k| gravity[k] * x[i][k]).sum::<f64>();
     }
     for (t, &(mu, lambda)) in model.tets.iter().zip(&model.tet_lame) {
-        let rest = TetRest::new(&t.map(|v| Vector3::from(model.positions[v as usize])))
-            .expect("rest tet");
+        let rest =
+            TetRest::new(&t.map(|v| Vector3::from(model.positions[v as usize]))).expect("rest tet");
         let now = t.map(|v| Vector3::from(x[v as usize]));
         e += rest.energy(&Material::StableNeoHookean { mu, lambda }, &now);
     }
@@ -236,7 +243,8 @@ fn frictionless_energy_never_increases() {
     let drop = 0.5 * mass * 1.0 + mass * 9.81 * 0.02;
     let mut e = mechanical_energy(&sim, gravity);
     for step in 0..12 {
-        sim.step_frame().unwrap_or_else(|e| panic!("step {step}: {e}"));
+        sim.step_frame()
+            .unwrap_or_else(|e| panic!("step {step}: {e}"));
         let next = mechanical_energy(&sim, gravity);
         assert!(
             next - e <= 1e-3 * drop,

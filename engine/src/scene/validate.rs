@@ -2,8 +2,9 @@
 //! one function per section of the scene; errors name the field path.
 
 use super::{
-    BalConfig, Collider, ColliderShape, CollisionMethod, CollisionSettings, Generator, MaterialModel,
-    MeshSource, NewtonConfig, Scene, SceneError, SimulationSettings, VertexSet, XpbdConfig,
+    BalConfig, Collider, ColliderShape, CollisionMethod, CollisionSettings, Generator,
+    MaterialModel, MeshSource, NewtonConfig, Scene, SceneError, SimulationSettings, VertexSet,
+    XpbdConfig,
 };
 
 /// A field path and what is wrong with it.

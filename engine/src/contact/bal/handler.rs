@@ -14,7 +14,7 @@
 //! plus α max|p|), and the search runs again at the iterate when the budget is half spent.
 
 use super::rules::{augmentation_rule, grown_sigma, initial_sigma, sigma_bounds};
-use super::system::SystemAdd;
+use super::system::{NodeSums, SystemAdd};
 use super::{AugRule, BalBindings, BalContact, BalParams, Candidates, FrictionLagMode, SigmaRule};
 use crate::contact::{
     start_check, ContactFrameStats, ContactHandler, ContactMethod, ContactNeeds, EnergyTerm,
@@ -290,6 +290,10 @@ pub struct BalHandler {
     bindings: BalBindings,
     inv_mass: GpuBuffer<f32>,
     rest_sq: Vec<f32>,
+    /// 0 for free vertices, −1 − v for fixed vertex v: as the couplings' group mask it keeps
+    /// the contact blocks between free vertices only (fixed rows of the Newton system are
+    /// identity rows; a block coupling one to a free vertex would make the system indefinite).
+    free_groups: GpuBuffer<i32>,
     observer: Option<StepObserver>,
     inner: Mutex<Inner>,
 }
@@ -312,8 +316,8 @@ impl BalHandler {
             ));
         }
         let field = |m: String| SimError::unsupported("collision", m);
-        let mesh = ProximityMesh::new(model.surface_triangles(), model.vertex_bodies())
-            .map_err(field)?;
+        let mesh =
+            ProximityMesh::new(model.surface_triangles(), model.vertex_bodies()).map_err(field)?;
         let surface_vertices = {
             let mut seen = vec![false; nv];
             for t in &mesh.triangles {
@@ -329,7 +333,10 @@ impl BalHandler {
             .edges
             .iter()
             .map(|e| {
-                let (a, b) = (model.positions[e[0] as usize], model.positions[e[1] as usize]);
+                let (a, b) = (
+                    model.positions[e[0] as usize],
+                    model.positions[e[1] as usize],
+                );
                 ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)) as f32
             })
             .collect();
@@ -339,7 +346,12 @@ impl BalHandler {
             .collect();
         let mean_mass = free.iter().sum::<f64>() / free.len().max(1) as f64;
         let bbox = bbox_diagonal(&model.positions);
-        let bounds = sigma_bounds(mean_mass.max(f64::MIN_POSITIVE), bbox, settings.d_hat, settings.h);
+        let bounds = sigma_bounds(
+            mean_mass.max(f64::MIN_POSITIVE),
+            bbox,
+            settings.d_hat,
+            settings.h,
+        );
         let search = ProximitySearch::new(
             ctx,
             mesh,
@@ -363,7 +375,17 @@ impl BalHandler {
             settings.params(bounds.0),
         )
         .map_err(failed)?;
-        let sys = SystemAdd::new(ctx, &bal, &system, &state.inv_mass, nv)?;
+        let groups: Vec<i32> = (0..nv)
+            .map(|v| {
+                if model.inv_mass[v] > 0.0 {
+                    0
+                } else {
+                    -1 - v as i32
+                }
+            })
+            .collect();
+        let free_groups = ctx.upload_buffer("bal.free_groups", &groups, BufferUsage::STORAGE)?;
+        let sys = SystemAdd::new(ctx, NodeSums::of(&bal), &system, &state.inv_mass, nv)?;
         let x_search = ctx.create_buffer("bal.x_search", nv.max(1), BufferUsage::STORAGE)?;
         let zeros = ctx.create_buffer("bal.zeros", nv.max(1), BufferUsage::STORAGE)?;
         let moved = MaxDisplacement::new(ctx, nv)?;
@@ -414,6 +436,7 @@ impl BalHandler {
             bindings,
             inv_mass: state.inv_mass.clone(),
             rest_sq,
+            free_groups,
             observer: None,
             inner: Mutex::new(inner),
         };
@@ -468,7 +491,7 @@ impl BalHandler {
     fn replace(&self, inner: &mut Inner, bal: BalContact) -> Result<(), SimError> {
         let system = SystemAdd::new(
             &inner.ctx,
-            &bal,
+            NodeSums::of(&bal),
             &self.system_bindings,
             &self.inv_mass,
             self.nv,
@@ -490,7 +513,7 @@ impl BalHandler {
             // couplings must bind the new ones.
             inner.system = SystemAdd::new(
                 &inner.ctx,
-                &inner.bal,
+                NodeSums::of(&inner.bal),
                 &self.system_bindings,
                 &self.inv_mass,
                 self.nv,
@@ -523,7 +546,12 @@ impl BalHandler {
 
     fn apply_rule(&self, inner: &mut Inner, dmin: f64) -> Result<(), SimError> {
         let rule = if self.settings.augmentation {
-            augmentation_rule(dmin, inner.dmin_prev, !inner.aug_nonempty, self.settings.d_hat)
+            augmentation_rule(
+                dmin,
+                inner.dmin_prev,
+                !inner.aug_nonempty,
+                self.settings.d_hat,
+            )
         } else {
             AugRule::Empty
         };
@@ -611,7 +639,8 @@ impl BalHandler {
         if first {
             inner.gradient0 = norm;
         }
-        inner.converged = norm <= self.settings.tolerance * inner.gradient0 || inner.gradient0 == 0.0;
+        inner.converged =
+            norm <= self.settings.tolerance * inner.gradient0 || inner.gradient0 == 0.0;
         inner.iteration += 1;
         Ok((change, ms))
     }
@@ -649,10 +678,7 @@ fn bbox_diagonal(x: &[[f64; 3]]) -> f64 {
             hi[a] = hi[a].max(p[a]);
         }
     }
-    (0..3)
-        .map(|a| (hi[a] - lo[a]).powi(2))
-        .sum::<f64>()
-        .sqrt()
+    (0..3).map(|a| (hi[a] - lo[a]).powi(2)).sum::<f64>().sqrt()
 }
 
 impl MatrixFreeCouplings for BalHandler {
@@ -666,22 +692,14 @@ impl MatrixFreeCouplings for BalHandler {
         input: &GpuBuffer<[f32; 4]>,
         q: &GpuBuffer<[f32; 4]>,
     ) {
+        // Only the blocks between free vertices (see `free_groups`).
         if let Ok(inner) = self.inner.lock() {
-            inner.bal.record_spmv(g, input, q, None);
+            inner.bal.record_spmv(g, input, q, Some(&self.free_groups));
         }
     }
-
-    fn record_add_masked_product(
-        &self,
-        g: &mut Graph,
-        input: &GpuBuffer<[f32; 4]>,
-        q: &GpuBuffer<[f32; 4]>,
-        groups: &GpuBuffer<i32>,
-    ) {
-        if let Ok(inner) = self.inner.lock() {
-            inner.bal.record_spmv(g, input, q, Some(groups));
-        }
-    }
+    // The warm start's grouped products leave the contact couplings out (the trait's default):
+    // the kernel masks by one group buffer, and the stiffness groups would also need the
+    // free-vertex mask.
 }
 
 impl EnergyTerm for BalHandler {

@@ -58,7 +58,7 @@ mod buffers;
 mod graphs;
 pub mod handler;
 pub mod rules;
-mod system;
+pub mod system;
 
 pub use rules::{AugRule, FrictionLagMode, KeyBits, SigmaRule};
 

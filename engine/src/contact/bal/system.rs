@@ -4,19 +4,42 @@
 //! stiffness into the block-Jacobi preconditioner and the warm start. Compiled per
 //! [`super::BalContact`] workspace (its node buffers change when it grows).
 
-use super::BalContact;
 use crate::phase::SystemBindings;
 use crate::primitives::{Reduce, ReduceOp, ReduceResult};
-use crate::vk::{ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph, VkResult};
+use crate::vk::{
+    ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph, VkResult,
+};
 
 /// Workgroup size.
 const WG: u32 = 64;
 
+/// The per-node sums of the BAL terms that [`SystemAdd`] adds.
+#[derive(Clone, Copy)]
+pub struct NodeSums<'a> {
+    /// Gradient (N), vec4 per vertex.
+    pub gradient: &'a GpuBuffer<[f32; 4]>,
+    /// Diagonal blocks (N/m), three row vec4s per vertex.
+    pub diag: &'a GpuBuffer<[f32; 4]>,
+    /// Warm-start stiffness (N/m) per vertex.
+    pub stiffness: &'a GpuBuffer<f32>,
+}
+
+impl<'a> NodeSums<'a> {
+    /// The node sums of a workspace.
+    pub fn of(bal: &'a super::BalContact) -> Self {
+        NodeSums {
+            gradient: bal.node_gradient(),
+            diag: bal.node_diag(),
+            stiffness: bal.node_stiffness(),
+        }
+    }
+}
+
 /// The two graphs that add a BAL workspace's node sums to the stepper's system.
-pub(crate) struct SystemAdd {
-    /// rhs −= node gradient; ‖rhs‖² reduced into `norm2`.
+pub struct SystemAdd {
+    /// rhs −= node gradient; ‖rhs‖² reduced (read with [`SystemAdd::rhs_norm`]).
     pub gradient: CompiledGraph,
-    /// Diagonal blocks, inverses and stiffness.
+    /// Diagonal blocks += node blocks, inverses recomputed, stiffness += node stiffness.
     pub hessian: CompiledGraph,
     norm2: GpuBuffer<ReduceResult>,
     _scratch: GpuBuffer<f32>,
@@ -24,10 +47,12 @@ pub(crate) struct SystemAdd {
 }
 
 impl SystemAdd {
-    /// Records both graphs for `bal`'s node buffers over `nv` vertices.
+    /// Records both graphs for the node sums `nodes` (gradient, N; diagonal blocks, three
+    /// rows per vertex, N/m; stiffness, N/m: [`super::BalContact::node_gradient`] and its
+    /// siblings) over `nv` vertices.
     pub fn new(
         ctx: &Context,
-        bal: &BalContact,
+        nodes: NodeSums<'_>,
         system: &SystemBindings,
         inv_mass: &GpuBuffer<f32>,
         nv: usize,
@@ -50,9 +75,9 @@ impl SystemAdd {
                 .workgroup_size(WG)
                 .spec(&[mode])
                 .read(inv_mass)
-                .read(bal.node_gradient())
-                .read(bal.node_diag())
-                .read(bal.node_stiffness())
+                .read(nodes.gradient)
+                .read(nodes.diag)
+                .read(nodes.stiffness)
                 .push(&(nv as u32))
         };
         let mut g = Graph::new("bal.system_gradient");

@@ -394,7 +394,9 @@ pub fn system_add_hessian(
 ) {
     for v in (0..diag.len()).filter(|&v| inv_mass[v] != 0.0) {
         diag[v] += node_diag[v];
-        inverse[v] = diag[v].try_inverse().unwrap_or_else(nalgebra::Matrix3::zeros);
+        inverse[v] = diag[v]
+            .try_inverse()
+            .unwrap_or_else(nalgebra::Matrix3::zeros);
         stiffness[v] += node_stiffness[v];
     }
 }

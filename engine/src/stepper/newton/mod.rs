@@ -225,7 +225,10 @@ impl NewtonStepper {
         let g = &self.graphs;
         let mut alpha = alpha0;
         let mut dmax = 0.0;
-        let floor = self.settings.max_halvings.map(|n| alpha0 * 0.5f32.powi(n as i32));
+        let floor = self
+            .settings
+            .max_halvings
+            .map(|n| alpha0 * 0.5f32.powi(n as i32));
         while floor.map_or(alpha > 1e-6, |f| alpha >= f && alpha > 0.0) {
             self.ws.alpha.write(&[alpha])?;
             g.trial.run()?;
