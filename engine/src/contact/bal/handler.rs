@@ -602,9 +602,9 @@ impl BalHandler {
         let inv_mass = self.inv_mass.read()?;
         let (mut dot, mut n2) = (0.0f64, 0.0f64);
         for v in (0..self.nv).filter(|&v| inv_mass[v] != 0.0) {
-            for a in 0..3 {
-                let b = gb[v][a] as f64;
-                dot -= b * rhs[v][a] as f64;
+            for (&b, &r) in gb[v][..3].iter().zip(&rhs[v][..3]) {
+                let b = b as f64;
+                dot -= b * r as f64;
                 n2 += b * b;
             }
         }
@@ -673,12 +673,16 @@ fn bbox_diagonal(x: &[[f64; 3]]) -> f64 {
     let mut lo = [f64::INFINITY; 3];
     let mut hi = [f64::NEG_INFINITY; 3];
     for p in x {
-        for a in 0..3 {
-            lo[a] = lo[a].min(p[a]);
-            hi[a] = hi[a].max(p[a]);
+        for ((l, h), &c) in lo.iter_mut().zip(hi.iter_mut()).zip(p) {
+            *l = l.min(c);
+            *h = h.max(c);
         }
     }
-    (0..3).map(|a| (hi[a] - lo[a]).powi(2)).sum::<f64>().sqrt()
+    lo.iter()
+        .zip(&hi)
+        .map(|(l, h)| (h - l).powi(2))
+        .sum::<f64>()
+        .sqrt()
 }
 
 impl MatrixFreeCouplings for BalHandler {
