@@ -12,7 +12,6 @@
 
 #![deny(missing_docs)]
 
-pub mod bal;
 pub mod bvh;
 pub mod coloring;
 pub mod contact;

@@ -107,6 +107,58 @@ pub struct EnergyBindings {
     pub inv_mass: GpuBuffer<f32>,
     /// Stiffness k (N/m) of the penalty-type term (`contact::ContactNeeds::energy_stiffness` × m̄/h²).
     pub stiffness: f64,
+    /// The stepper's float system, for terms that add their own gradient and Hessian blocks
+    /// ([`EnergyTerm::add_gradient`], [`EnergyTerm::add_hessian`]); `None` when it has none.
+    pub system: Option<SystemBindings>,
+}
+
+/// A Newton-type stepper's linear system (f32, per vertex) that an energy term may add its
+/// contributions to in graphs of its own, beside the fixed-point penalty sums: the stepper runs
+/// them through [`EnergyTerm::add_gradient`] after its gradient pass and
+/// [`EnergyTerm::add_hessian`] after its assembly. Fixed vertices (inverse mass 0) must stay
+/// untouched (zero right-hand side, identity blocks).
+#[derive(Clone)]
+pub struct SystemBindings {
+    /// Right-hand side −∇E (vec4 per vertex, N).
+    pub rhs: GpuBuffer<[f32; 4]>,
+    /// Diagonal 3×3 blocks of the system matrix (three row vec4s per vertex, N/m).
+    pub diag_blocks: GpuBuffer<[f32; 4]>,
+    /// Their inverses (the block-Jacobi preconditioner), three row vec4s per vertex (m/N).
+    pub inverse_diag_blocks: GpuBuffer<[f32; 4]>,
+    /// Per-vertex stiffness estimates e_j of the PCG warm start (N/m).
+    pub stiffness: GpuBuffer<f32>,
+    /// The Newton direction (the linear solution, vec4 per vertex, m).
+    pub direction: GpuBuffer<[f32; 4]>,
+}
+
+/// How the stepper's linear solve for one Newton iteration ended and what the line search did
+/// ([`EnergyTerm::iteration_done`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct IterationInfo {
+    /// Global PCG iterations (resumptions included).
+    pub pcg_iterations: u32,
+    /// Warm-start (grouped) PCG iterations.
+    pub pcg_warm_iterations: u32,
+    /// Why the last PCG run stopped.
+    pub pcg_exit: PcgExit,
+    /// PCG resumptions after a failed line search.
+    pub pcg_resumes: u32,
+    /// The line search's first step (the terms' bound, at most 1).
+    pub alpha_start: f32,
+    /// The accepted step (0: none accepted).
+    pub alpha: f32,
+}
+
+/// Why a PCG solve stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PcgExit {
+    /// The relative residual reached the tolerance.
+    #[default]
+    Tolerance,
+    /// No new smallest residual over the stagnation window (or a non-finite residual).
+    Stagnation,
+    /// The iteration cap.
+    Cap,
 }
 
 /// An energy a minimising stepper adds to its objective (a contact penalty or barrier).
@@ -123,6 +175,12 @@ pub trait EnergyTerm: Send {
         None
     }
 
+    /// Changes whenever the term's [`EnergyTerm::operator`] was rebuilt on new buffers (its
+    /// workspace grew): the stepper then records its linear solver's graphs again.
+    fn operator_generation(&self) -> u64 {
+        0
+    }
+
     /// Largest line-search step (fraction of the Newton direction) the term allows.
     fn max_step(&self) -> Result<f32, SimError> {
         Ok(1.0)
@@ -133,6 +191,35 @@ pub trait EnergyTerm: Send {
     fn outer_update(&mut self) -> Result<bool, SimError> {
         Ok(true)
     }
+
+    /// Whether the term writes the stepper's fixed-point penalty sums
+    /// ([`EnergyBindings::accum`], scaled by [`EnergyBindings::stiffness`]).
+    fn uses_penalty_sums(&self) -> bool {
+        true
+    }
+
+    /// After the stepper's gradient pass at the iterate (which follows [`EnergyTerm::evaluate`]):
+    /// adds the term's own gradient to [`SystemBindings::rhs`]; the term may first rescale
+    /// itself from the stepper's gradient (a stiffness chosen from it). Returns (change of the
+    /// term's energy since `evaluate`, J; GPU ms).
+    fn add_gradient(&self) -> Result<(f64, f64), SimError> {
+        Ok((0.0, 0.0))
+    }
+
+    /// After the stepper's Hessian assembly: adds the term's diagonal blocks (re-inverting
+    /// them) and stiffness estimates to the system; returns GPU ms.
+    fn add_hessian(&self) -> Result<f64, SimError> {
+        Ok(0.0)
+    }
+
+    /// The term's own convergence test of the minimisation at the iterate (after
+    /// `add_gradient`); a stepper stops iterating when it holds (besides its own tests).
+    fn converged(&self) -> bool {
+        false
+    }
+
+    /// Told after every Newton iteration's linear solve and line search.
+    fn iteration_done(&self, _info: &IterationInfo) {}
 }
 
 /// What a stepper offers the contact methods built for it: its description, and for minimising

@@ -6,7 +6,7 @@
 // that was in A' keeps (mu, s) and is marked "was in A'" (w = 1); the flag (z) is set by the A'
 // rule afterwards (multipliers.comp, MODE 0). Slots past the count are emptied (distance +inf).
 // A count above the capacity is an overflow the host handles by growing the list and redoing
-// the pass (engine/src/bal/graphs.rs); pairs are never dropped silently.
+// the pass (engine/src/contact/bal/graphs.rs); pairs are never dropped silently.
 // Reference: cpu_reference/bal/kernels.rs (active_set, carry).
 #include "common.glsl"
 #include "bal.glsl"

@@ -6,7 +6,7 @@
 // canonically, whatever order the search appended them in: the active pairs first in key
 // order, then the other candidates in key order (the order every later candidate sum runs in),
 // then the empty slots. Active pairs are counted with an integer atomic (only the count depends
-// on it, never an order). Host: engine/src/bal/graphs.rs. Reference: cpu_reference/bal/
+// on it, never an order). Host: engine/src/contact/bal/graphs.rs. Reference: cpu_reference/bal/
 // kernels.rs (active_set).
 #include "common.glsl"
 #include "bal.glsl"

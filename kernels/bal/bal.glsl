@@ -588,7 +588,7 @@ float bal_friction_terms(vec4 beta, vec3 t0, vec3 t1, float chi_lambda, vec3 x[4
 }
 
 // ---- shared bindings and helpers of the BAL kernels ----
-// Parameters the host writes between graph runs (engine/src/bal/mod.rs, BalParams): sigma (N/m),
+// Parameters the host writes between graph runs (engine/src/contact/bal/mod.rs, BalParams): sigma (N/m),
 // d_hat (m), friction eps = eps_v h (m), chi, CCD separation fraction xi, augmentation threshold
 // (1e-2 d_hat), the A' rule code (0 empty, 1 rebuild, 2 keep) and the mollifier factor.
 struct BalParams {

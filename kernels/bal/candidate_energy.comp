@@ -5,7 +5,7 @@
 // does not depend on the order the proximity search appended them in (bit-identical reruns).
 // Also counts the candidates closer than d_hat there (an integer atomic): the active-pair count
 // the line search's memory cap (paper 5.2) checks at a trial point.
-// Host: engine/src/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (candidate_energy).
+// Host: engine/src/contact/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (candidate_energy).
 #include "common.glsl"
 #include "bal.glsl"
 layout(std430, binding = 0) readonly buffer Params { BalParams prm; };

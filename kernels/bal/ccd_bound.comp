@@ -5,7 +5,7 @@
 // current distance apart (1 without a hit, and for empty slots); the host's min-reduction gives
 // alpha_max. Every accepted iterate thus keeps d > 0. The candidates must hold every pair that
 // can come within reach during the step (search distance >= d_hat + 2 max |dir|).
-// Host: engine/src/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (ccd_bound).
+// Host: engine/src/contact/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (ccd_bound).
 #include "common.glsl"
 #include "bal.glsl"
 #include "ccd.glsl"

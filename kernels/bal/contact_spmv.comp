@@ -6,7 +6,7 @@
 // row: deterministic, no atomics. Run after the mesh SpMV wrote y = (D + L + L^T) p.
 // MASKED = 1: only blocks between vertices of the same stiffness group (the warm start's
 // block-diagonal-by-group system, kernels/solver/spmv.comp).
-// Host: engine/src/bal/graphs.rs (record_spmv). Reference: cpu_reference/bal/kernels.rs
+// Host: engine/src/contact/bal/graphs.rs (record_spmv). Reference: cpu_reference/bal/kernels.rs
 // (contact_spmv).
 #include "common.glsl"
 #include "bal.glsl"

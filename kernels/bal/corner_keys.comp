@@ -4,7 +4,7 @@
 // count nv for empty slots) and value e. A stable radix sort by key groups the entries by node
 // in slot order, and row pointers (kernels/recovery/penalty_rows.comp) give each node its list:
 // every per-node sum below then runs in a fixed order, without float atomics.
-// Host: engine/src/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (gather, contact_spmv: the same per-node sums).
+// Host: engine/src/contact/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (gather, contact_spmv: the same per-node sums).
 #include "common.glsl"
 #include "bal.glsl"
 layout(std430, binding = 0) readonly buffer PairVerts { uvec4 pair_verts[]; };

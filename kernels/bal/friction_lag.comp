@@ -5,7 +5,7 @@
 // lambda = -sigma b'(d, d_hat) + [in A'] (mu - sigma b'(d, d_hat + s)) in t0.w. Pairs without a
 // positive normal force (or chi = 0) leave their friction slot empty. Run after every Newton
 // iteration's A' rule (per-iteration lag) or once per step (per-step lag).
-// Host: engine/src/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (friction_lags).
+// Host: engine/src/contact/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (friction_lags).
 #include "common.glsl"
 #include "bal.glsl"
 layout(std430, binding = 0) readonly buffer Params { BalParams prm; };

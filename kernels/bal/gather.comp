@@ -2,8 +2,8 @@
 // Deterministic per-node gathers of the BAL stencil terms (spec A8 step 6): node v sums, over its
 // incidence entries (stencil s, corner k) in sorted order, the corner's gradient, its diagonal
 // Hessian block (k, k) and its warm-start stiffness. The Newton stepper adds these to its
-// gradient, its diagonal blocks D and its per-node stiffness e_j (engine/src/bal/mod.rs).
-// Host: engine/src/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (gather).
+// gradient, its diagonal blocks D and its per-node stiffness e_j (engine/src/contact/bal/mod.rs).
+// Host: engine/src/contact/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (gather).
 #include "common.glsl"
 #include "bal.glsl"
 layout(std430, binding = 0) readonly buffer RowPtr { uint row_ptr[]; };

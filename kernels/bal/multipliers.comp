@@ -7,7 +7,7 @@
 //   2 keep: the pairs that were in A' (and are still active) stay with their (mu, s).
 // MODE 1, the dual update at the new iterate (lines 17-19) for pairs of A':
 //   s = max(-mu / sigma - d_hat + d, 0), mu += sigma b(d, d_hat + s)  (mu only grows).
-// pair_aug = (mu, s, in A', was in A'). Host: engine/src/bal/graphs.rs. Reference:
+// pair_aug = (mu, s, in A', was in A'). Host: engine/src/contact/bal/graphs.rs. Reference:
 // cpu_reference/bal/kernels.rs (apply_rule, dual_update).
 #include "common.glsl"
 #include "bal.glsl"

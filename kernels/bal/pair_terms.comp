@@ -10,7 +10,7 @@
 // (block (k, l) at 16 s + 4 k + l, three vec4 rows each: the diagonal blocks go to D, the 12
 // off-diagonal ones are the contact blocks C of spec A8, coordinates (v_k, v_l)); the warm-start
 // stiffness per corner (3 x the mean clamped eigenvalue). Empty slots write zeros.
-// Host: engine/src/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (stencil_terms).
+// Host: engine/src/contact/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (stencil_terms).
 #include "common.glsl"
 #include "bal.glsl"
 layout(std430, binding = 0) readonly buffer Params { BalParams prm; };

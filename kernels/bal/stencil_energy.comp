@@ -2,7 +2,7 @@
 // BAL stencil energies at line-search trial positions: per stencil slot, the augmentation part
 // of a contact pair (slots < P) or the lagged friction energy (slots >= P), exactly as
 // pair_terms.comp writes them at the iterate; summed by the host's reduction.
-// Host: engine/src/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (stencil_energy).
+// Host: engine/src/contact/bal/graphs.rs. Reference: cpu_reference/bal/kernels.rs (stencil_energy).
 #include "common.glsl"
 #include "bal.glsl"
 layout(std430, binding = 0) readonly buffer Params { BalParams prm; };

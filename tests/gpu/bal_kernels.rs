@@ -1,4 +1,4 @@
-//! The BAL contact kernels (`kernels/bal/`, host `engine/src/bal/`) against their plain-Rust
+//! The BAL contact kernels (`kernels/bal/`, host `engine/src/contact/bal/`) against their plain-Rust
 //! twins (`cpu_reference::bal::kernels`) on lavapipe with the validation layer on:
 //! - the active set (distances of every candidate, keys, sort, build) equals the reference and
 //!   does not depend on the order the candidates come in; fed by the real proximity search too;
@@ -18,7 +18,7 @@
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use rand::seq::SliceRandom;
 use rand::Rng;
-use supple::bal::{AugRule, BalBindings, BalContact, BalParams, Candidates};
+use supple::contact::bal::{AugRule, BalBindings, BalContact, BalParams, Candidates};
 use supple::cpu_reference::bal::distance::StencilKind;
 use supple::cpu_reference::bal::kernels as twin;
 use supple::cpu_reference::bal::kernels::{ActivePair, CandidateStencil, KeyBits, TermParams};
@@ -313,7 +313,11 @@ fn moved(s: &Scene, t: f64, seed: u64) -> Vec<Vector3<f64>> {
         .collect()
 }
 
-fn assert_pairs_match(gpu: &[supple::bal::PairRecord], reference: &[ActivePair], label: &str) {
+fn assert_pairs_match(
+    gpu: &[supple::contact::bal::PairRecord],
+    reference: &[ActivePair],
+    label: &str,
+) {
     assert_eq!(gpu.len(), reference.len(), "{label}: active pair count");
     for (g, r) in gpu.iter().zip(reference) {
         assert_eq!(g.key, r.key, "{label}: key order");
@@ -969,4 +973,124 @@ fn measure_graph_times() {
             serde_json::to_string(ms).unwrap()
         );
     }
+}
+
+#[test]
+fn system_add_matches_reference() {
+    use supple::contact::bal::system::{NodeSums, SystemAdd};
+    use supple::contact::SystemBindings;
+    let ctx = context(false);
+    let n = 37;
+    let mut r = rng(23);
+    let st = BufferUsage::STORAGE | BufferUsage::HOST_WRITE;
+    let inv_mass: Vec<f32> = (0..n).map(|i| if i % 5 == 0 { 0.0 } else { 1.0 }).collect();
+    let v4 = |r: &mut rand_pcg::Pcg64, k: usize| -> Vec<[f32; 4]> {
+        (0..k)
+            .map(|_| {
+                [
+                    r.random_range(-1.0..1.0),
+                    r.random_range(-1.0..1.0),
+                    r.random_range(-1.0..1.0),
+                    0.0,
+                ]
+            })
+            .collect()
+    };
+    // SPD diagonal blocks: identity scaled plus a small symmetric part.
+    let spd = |r: &mut rand_pcg::Pcg64, scale: f32| -> Vec<[f32; 4]> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let a: f32 = r.random_range(0.0..0.2);
+            out.push([scale, a, 0.0, 0.0]);
+            out.push([a, scale, a, 0.0]);
+            out.push([0.0, a, scale, 0.0]);
+        }
+        out
+    };
+    let node_grad = v4(&mut r, n);
+    let node_diag = spd(&mut r, 2.0);
+    let node_stiff: Vec<f32> = (0..n).map(|_| r.random_range(0.0..5.0)).collect();
+    let rhs = v4(&mut r, n);
+    let diag = spd(&mut r, 3.0);
+    let stiff: Vec<f32> = (0..n).map(|_| r.random_range(1.0..5.0)).collect();
+    let up4 = |name: &str, d: &[[f32; 4]]| ctx.upload_buffer(name, d, st).unwrap();
+    let up1 = |name: &str, d: &[f32]| ctx.upload_buffer(name, d, st).unwrap();
+    let system = SystemBindings {
+        rhs: up4("rhs", &rhs),
+        diag_blocks: up4("diag", &diag),
+        inverse_diag_blocks: up4("inv", &vec![[0.0; 4]; 3 * n]),
+        stiffness: up1("stiff", &stiff),
+        direction: up4("dir", &vec![[0.0; 4]; n]),
+    };
+    let (g, d, s, w) = (
+        up4("node_grad", &node_grad),
+        up4("node_diag", &node_diag),
+        up1("node_stiff", &node_stiff),
+        up1("inv_mass", &inv_mass),
+    );
+    let add = SystemAdd::new(
+        &ctx,
+        NodeSums {
+            gradient: &g,
+            diag: &d,
+            stiffness: &s,
+        },
+        &system,
+        &w,
+        n,
+    )
+    .unwrap();
+    add.gradient.run().unwrap();
+    add.hessian.run().unwrap();
+    // Reference.
+    let vec3 = |v: &[[f32; 4]]| -> Vec<Vector3<f64>> {
+        v.iter()
+            .map(|p| Vector3::new(p[0] as f64, p[1] as f64, p[2] as f64))
+            .collect()
+    };
+    let mat3 = |v: &[[f32; 4]]| -> Vec<Matrix3<f64>> {
+        v.chunks(3)
+            .map(|c| Matrix3::from_fn(|i, j| c[i][j] as f64))
+            .collect()
+    };
+    let w64: Vec<f64> = inv_mass.iter().map(|&x| x as f64).collect();
+    let mut rhs_ref = vec3(&rhs);
+    let norm2 = twin::system_add_gradient(&w64, &vec3(&node_grad), &mut rhs_ref);
+    let mut diag_ref = mat3(&diag);
+    let mut inv_ref = vec![Matrix3::zeros(); n];
+    let mut stiff_ref: Vec<f64> = stiff.iter().map(|&x| x as f64).collect();
+    let ns: Vec<f64> = node_stiff.iter().map(|&x| x as f64).collect();
+    twin::system_add_hessian(
+        &w64,
+        &mat3(&node_diag),
+        &ns,
+        &mut diag_ref,
+        &mut inv_ref,
+        &mut stiff_ref,
+    );
+    let rhs_gpu = vec3(&system.rhs.read().unwrap());
+    let diag_gpu = mat3(&system.diag_blocks.read().unwrap());
+    let inv_gpu = mat3(&system.inverse_diag_blocks.read().unwrap());
+    let stiff_gpu = system.stiffness.read().unwrap();
+    for v in 0..n {
+        assert!((rhs_gpu[v] - rhs_ref[v]).norm() < 1e-5, "rhs {v}");
+        assert!((diag_gpu[v] - diag_ref[v]).norm() < 1e-5, "diag {v}");
+        assert!(
+            (stiff_gpu[v] as f64 - stiff_ref[v]).abs() < 1e-5,
+            "stiffness {v}"
+        );
+        if w64[v] != 0.0 {
+            assert!((inv_gpu[v] - inv_ref[v]).norm() < 1e-4, "inverse {v}");
+        } else {
+            // Fixed vertices: untouched.
+            assert_eq!(inv_gpu[v], Matrix3::zeros(), "inverse {v}");
+        }
+    }
+    let norm = add.rhs_norm().unwrap();
+    assert!(
+        (norm - norm2.sqrt()).abs() < 1e-4 * norm2.sqrt().max(1.0),
+        "{norm} vs {}",
+        norm2.sqrt()
+    );
+    assert_no_validation_errors(&ctx);
 }

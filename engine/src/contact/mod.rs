@@ -17,6 +17,7 @@
 //! `scene::CollisionMethod` variant and one arm in [`method`] (docs/architecture.md, "Adding a
 //! contact method").
 
+pub mod bal;
 pub mod colliders;
 #[cfg(test)]
 mod inert;
@@ -28,7 +29,7 @@ pub mod two_way;
 
 use crate::error::SimError;
 use crate::model::SimModel;
-pub use crate::phase::{ContactHost, EnergyBindings, EnergyTerm};
+pub use crate::phase::{ContactHost, EnergyBindings, EnergyTerm, IterationInfo, SystemBindings};
 use crate::phase::{Phase, Phases, StepperInfo};
 use crate::scene::{CollisionMethod, Scene};
 use crate::state::GpuState;
@@ -49,6 +50,15 @@ pub struct ContactNeeds {
     /// Outer iterations per step a minimising stepper may run (each a full inner solve,
     /// followed by [`EnergyTerm::outer_update`]; 1: no outer loop).
     pub outer_iterations: u32,
+    /// The energy terms add float gradients of their own ([`EnergyTerm::add_gradient`]): a
+    /// stepper's per-vertex gradient test, which does not see them, is off.
+    pub term_gradients: bool,
+    /// Line-search halvings from the first step before the search fails (`None`: the
+    /// stepper's own rule).
+    pub line_search_halvings: Option<u32>,
+    /// When the line search fails, the linear solve resumes for one more stagnation window
+    /// and the search is retried, at most this many times per iteration (0: never).
+    pub line_search_resumes: u32,
 }
 
 impl Default for ContactNeeds {
@@ -56,6 +66,9 @@ impl Default for ContactNeeds {
         ContactNeeds {
             energy_stiffness: 0.0,
             outer_iterations: 1,
+            term_gradients: false,
+            line_search_halvings: None,
+            line_search_resumes: 0,
         }
     }
 }
@@ -98,6 +111,7 @@ pub fn method(method: CollisionMethod) -> &'static dyn ContactMethod {
         CollisionMethod::TwoWay => &two_way::handler::TwoWayMethod,
         CollisionMethod::ShortestPath => &shortest_path::handler::ShortestPathMethod,
         CollisionMethod::Prox => &prox::handler::ProxMethod,
+        CollisionMethod::Bal => &bal::handler::BalMethod,
         #[cfg(test)]
         CollisionMethod::Inert => &inert::InertMethod,
     }
@@ -221,6 +235,50 @@ impl ContactSet {
             done &= e.outer_update()?;
         }
         Ok(done)
+    }
+
+    /// Adds every energy term's own gradient to the stepper's system
+    /// ([`EnergyTerm::add_gradient`]): (change of the terms' energy, J; GPU ms).
+    pub fn add_gradients(&self) -> Result<(f64, f64), SimError> {
+        let mut sum = (0.0, 0.0);
+        for e in self.handlers.iter().filter_map(|h| h.energy()) {
+            let (j, ms) = e.add_gradient()?;
+            sum = (sum.0 + j, sum.1 + ms);
+        }
+        Ok(sum)
+    }
+
+    /// Adds every energy term's diagonal blocks and stiffness to the stepper's system
+    /// ([`EnergyTerm::add_hessian`]); returns GPU ms.
+    pub fn add_hessians(&self) -> Result<f64, SimError> {
+        let mut ms = 0.0;
+        for e in self.handlers.iter().filter_map(|h| h.energy()) {
+            ms += e.add_hessian()?;
+        }
+        Ok(ms)
+    }
+
+    /// Whether some energy term's own convergence test holds ([`EnergyTerm::converged`]).
+    pub fn terms_converged(&self) -> bool {
+        self.handlers
+            .iter()
+            .filter_map(|h| h.energy())
+            .any(|e| e.converged())
+    }
+
+    /// The sum of the energy terms' operator generations and the first term's matrix-free
+    /// couplings ([`EnergyTerm::operator_generation`], [`EnergyTerm::operator`]).
+    pub fn operator(&self) -> (u64, Option<&dyn crate::linear::pcg::MatrixFreeCouplings>) {
+        let terms = || self.handlers.iter().filter_map(|h| h.energy());
+        let generation = terms().map(|e| e.operator_generation()).sum();
+        (generation, terms().find_map(|e| e.operator()))
+    }
+
+    /// Tells every energy term how a Newton iteration's solve and line search went.
+    pub fn iteration_done(&self, info: &IterationInfo) {
+        for e in self.handlers.iter().filter_map(|h| h.energy()) {
+            e.iteration_done(info);
+        }
     }
 
     /// Tells every handler the positions were changed from outside a step.

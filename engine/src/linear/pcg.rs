@@ -101,7 +101,8 @@ pub fn decade_thresholds() -> Vec<f32> {
 
 /// Matrix-free Hessian couplings a contact term adds to the PCG product: q = (A + C) p. The
 /// solver records [`MatrixFreeCouplings::record_add_product`] after every unmasked SpMV of its
-/// graphs (the warm start's masked products, restricted to one stiffness group, skip them).
+/// graphs and [`MatrixFreeCouplings::record_add_masked_product`] after the warm start's masked
+/// ones (restricted to one stiffness group; none by default).
 /// Implemented by the shortest-path penalty (`contact::shortest_path::PenaltyContact`).
 pub trait MatrixFreeCouplings {
     /// Rows (vertices) the couplings act on; must equal the solver's.
@@ -114,6 +115,18 @@ pub trait MatrixFreeCouplings {
         input: &GpuBuffer<[f32; 4]>,
         q: &GpuBuffer<[f32; 4]>,
     );
+
+    /// Records nodes that add the couplings between nodes of the same stiffness group
+    /// (`groups`, one per row) to `q`: the warm start's masked product. The default adds
+    /// none (the grouped subsystems then leave the couplings out).
+    fn record_add_masked_product(
+        &self,
+        _g: &mut Graph,
+        _input: &GpuBuffer<[f32; 4]>,
+        _q: &GpuBuffer<[f32; 4]>,
+        _groups: &GpuBuffer<i32>,
+    ) {
+    }
 }
 
 /// A PCG solver for one matrix (sparsity and values uploaded once; the right-hand side and
@@ -222,8 +235,10 @@ fn record_graphs(
             .read(&w.groups)
             .push(&(n as u32)),
         );
-        if let (false, Some(c)) = (masked, contact) {
-            c.record_add_product(g, input, &w.q);
+        match (masked, contact) {
+            (false, Some(c)) => c.record_add_product(g, input, &w.q),
+            (true, Some(c)) => c.record_add_masked_product(g, input, &w.q, &w.groups),
+            _ => {}
         }
     };
     let record_groups = |g: &mut Graph| {

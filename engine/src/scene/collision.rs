@@ -15,6 +15,10 @@ pub enum CollisionMethod {
     /// to the boundary, as XPBD collision constraints or as the Newton solver's penalty energy
     /// (shortest-path paper).
     ShortestPath,
+    /// Barrier-augmented Lagrangian contact (IPC's log barrier with adaptive augmentation, a
+    /// CCD-filtered line search and fully implicit friction) inside the Newton solver; its
+    /// settings are the `[collision.bal]` table ([`BalConfig`]), χ is `collision.friction`.
+    Bal,
     /// RAINBOW's PROX: contact impulses on the velocities after symplectic Euler's free
     /// update (parameters in `[prox]`).
     Prox,
@@ -186,6 +190,8 @@ pub struct CollisionSettings {
     pub repulsion_stiffness: f64,
     /// Two-way method: repulsion distance d_r (m; default: `delta`); at most `d_min`.
     pub repulsion_distance: Option<f64>,
+    /// Barrier-augmented Lagrangian method: its settings (`[collision.bal]`).
+    pub bal: BalConfig,
 }
 
 impl Default for CollisionSettings {
@@ -231,6 +237,7 @@ impl Default for CollisionSettings {
             penalty_stiffness: 10.0,
             repulsion_stiffness: 0.0,
             repulsion_distance: None,
+            bal: BalConfig::default(),
         }
     }
 }
@@ -274,6 +281,81 @@ impl DetectionMode {
     /// Whether continuous detection runs.
     pub fn ccd(self) -> bool {
         self != DetectionMode::Dcd
+    }
+}
+
+/// How σ grows when a pair comes closer than 10⁻² d̂ (BAL Algorithm 1 line 21).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BalSigmaRule {
+    /// As printed: `σ ← max(1.2 σ, 100 σ⁰)` (unbounded).
+    #[default]
+    AsPrinted,
+    /// The cap reading: `σ ← min(1.2 σ, 100 σ⁰)`.
+    Capped,
+}
+
+/// When the BAL method re-lags friction (normal forces, tangent bases, weights).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BalFrictionLag {
+    /// After every Newton iteration (fully implicit; the paper).
+    #[default]
+    PerIteration,
+    /// Once at the start of each time step (semi-implicit; IPC).
+    PerStep,
+}
+
+/// `[collision.bal]`: the barrier-augmented Lagrangian method's parameters (SI units; defaults:
+/// the paper's values, spec `../shared/notes/bal-spec.md` §A3–§A7). The friction coefficient χ
+/// is `collision.friction`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BalConfig {
+    /// d̂ (m): the barrier acts on pairs closer than this (unsquared distance).
+    pub d_hat: f64,
+    /// ε_v (m/s): friction mollifier velocity; tangential slip below ε_v h per step sticks.
+    pub eps_v: f64,
+    /// σ growth rule.
+    pub sigma_rule: BalSigmaRule,
+    /// false: the "inexact Newton" baseline (A′ always empty: IPC's barrier on the same PCG).
+    pub augmentation: bool,
+    /// When friction is re-lagged.
+    pub friction_lag: BalFrictionLag,
+    /// Newton stops at ‖∇L‖ ≤ `newton_tolerance` ‖∇L⁰‖ (relative, in (0, 1)).
+    pub newton_tolerance: f64,
+    /// ξ: the line search's CCD bound keeps every pair at least ξ times its distance apart,
+    /// in (0, 1).
+    pub ccd_separation: f64,
+    /// Cap on active pairs at line-search trials (paper §5.2; the step halves while more
+    /// pairs would be active; none: no cap).
+    pub max_active_pairs: Option<u32>,
+    /// When the line search ends below α = 10⁻⁹, PCG resumes for 100 more iterations and
+    /// the search is retried, at most this many times per Newton iteration (Appendix B).
+    pub pcg_resumes: u32,
+    /// Proximity search distance for the candidate pairs (m, > d_hat; default d̂ plus half
+    /// the mean surface edge length). Larger: fewer searches, more candidates.
+    pub search_distance: Option<f64>,
+    /// Initial capacity of the active-pair list (grown between passes on overflow; default
+    /// 4 per surface vertex).
+    pub pair_capacity: Option<u32>,
+}
+
+impl Default for BalConfig {
+    fn default() -> Self {
+        BalConfig {
+            d_hat: 1e-3,
+            eps_v: 1e-3,
+            sigma_rule: BalSigmaRule::AsPrinted,
+            augmentation: true,
+            friction_lag: BalFrictionLag::PerIteration,
+            newton_tolerance: 1e-4,
+            ccd_separation: 0.1,
+            max_active_pairs: None,
+            pcg_resumes: 20,
+            search_distance: None,
+            pair_capacity: None,
+        }
     }
 }
 

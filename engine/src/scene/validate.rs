@@ -2,8 +2,9 @@
 //! one function per section of the scene; errors name the field path.
 
 use super::{
-    Collider, ColliderShape, CollisionMethod, CollisionSettings, Generator, MaterialModel,
-    MeshSource, NewtonConfig, Scene, SceneError, SimulationSettings, VertexSet, XpbdConfig,
+    BalConfig, Collider, ColliderShape, CollisionMethod, CollisionSettings, Generator,
+    MaterialModel, MeshSource, NewtonConfig, Scene, SceneError, SimulationSettings, VertexSet,
+    XpbdConfig,
 };
 
 /// A field path and what is wrong with it.
@@ -225,6 +226,55 @@ fn validate_collision(c: &CollisionSettings) -> Check {
         );
     }
     validate_two_way(c)?;
+    validate_bal(&c.bal)?;
+    Ok(())
+}
+
+/// `[collision.bal]`: the barrier-augmented Lagrangian method's parameters (checked whatever
+/// the method; χ is `collision.friction`, checked above).
+fn validate_bal(b: &BalConfig) -> Check {
+    for (key, v, unit) in [("d_hat", b.d_hat, "m"), ("eps_v", b.eps_v, "m/s")] {
+        if !(v.is_finite() && v > 0.0) {
+            return bad(
+                format!("collision.bal.{key}"),
+                format!("must be positive and finite ({unit}), got {v}"),
+            );
+        }
+    }
+    for (key, v) in [
+        ("newton_tolerance", b.newton_tolerance),
+        ("ccd_separation", b.ccd_separation),
+    ] {
+        if !(v > 0.0 && v < 1.0) {
+            return bad(
+                format!("collision.bal.{key}"),
+                format!("must lie in (0, 1), got {v}"),
+            );
+        }
+    }
+    if b.max_active_pairs == Some(0) {
+        return bad(
+            "collision.bal.max_active_pairs".into(),
+            "must be at least 1 (leave it out for no cap)".into(),
+        );
+    }
+    if b.pair_capacity == Some(0) {
+        return bad(
+            "collision.bal.pair_capacity".into(),
+            "must be at least 1 (leave it out for the default)".into(),
+        );
+    }
+    if let Some(d) = b.search_distance {
+        if !(d.is_finite() && d > b.d_hat) {
+            return bad(
+                "collision.bal.search_distance".into(),
+                format!(
+                    "must be a length in m larger than collision.bal.d_hat ({}), got {d}",
+                    b.d_hat
+                ),
+            );
+        }
+    }
     Ok(())
 }
 

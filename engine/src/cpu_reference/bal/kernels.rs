@@ -1,4 +1,4 @@
-//! Plain-Rust twins of the BAL GPU kernels (`kernels/bal/`, host `engine/src/bal/`), on the GPU
+//! Plain-Rust twins of the BAL GPU kernels (`kernels/bal/`, host `engine/src/contact/bal/`), on the GPU
 //! data layout: candidate stencils from the proximity search's pair records, the active list
 //! sorted by 64-bit pair key, the augmentation state carried by key, the A′ rule and the dual
 //! update, friction lags, per-stencil terms (contact slots then friction slots), the
@@ -18,7 +18,7 @@ use nalgebra::Vector3;
 /// Marker of an empty slot's vertices.
 pub const NONE: u32 = u32::MAX;
 
-pub use crate::bal::KeyBits;
+pub use crate::contact::bal::KeyBits;
 
 /// The 64-bit key of an active pair (orders like [`super::problem::PairKey`]; candidates not
 /// closer than d̂ carry the inactive bit `1 << (total − 1)` on top).
@@ -363,6 +363,42 @@ pub fn gather(
         }
     }
     (g, d, e)
+}
+
+/// `system_add.comp` MODE 0: `rhs -= node gradient` on free vertices (inverse mass ≠ 0);
+/// returns the squared norm of the new right-hand side (N²).
+pub fn system_add_gradient(
+    inv_mass: &[f64],
+    node_gradient: &[Vector3<f64>],
+    rhs: &mut [Vector3<f64>],
+) -> f64 {
+    let mut norm2 = 0.0;
+    for (v, r) in rhs.iter_mut().enumerate() {
+        if inv_mass[v] != 0.0 {
+            *r -= node_gradient[v];
+            norm2 += r.norm_squared();
+        }
+    }
+    norm2
+}
+
+/// `system_add.comp` MODE 1: diagonal blocks `+=` node blocks (N/m), their inverses (m/N)
+/// recomputed and stiffness `+=` node stiffness (N/m), on free vertices only.
+pub fn system_add_hessian(
+    inv_mass: &[f64],
+    node_diag: &[nalgebra::Matrix3<f64>],
+    node_stiffness: &[f64],
+    diag: &mut [nalgebra::Matrix3<f64>],
+    inverse: &mut [nalgebra::Matrix3<f64>],
+    stiffness: &mut [f64],
+) {
+    for v in (0..diag.len()).filter(|&v| inv_mass[v] != 0.0) {
+        diag[v] += node_diag[v];
+        inverse[v] = diag[v]
+            .try_inverse()
+            .unwrap_or_else(nalgebra::Matrix3::zeros);
+        stiffness[v] += node_stiffness[v];
+    }
 }
 
 /// `contact_spmv.comp`: `y += C p`, C the off-diagonal blocks of every stencil.

@@ -1,6 +1,6 @@
 //! Plain-Rust (f64) reference of the barrier-augmented Lagrangian (BAL) contact method (Guo,
 //! Li, Yang, Li and Wang, "Barrier-Augmented Lagrangian for GPU-based Elastodynamic Contact";
-//! spec `../shared/notes/bal-spec.md`), the twin the GPU kernels (`engine/src/bal/`,
+//! spec `../shared/notes/bal-spec.md`), the twin the GPU kernels (`engine/src/contact/bal/`,
 //! `kernels/bal/`) are checked against:
 //!
 //! - [`barrier`]: IPC's C2 clamped log barrier on unsquared distances and the edge–edge
@@ -14,11 +14,11 @@
 //!
 //! How the spec's ambiguities (§A7) are settled, and where:
 //! 1–3. σ⁰ with the squared norm, clamped to IPC Toolkit's corridor in distance units and
-//!      IPC's h²-scaled energy converted ([`crate::bal::rules::sigma_bounds`],
-//!      [`crate::bal::rules::initial_sigma`]; host rules shared with the GPU wiring).
-//! 4.   Both σ readings ([`crate::bal::rules::SigmaRule`], [`crate::bal::rules::grown_sigma`]).
+//!      IPC's h²-scaled energy converted ([`crate::contact::bal::rules::sigma_bounds`],
+//!      [`crate::contact::bal::rules::initial_sigma`]; host rules shared with the GPU wiring).
+//! 4.   Both σ readings ([`crate::contact::bal::rules::SigmaRule`], [`crate::contact::bal::rules::grown_sigma`]).
 //! 5.   `d^[l+1]` = min d at the current iterate, `d^[l]` one iteration earlier
-//!      ([`crate::bal::rules::augmentation_rule`]).
+//!      ([`crate::contact::bal::rules::augmentation_rule`]).
 //! 6.   Slacks frozen during a Newton iteration, updated with μ after it ([`pair`], solver).
 //! 7.   μ keyed by pair identity ([`problem::PairKey`]), kept while in A′, 0 on entry, and
 //!      A′ ⊂ A at every iteration (solver's `update_augmentation_set`).

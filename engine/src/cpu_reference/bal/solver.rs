@@ -29,7 +29,7 @@ use super::problem::{PairKey, Problem, Stencil};
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use std::collections::BTreeMap;
 
-pub use crate::bal::rules::{
+pub use crate::contact::bal::rules::{
     augmentation_rule, grown_sigma, initial_sigma, sigma_bounds, AugRule, FrictionLagMode,
     SigmaRule,
 };

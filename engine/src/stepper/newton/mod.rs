@@ -16,12 +16,14 @@ mod settings;
 
 pub use settings::NewtonSettings;
 
-use crate::contact::{ContactNeeds, ContactSet, EnergyBindings, EnergyTerm};
+use crate::contact::{
+    ContactNeeds, ContactSet, EnergyBindings, EnergyTerm, IterationInfo, SystemBindings,
+};
 use crate::error::SimError;
 use crate::fem::{ElementModel, TetElements};
 use crate::linear::Pcg;
 use crate::model::SimModel;
-use crate::phase::{Phase, Phases, StepperInfo};
+use crate::phase::{PcgExit, Phase, Phases, StepperInfo};
 use crate::primitives::Reduce;
 use crate::scene::Scene;
 use crate::state::GpuState;
@@ -55,6 +57,10 @@ pub struct NewtonStepper {
     /// Penalty-term stiffness k (N/m): `penalty_stiffness` m̄/h².
     penalty_k: f64,
     pcg: Pcg,
+    /// The energy terms' operator generation the PCG graphs were last recorded with
+    /// ([`NewtonStepper::refresh_operator`]).
+    operator_generation: u64,
+    ctx: Context,
     graphs: Graphs,
     /// Kept alive for the graphs that bind them.
     _elements: TetElements,
@@ -146,6 +152,8 @@ impl NewtonStepper {
             ws,
             penalty_k,
             pcg,
+            operator_generation: 0,
+            ctx: ctx.clone(),
             graphs,
             _elements: elements,
             _sparsity: sparsity,
@@ -217,7 +225,11 @@ impl NewtonStepper {
         let g = &self.graphs;
         let mut alpha = alpha0;
         let mut dmax = 0.0;
-        while alpha > 1e-6 {
+        let floor = self
+            .settings
+            .max_halvings
+            .map(|n| alpha0 * 0.5f32.powi(n as i32));
+        while floor.map_or(alpha > 1e-6, |f| alpha >= f && alpha > 0.0) {
             self.ws.alpha.write(&[alpha])?;
             g.trial.run()?;
             report.gpu_ms.line_search += g.trial.gpu_ms()?;
@@ -236,11 +248,17 @@ impl NewtonStepper {
         Ok((None, alpha, dmax))
     }
 
-    /// Assembles the Newton system and solves it with PCG.
-    fn solve(&self, t: f64, report: &mut StepReport) -> Result<(), SimError> {
+    /// Assembles the Newton system (with the energy terms' own blocks) and solves it with PCG.
+    fn solve(
+        &self,
+        t: f64,
+        contacts: &ContactSet,
+        report: &mut StepReport,
+    ) -> Result<IterationInfo, SimError> {
         let st = &self.settings;
         self.graphs.hessian.run()?;
         report.gpu_ms.hessian += self.graphs.hessian.gpu_ms()?;
+        report.gpu_ms.hessian += contacts.add_hessians()?;
         let solve = self.pcg.solve_resident_warm(
             st.pcg_tolerance,
             st.pcg_max_iterations,
@@ -264,28 +282,93 @@ impl NewtonStepper {
         report.gpu_ms.pcg += self.pcg.last_gpu_ms();
         report.pcg_iterations += solve.iterations;
         report.newton_iterations += 1;
-        Ok(())
+        Ok(IterationInfo {
+            pcg_iterations: solve.iterations,
+            pcg_warm_iterations: solve.warm_iterations,
+            pcg_exit: self.pcg_exit(solve.iterations, solve.relative_residual),
+            ..IterationInfo::default()
+        })
+    }
+
+    /// Why a PCG solve of `iterations` ending at `residual` stopped.
+    fn pcg_exit(&self, iterations: u32, residual: f32) -> PcgExit {
+        if residual <= self.settings.pcg_tolerance {
+            PcgExit::Tolerance
+        } else if iterations >= self.settings.pcg_max_iterations {
+            PcgExit::Cap
+        } else {
+            PcgExit::Stagnation
+        }
+    }
+
+    /// The line search from `energy` (starting at the terms' bound); when it fails, PCG
+    /// resumes from its last solution for one stagnation window and the search is retried, at
+    /// most `pcg_resumes` times (the barrier-augmented Lagrangian paper's Appendix B).
+    fn search_with_resumes(
+        &self,
+        energy: f64,
+        contacts: &ContactSet,
+        info: &mut IterationInfo,
+        report: &mut StepReport,
+    ) -> Result<(Option<f64>, f32, f64), SimError> {
+        let st = &self.settings;
+        loop {
+            let trials = || contacts.trial_energy();
+            let alpha0 = contacts.max_step()?.min(1.0);
+            info.alpha_start = alpha0;
+            let r = self.line_search(energy, alpha0, &trials, report)?;
+            if r.0.is_some() || info.pcg_resumes >= st.pcg_resumes {
+                info.alpha = if r.0.is_some() { r.1 } else { 0.0 };
+                return Ok(r);
+            }
+            info.pcg_resumes += 1;
+            let window = st.pcg_stagnation_window.min(st.pcg_max_iterations).max(1);
+            let (iterations, residual) = self.pcg.solve_resident(st.pcg_tolerance, window)?;
+            report.gpu_ms.pcg += self.pcg.last_gpu_ms();
+            report.pcg_iterations += iterations;
+            info.pcg_iterations += iterations;
+            info.pcg_exit = self.pcg_exit(iterations, residual);
+        }
+    }
+
+    /// Evaluates the energy terms and the stepper's gradient at x, then adds the terms' own
+    /// gradients to the system; returns the objective (see [`NewtonStepper::evaluate`]).
+    fn evaluate_terms(
+        &self,
+        contacts: &ContactSet,
+        relag: bool,
+        report: &mut StepReport,
+    ) -> Result<f64, SimError> {
+        let energies = || contacts.evaluate_energy();
+        let energy = self.evaluate(&energies, relag, report)?;
+        let (change, ms) = contacts.add_gradients()?;
+        report.gpu_ms.evaluate += ms;
+        Ok(energy + change)
     }
 
     /// Newton iterations from the objective `energy` at x until the direction or the gradient is
     /// small, the line search fails or the iteration cap; returns the objective at the end.
     fn iterate(
-        &self,
+        &mut self,
         t: f64,
         mut energy: f64,
         state: &GpuState,
         contacts: &mut ContactSet,
         report: &mut StepReport,
     ) -> Result<f64, SimError> {
-        let st = &self.settings;
+        let st = self.settings.clone();
         for _ in 0..st.max_iterations {
             if st.gradient_tolerance > 0.0 && report.gradient_norm <= st.gradient_tolerance {
                 break;
             }
-            self.solve(t, report)?;
-            let trials = || contacts.trial_energy();
-            let alpha0 = contacts.max_step()?.min(1.0);
-            let (accepted, alpha, dmax) = self.line_search(energy, alpha0, &trials, report)?;
+            if contacts.terms_converged() {
+                break;
+            }
+            self.refresh_operator(contacts)?;
+            let mut info = self.solve(t, contacts, report)?;
+            let (accepted, alpha, dmax) =
+                self.search_with_resumes(energy, contacts, &mut info, report)?;
+            contacts.iteration_done(&info);
             report.last_direction = dmax;
             if let Some(e) = accepted {
                 energy = e;
@@ -296,10 +379,20 @@ impl NewtonStepper {
             }
             // Rebuild the rhs at the accepted x, re-lagging friction there when fully implicit
             // (the energy changes with the lag: read it again).
-            let energies = || contacts.evaluate_energy();
-            energy = self.evaluate(&energies, st.friction_per_iteration, report)?;
+            energy = self.evaluate_terms(contacts, st.friction_per_iteration, report)?;
         }
         Ok(energy)
+    }
+
+    /// Records the PCG graphs again when an energy term's matrix-free couplings were rebuilt
+    /// since they were recorded ([`EnergyTerm::operator_generation`]: a term's workspace grew).
+    fn refresh_operator(&mut self, contacts: &ContactSet) -> Result<(), SimError> {
+        let (generation, op) = contacts.operator();
+        if generation != self.operator_generation {
+            self.pcg.set_contact_operator(&self.ctx, op)?;
+            self.operator_generation = generation;
+        }
+        Ok(())
     }
 
     /// Prediction and first linearisation of the next step without solving or advancing: the
@@ -353,11 +446,18 @@ impl ContactHost for NewtonStepper {
             accum: self.ws.penalty_accum.clone(),
             inv_mass: self.inv_mass.clone(),
             stiffness: self.penalty_k,
+            system: Some(SystemBindings {
+                rhs: self.pcg.rhs().clone(),
+                diag_blocks: self.pcg.diag_blocks().clone(),
+                inverse_diag_blocks: self.pcg.inverse_diag_blocks().clone(),
+                stiffness: self.pcg.stiffness().clone(),
+                direction: self.pcg.solution().clone(),
+            }),
         })
     }
 
     fn attach_energy(&mut self, ctx: &Context, term: &dyn EnergyTerm) -> Result<(), SimError> {
-        if self.penalty_k <= 0.0 {
+        if term.uses_penalty_sums() && self.penalty_k <= 0.0 {
             return Err(SimError::invalid(
                 "penalty_stiffness",
                 "an energy term needs penalty_stiffness > 0",
@@ -380,13 +480,11 @@ impl Stepper for NewtonStepper {
         contacts.at(Phase::StepStart, state)?;
         let t = state.clock.next_time();
         self.predict(state, &mut report)?;
-        let energies = || contacts.evaluate_energy();
-        let mut energy = self.evaluate(&energies, true, &mut report)?;
+        let mut energy = self.evaluate_terms(contacts, true, &mut report)?;
         for outer in 0..self.settings.max_outer_iterations {
             if outer > 0 {
                 // The terms changed (multipliers, stiffness): the objective at x changed too.
-                let energies = || contacts.evaluate_energy();
-                energy = self.evaluate(&energies, true, &mut report)?;
+                energy = self.evaluate_terms(contacts, true, &mut report)?;
             }
             energy = self.iterate(t, energy, state, contacts, &mut report)?;
             if contacts.outer_update()? {

@@ -43,6 +43,12 @@ pub struct NewtonSettings {
     /// Outer iterations per step (each a full Newton solve followed by the energy terms'
     /// outer update, e.g. augmented-Lagrangian multipliers; 1: none).
     pub max_outer_iterations: u32,
+    /// Line-search halvings from the first step before the search fails (`None`: it fails
+    /// once α ≤ 10⁻⁶).
+    pub max_halvings: Option<u32>,
+    /// After a failed line search, PCG resumes for one stagnation window from its last
+    /// solution and the search is retried, at most this many times per Newton iteration.
+    pub pcg_resumes: u32,
 }
 
 impl NewtonSettings {
@@ -55,7 +61,12 @@ impl NewtonSettings {
             gravity: scene.simulation.gravity,
             max_iterations: s.newton_max_iterations,
             tolerance: s.newton_tolerance,
-            gradient_tolerance: s.newton_gradient_tolerance,
+            // The per-vertex gradient test does not see float gradients added by energy terms.
+            gradient_tolerance: if needs.term_gradients {
+                0.0
+            } else {
+                s.newton_gradient_tolerance
+            },
             pcg_tolerance: s.pcg_tolerance as f32,
             pcg_max_iterations: s.pcg_max_iterations,
             contact_stiffness: 1000.0,
@@ -69,6 +80,8 @@ impl NewtonSettings {
             friction_per_iteration: s.friction_per_iteration,
             penalty_stiffness: needs.energy_stiffness,
             max_outer_iterations: needs.outer_iterations.max(1),
+            max_halvings: needs.line_search_halvings,
+            pcg_resumes: needs.line_search_resumes,
         }
     }
 }

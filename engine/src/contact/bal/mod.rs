@@ -1,7 +1,7 @@
-//! Barrier-augmented Lagrangian (BAL) contact on the GPU: the kernels of the method that do not
-//! depend on how it is wired into the Newton stepper (issue 23; spec
-//! `../shared/notes/bal-spec.md` §A8). A temporary top-level module: it moves to
-//! `contact/bal/` as an `EnergyTerm` when the stepper's plug-in interface lands (issue 21).
+//! Barrier-augmented Lagrangian (BAL) contact on the GPU (issue 23; spec
+//! `../shared/notes/bal-spec.md` §A8): the kernels' workspace ([`BalContact`]) and the contact
+//! plug-in ([`handler`]: `collision.method = "bal"`, an energy term of the Newton stepper that
+//! follows the contract below through the generic hooks of `phase.rs`).
 //! Reference of every kernel: [`crate::cpu_reference::bal::kernels`]; of the method:
 //! [`crate::cpu_reference::bal::solver`].
 //!
@@ -56,7 +56,9 @@
 
 mod buffers;
 mod graphs;
+pub mod handler;
 pub mod rules;
+pub mod system;
 
 pub use rules::{AugRule, FrictionLagMode, KeyBits, SigmaRule};
 
