@@ -23,6 +23,7 @@ fi
 SUPPLE="$TARGET/release/supple"
 [[ -x "$SUPPLE" ]] || { log "no CLI at $SUPPLE"; exit 1; }
 WORK="${OUT:-$(mktemp -d)}"
+mkdir -p "$WORK"
 if [[ $# -gt 0 ]]; then
     scenes=("$@")
 else
