@@ -73,7 +73,9 @@ vec3 collider_push_out(vec3 x, float t, float target, uint count) {
 // Whether the segment a → b stays at least COLLIDER_GUARD above every collider's offset
 // surface at time t: planes by the end point (the distance is linear along the segment),
 // spheres by the segment's closest point to the centre, boxes by conservative advancement
-// (the distance is 1-Lipschitz; undecided after 32 advances counts as entering).
+// (the distance is 1-Lipschitz; undecided after 32 advances counts as entering). A segment
+// that starts within an offset (a contact method moved the vertex there after an accepted
+// iterate) is judged by its end point alone, so that the solve can move the vertex out.
 bool collider_segment_clear(vec3 a, vec3 b, float t, uint count) {
     vec3 ab = b - a;
     float len = length(ab);
@@ -82,6 +84,7 @@ bool collider_segment_clear(vec3 a, vec3 b, float t, uint count) {
         vec3 n;
         if (collider_distance(c, b, t, n) < COLLIDER_GUARD) return false;
         if (kind == COLLIDER_PLANE || len == 0.0) continue;
+        if (collider_distance(c, a, t, n) < COLLIDER_GUARD) continue;
         if (kind == COLLIDER_SPHERE) {
             vec3 centre = colliders[4u * c + 1u].xyz + colliders[4u * c + 3u].xyz * t;
             float s = clamp(dot(centre - a, ab) / (len * len), 0.0, 1.0);

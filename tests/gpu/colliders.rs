@@ -221,3 +221,28 @@ fn every_scene_with_colliders_keeps_out_of_them_for_a_few_frames() {
     }
     println!("checked {} scenes: {checked:?}", checked.len());
 }
+
+#[test]
+fn a_bad_offset_is_refused_naming_the_field() {
+    for bad in ["-0.001", "nan", "inf"] {
+        let text = format!(
+            "[[collider]]\nshape = {{ plane = {{ normal = [0.0, 0.0, 1.0], offset = 0.0 }} }}\noffset = {bad}\n"
+        );
+        let e = Scene::parse(&text, "bad_offset", &[])
+            .expect_err(bad)
+            .to_string();
+        assert!(e.contains("collider[0].offset"), "{bad}: {e}");
+    }
+    // Between frames too (`Simulation::set_collider`), and the collider stays as it was.
+    let ctx = context(false);
+    let scene = parse("rising_ground", RISING_GROUND, &[]);
+    let mut sim = Simulation::new(&ctx, &scene).expect("simulation");
+    let before = sim.collider(0).expect("collider");
+    let mut bad = before.clone();
+    bad.offset = -1.0;
+    let e = sim.set_collider(0, bad).expect_err("negative offset");
+    assert!(e.to_string().contains("collider.offset"), "{e}");
+    assert_eq!(sim.collider(0).expect("collider"), before);
+    drop(sim);
+    assert_no_validation_errors(&ctx);
+}

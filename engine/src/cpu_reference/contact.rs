@@ -67,7 +67,8 @@ pub fn push_out(colliders: &[Collider], x: &Vector3<f64>, t: f64, target: f64) -
 
 /// Whether the segment `a → b` stays at least [`COLLIDER_GUARD`] above every collider's offset
 /// surface at time `t` (`collider_segment_clear`): planes by the end point, spheres by the
-/// segment's closest point to the centre, boxes by conservative advancement (32 at most).
+/// segment's closest point to the centre, boxes by conservative advancement (32 at most); a
+/// segment that starts within an offset is judged by its end point alone.
 pub fn segment_clear(colliders: &[Collider], a: &Vector3<f64>, b: &Vector3<f64>, t: f64) -> bool {
     let ab = b - a;
     let len = ab.norm();
@@ -75,7 +76,7 @@ pub fn segment_clear(colliders: &[Collider], a: &Vector3<f64>, b: &Vector3<f64>,
         if distance(c, b, t).0 < COLLIDER_GUARD {
             return false;
         }
-        if len == 0.0 {
+        if len == 0.0 || distance(c, a, t).0 < COLLIDER_GUARD {
             continue;
         }
         match c.shape {
@@ -358,6 +359,11 @@ mod tests {
         // Through the box (x from 0.5 to 2.5 at height 0): not clear; above it: clear.
         let (a, b) = (Vector3::new(0.5, 0.0, 0.0), Vector3::new(2.5, 0.0, 0.0));
         assert!(!segment_clear(&c[2..3], &a, &b, t));
+        // A segment from within an offset to outside is judged by its end (a way out).
+        let inside = Vector3::new(0.0, 0.0, 0.81);
+        assert!(distance(&c[1], &inside, t).0 < 0.0);
+        assert!(segment_clear(&c[1..2], &inside, &Vector3::new(0.0, 0.0, 0.9), t));
+        assert!(!segment_clear(&c[1..2], &inside, &Vector3::new(0.0, 0.0, 0.6), t));
         let up = Vector3::new(0.0, 0.0, 0.3);
         assert!(segment_clear(&c[2..3], &(a + up), &(b + up), t));
     }
