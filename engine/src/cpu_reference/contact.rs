@@ -362,8 +362,18 @@ mod tests {
         // A segment from within an offset to outside is judged by its end (a way out).
         let inside = Vector3::new(0.0, 0.0, 0.81);
         assert!(distance(&c[1], &inside, t).0 < 0.0);
-        assert!(segment_clear(&c[1..2], &inside, &Vector3::new(0.0, 0.0, 0.9), t));
-        assert!(!segment_clear(&c[1..2], &inside, &Vector3::new(0.0, 0.0, 0.6), t));
+        assert!(segment_clear(
+            &c[1..2],
+            &inside,
+            &Vector3::new(0.0, 0.0, 0.9),
+            t
+        ));
+        assert!(!segment_clear(
+            &c[1..2],
+            &inside,
+            &Vector3::new(0.0, 0.0, 0.6),
+            t
+        ));
         let up = Vector3::new(0.0, 0.0, 0.3);
         assert!(segment_clear(&c[2..3], &(a + up), &(b + up), t));
     }
