@@ -127,7 +127,6 @@ impl SimulationBuilder {
             friction: 0.0,
             velocity: [0.0; 3],
             angular_velocity: [0.0; 3],
-            offset: 0.0,
         })
     }
 
