@@ -288,6 +288,27 @@ fn bad_input_is_refused_naming_the_field() {
     assert_no_validation_errors(&ctx);
 }
 
+/// Safe mode refuses a start it cannot keep intersection-free: RAINBOW's soft sheet as coded
+/// starts touching the cube (faithful mode runs it and logs the penetration).
+#[test]
+fn safe_mode_refuses_a_touching_start_naming_the_bodies() {
+    let ctx = context(true);
+    let code = include_str!("../../scenes/prox_soft_sheet_code.toml");
+    let sc = scene(code, "prox_soft_sheet_code.toml", &["prox.mode=\"safe\""]);
+    let e = Simulation::new(&ctx, &sc)
+        .err()
+        .expect("touching start")
+        .to_string();
+    assert!(e.starts_with("prox.mode"), "{e}");
+    assert!(e.contains("faithful"), "{e}");
+    let sc = scene(code, "prox_soft_sheet_code.toml", &[]);
+    assert!(
+        Simulation::new(&ctx, &sc).is_ok(),
+        "faithful mode starts from the touching state"
+    );
+    assert_no_validation_errors(&ctx);
+}
+
 /// Kinetic energy ½ Σ m v² of the free vertices (J).
 fn kinetic_energy(sim: &Simulation) -> f64 {
     let m = &sim.model().masses;

@@ -60,7 +60,36 @@ impl ContactMethod for ProxMethod {
         state: &GpuState,
         _stepper: &mut dyn ContactHost,
     ) -> Result<Vec<Box<dyn ContactHandler>>, SimError> {
+        if scene.prox.mode == crate::scene::ProxModeName::Safe {
+            refuse_intersecting_start(scene, model)?;
+        }
         Ok(vec![Box::new(ProxHandler::new(ctx, scene, model, state)?)])
+    }
+}
+
+/// Safe mode keeps frames intersection-free only from an intersection-free start: an initial
+/// state with intersecting (or touching) surfaces or a vertex inside a collider is refused,
+/// naming the bodies and one pair ([`crate::contact::start_check`]), and pointing to faithful
+/// mode (RAINBOW's, which starts from anything and logs the penetration).
+fn refuse_intersecting_start(scene: &Scene, model: &SimModel) -> Result<(), SimError> {
+    let colliders = crate::contact::colliders::from_scene(scene);
+    let hit = crate::contact::start_check::find_start_intersection(
+        model,
+        &model.positions,
+        &colliders,
+        0.0,
+    )
+    .map_err(|m| SimError::unsupported("body", m))?;
+    match hit {
+        None => Ok(()),
+        Some(hit) => Err(SimError::unsupported(
+            "prox.mode",
+            format!(
+                "{hit} at the start; prox.mode = \"safe\" keeps frames intersection-free only \
+                 from an intersection-free start (separate the bodies, or use prox.mode = \
+                 \"faithful\", RAINBOW's, which logs the penetration)"
+            ),
+        )),
     }
 }
 
