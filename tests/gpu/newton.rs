@@ -34,6 +34,8 @@ fn base_settings() -> NewtonSettings {
         friction_per_iteration: false,
         penalty_stiffness: 0.0,
         max_outer_iterations: 1,
+        max_halvings: None,
+        pcg_resumes: 0,
     }
 }
 

@@ -74,6 +74,8 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         friction_per_iteration: false,
         penalty_stiffness: 50.0,
         max_outer_iterations: 1,
+        max_halvings: None,
+        pcg_resumes: 0,
     };
     let driven = newton_driven(&ctx, &model, &[], ElementModel::StableNeoHookean, settings);
     let (stepper, state) = (&driven.stepper, &driven.state);
