@@ -194,8 +194,8 @@ pub struct TwoWay {
     /// Shared step fractions: per group, 0 (per-vertex this step) or the fraction's float bits
     /// + 1 (`two_way_group_fraction.comp`).
     group_fraction: GpuBuffer<u32>,
-    /// Whether any vertex is in a group ([`TwoWay::set_vertex_groups`]).
-    grouped: bool,
+    /// Groups in use (largest group index + 1; 0: none, [`TwoWay::set_vertex_groups`]).
+    num_groups: usize,
     inv_w: GpuBuffer<f32>,
     on_surface: GpuBuffer<u32>,
     meta: GpuBuffer<u32>,
@@ -484,7 +484,7 @@ impl TwoWay {
             alpha_c,
             group_of,
             group_fraction,
-            grouped: false,
+            num_groups: 0,
             inv_w,
             on_surface,
             meta,
@@ -773,10 +773,10 @@ impl TwoWay {
                     .push(&self.params(0, 0)),
                 );
             }
-            if self.grouped {
+            if self.num_groups > 0 {
                 g.fill(
                     format!("two_way.reset_group_fractions[{step}]"),
-                    &self.group_fraction,
+                    self.group_fraction.slice(0..self.num_groups),
                     ONE_BITS + 1,
                 );
                 g.dispatch(
@@ -852,7 +852,7 @@ impl TwoWay {
     pub fn dispatches_per_step(&self) -> u32 {
         let release = self.settings.floor_release.is_some() as u32;
         // Shared fractions: the slot reset and the group pass.
-        let shared = 2 * self.grouped as u32;
+        let shared = 2 * (self.num_groups > 0) as u32;
         release + shared + self.dispatches_per_step_without_release()
     }
 
@@ -883,7 +883,11 @@ impl TwoWay {
         if self.n > 0 {
             self.group_of.write(groups).map_err(err)?;
         }
-        self.grouped = groups.iter().any(|&g| g != NO_GROUP);
+        self.num_groups = groups
+            .iter()
+            .filter(|&&g| g != NO_GROUP)
+            .max()
+            .map_or(0, |&g| g as usize + 1);
         let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
         self.workspace(cap)
     }
