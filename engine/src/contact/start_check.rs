@@ -177,18 +177,35 @@ pub fn check_start(
     method: &str,
     when: &str,
 ) -> Result<(), SimError> {
-    let found = find_start_intersection(model, x, colliders, time)
-        .map_err(|m| SimError::unsupported("body", m))?;
-    match found {
+    refuse_intersecting_start(
+        model,
+        x,
+        colliders,
+        time,
+        "collision.method",
+        &format!(
+            "{when}; {method} collision handling needs an intersection-free start (separate \
+             the bodies, or use collision.method = \"shortest-path\", which recovers from \
+             intersections)"
+        ),
+    )
+}
+
+/// Refuses a start that is not intersection-free with an error on scene field `field`:
+/// the intersecting pair (or vertex inside a collider) followed by `advice`.
+pub fn refuse_intersecting_start(
+    model: &SimModel,
+    x: &[[f64; 3]],
+    colliders: &[Collider],
+    time: f64,
+    field: &str,
+    advice: &str,
+) -> Result<(), SimError> {
+    match find_start_intersection(model, x, colliders, time)
+        .map_err(|m| SimError::unsupported("body", m))?
+    {
         None => Ok(()),
-        Some(hit) => Err(SimError::unsupported(
-            "collision.method",
-            format!(
-                "{hit} {when}; {method} collision handling needs an intersection-free start \
-                 (separate the bodies, or use collision.method = \"shortest-path\", which \
-                 recovers from intersections)"
-            ),
-        )),
+        Some(hit) => Err(SimError::unsupported(field, format!("{hit} {advice}"))),
     }
 }
 

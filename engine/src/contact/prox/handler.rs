@@ -72,25 +72,16 @@ impl ContactMethod for ProxMethod {
 /// naming the bodies and one pair ([`crate::contact::start_check`]), and pointing to faithful
 /// mode (RAINBOW's, which starts from anything and logs the penetration).
 fn refuse_intersecting_start(scene: &Scene, model: &SimModel) -> Result<(), SimError> {
-    let colliders = crate::contact::colliders::from_scene(scene);
-    let hit = crate::contact::start_check::find_start_intersection(
+    crate::contact::start_check::refuse_intersecting_start(
         model,
         &model.positions,
-        &colliders,
+        &crate::contact::colliders::from_scene(scene),
         0.0,
+        "prox.mode",
+        "at the start; prox.mode = \"safe\" keeps frames intersection-free only from an \
+         intersection-free start (separate the bodies, or use prox.mode = \"faithful\", \
+         RAINBOW's, which logs the penetration)",
     )
-    .map_err(|m| SimError::unsupported("body", m))?;
-    match hit {
-        None => Ok(()),
-        Some(hit) => Err(SimError::unsupported(
-            "prox.mode",
-            format!(
-                "{hit} at the start; prox.mode = \"safe\" keeps frames intersection-free only \
-                 from an intersection-free start (separate the bodies, or use prox.mode = \
-                 \"faithful\", RAINBOW's, which logs the penetration)"
-            ),
-        )),
-    }
 }
 
 /// One PROX solve as report.json shows it (one per time step).
