@@ -2,12 +2,18 @@
 // Per-vertex vector work of the implicit-Euler Newton solver (incremental potential
 // E(x) = 1/(2h²) ‖x − y‖²_M + Ψ(x) + contact + friction − f_ext·x; the shortest-path penalty's
 // energy is summed by kernels/recovery/penalty.comp, its gradient and Hessian blocks added here). MODE 0 predict:
-// y = x + h v + h² g (fixed: y = x), x_start = x. MODE 1 gradient at the linearisation point:
+// y = x + h v + h² g (fixed: y = x), x_start = x, then free vertices within a collider's offset
+// at the step's end (a moving collider reached them, an initial state, a contact method moved
+// them) pushed out to d̂/2 above it. MODE 1 gradient at the linearisation point:
 // lag friction, g = m/h² (x − y) + ∇Ψ + ∇contact − f_ext (fixed: 0), rhs = −g, d = 0, the
 // per-vertex energy (inertia + contact + friction − f·x), |g| and the contact Hessian block.
-// MODE 2 trial: x_trial = x + α d, per-vertex energy at x_trial. MODE 3 velocity:
+// MODE 2 trial: x_trial = x + α d, per-vertex energy at x_trial (COLLIDER_INFEASIBLE when the
+// move x → x_trial of a free vertex enters a collider's offset). MODE 3 velocity: free vertices
+// within an offset pushed out to COLLIDER_GUARD (a safety net: accepted iterates are outside;
+// a contact method may have moved a vertex after the last one), then
 // v = (x − x_start) / h. MODE 4: as MODE 1 but keeps the friction lag of the step's first
-// linearisation (semi-implicit friction, IPC's practice). Contact: include/colliders.glsl (stiffness κ m/h²).
+// linearisation (semi-implicit friction, IPC's practice). Contact: include/colliders.glsl (barrier
+// stiffness κ m/h², activation distance d̂).
 // Host: engine/src/newton.rs. Reference: cpu_reference/newton.rs, cpu_reference/contact.rs.
 #include "common.glsl"
 layout(constant_id = 1) const uint MODE = 0;
@@ -39,6 +45,7 @@ layout(push_constant) uniform P {
     uint num_colliders;
     float slip;        // friction slip threshold ε (m)
     float penalty_k;   // shortest-path penalty stiffness k (N/m; 0: none)
+    float dhat;        // collider barrier activation distance d̂ (m)
 } p;
 #include "penalty.glsl"
 #include "colliders.glsl"
@@ -54,11 +61,15 @@ void main() {
         vec3 xi = x[i].xyz;
         y[i] = vec4(fixed_vertex ? xi : xi + p.h * v[i].xyz + p.h * p.h * p.gravity.xyz, 0.0);
         x_start[i] = vec4(xi, 0.0);
+        if (!fixed_vertex && p.num_colliders > 0u) {
+            vec3 pushed = collider_push_out(xi, t, 0.5 * p.dhat, p.num_colliders);
+            if (pushed != xi) x[i] = vec4(pushed, 0.0);
+        }
     } else if (MODE == 1u || MODE == 4u) {
         vec3 xi = x[i].xyz;
         vec4 lag_n = vec4(0.0), lag_shift = vec4(0.0);
         if (MODE == 1u) {
-            if (!fixed_vertex) friction_lag(xi, t, p.h, kc, p.num_colliders, lag_n, lag_shift);
+            if (!fixed_vertex) friction_lag(xi, t, p.h, kc, p.dhat, p.num_colliders, lag_n, lag_shift);
             friction[2u * i] = lag_n;
             friction[2u * i + 1u] = lag_shift;
         } else {
@@ -69,8 +80,11 @@ void main() {
         vec3 fe = f_ext[i].xyz;
         vec3 gc = vec3(0.0);
         mat3 hc = mat3(0.0);
-        float ec = vertex_contact(xi, x_start[i].xyz, lag_n, lag_shift, kc, t, p.slip,
-                                  p.num_colliders, gc, hc);
+        float ec = 0.0;
+        if (!fixed_vertex) {
+            ec = vertex_contact(xi, x_start[i].xyz, lag_n, lag_shift, kc, t, p.slip, p.dhat,
+                                p.num_colliders, gc, hc);
+        }
         if (p.penalty_k > 0.0) {
             // Penalty contact: gradient k Σ c a n, diagonal block k Σ a² n nᵀ (or the majorizer
             // k Σ |a| S n nᵀ); the couplings enter the PCG (kernels/solver/contact_gather.comp).
@@ -87,15 +101,31 @@ void main() {
         if (fixed_vertex) hc = mat3(0.0);
         for (uint r = 0u; r < 3u; ++r) contact_hess[3u * i + r] = vec4(hc[0][r], hc[1][r], hc[2][r], 0.0);
     } else if (MODE == 2u) {
-        vec3 xt = x[i].xyz + alpha[0] * dir[i].xyz;
+        vec3 xi = x[i].xyz;
+        vec3 xt = xi + alpha[0] * dir[i].xyz;
         x_trial[i] = vec4(xt, 0.0);
         vec3 dx = xt - y[i].xyz;
         vec3 gc = vec3(0.0);
         mat3 hc = mat3(0.0);
-        float ec = vertex_contact(xt, x_start[i].xyz, friction[2u * i], friction[2u * i + 1u], kc,
-                                  t, p.slip, p.num_colliders, gc, hc);
+        float ec = 0.0;
+        if (!fixed_vertex) {
+            if (collider_segment_clear(xi, xt, t, p.num_colliders)) {
+                ec = vertex_contact(xt, x_start[i].xyz, friction[2u * i], friction[2u * i + 1u],
+                                    kc, t, p.slip, p.dhat, p.num_colliders, gc, hc);
+            } else {
+                ec = COLLIDER_INFEASIBLE;
+            }
+        }
         vertex_energy[i] = 0.5 * k * dot(dx, dx) + ec - dot(f_ext[i].xyz, xt);
     } else {
-        v[i] = vec4((x[i].xyz - x_start[i].xyz) / p.h, 0.0);
+        vec3 xi = x[i].xyz;
+        if (!fixed_vertex && p.num_colliders > 0u) {
+            vec3 pushed = collider_push_out(xi, t, COLLIDER_GUARD, p.num_colliders);
+            if (pushed != xi) {
+                xi = pushed;
+                x[i] = vec4(xi, 0.0);
+            }
+        }
+        v[i] = vec4((xi - x_start[i].xyz) / p.h, 0.0);
     }
 }

@@ -1,10 +1,10 @@
 #version 460
 // Analytic collider projection with position-based Coulomb friction (Bender et al. 2015,
-// "Position-based simulation methods", §4.2; Macklin et al. 2014): for each collider a free
-// vertex penetrates (gap d < 0 at the substep's end time t = (clock + 1) h) it is pushed out
-// along the normal by −d, and its tangential displacement over the substep relative to the
-// collider, Δx_t, is removed entirely when ‖Δx_t‖ < μ·(−d) (static) and otherwise shortened by
-// μ·(−d) (kinetic). Fixed and scripted vertices (inverse mass 0) are left alone.
+// "Position-based simulation methods", §4.2; Macklin et al. 2014): for each collider whose
+// offset a free vertex enters (distance d = gap − offset below COLLIDER_GUARD at the substep's
+// end time t = (clock + 1) h) it is pushed out along the normal to COLLIDER_GUARD, and its
+// tangential displacement over the substep relative to the collider, Δx_t, is removed entirely
+// when ‖Δx_t‖ < μ times the push (static) and otherwise shortened by μ times the push (kinetic). Fixed and scripted vertices (inverse mass 0) are left alone.
 // Host: engine/src/xpbd/mod.rs. Reference: engine/src/cpu_reference/xpbd.rs (colliders).
 #include "common.glsl"
 layout(std430, binding = 0) buffer X { vec4 x[]; };
@@ -29,15 +29,16 @@ void main() {
     bool moved = false;
     for (uint c = 0u; c < p.num_colliders; ++c) {
         vec3 n;
-        float d = collider_gap(c, xi, t, n);
-        if (d < 0.0) {
+        float d = collider_distance(c, xi, t, n);
+        if (d < COLLIDER_GUARD) {
             moved = true;
-            xi -= d * n;
+            float depth = COLLIDER_GUARD - d;
+            xi += depth * n;
             float mu = colliders[4u * c].y;
             vec3 dx = (xi - xp) - colliders[4u * c + 3u].xyz * p.h;
             vec3 dt = dx - dot(dx, n) * n;
             float lt = length(dt);
-            float limit = mu * (-d);
+            float limit = mu * depth;
             if (lt <= limit) {
                 xi -= dt;
             } else {

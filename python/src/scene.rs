@@ -234,6 +234,7 @@ impl SceneBuilder {
             friction,
             velocity: [0.0; 3],
             angular_velocity: [0.0; 3],
+            offset: 0.0,
         };
         slf.get()
             .scene

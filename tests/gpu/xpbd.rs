@@ -45,8 +45,10 @@ friction = 0.4
 [[collider]]
 shape = { sphere = { center = [0.1, 0.0, -0.07], radius = 0.1 } }
 friction = 0.2
+offset = 0.004
 [[collider]]
 shape = { box = { min = [-0.25, -0.1, -0.1], max = [-0.15, 0.1, 0.02] } }
+offset = 0.002
 "#;
 
 const ROD: &str = r#"

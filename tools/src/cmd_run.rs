@@ -53,6 +53,10 @@ struct FrameReport {
     stats: Option<serde_json::Map<String, serde_json::Value>>,
     min_volume_ratio: f64,
     max_speed: f64,
+    /// Per scene collider, the smallest signed distance of any vertex to it minus its offset
+    /// (m; negative: a vertex is closer than the offset); absent without colliders.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    collider_distance: Vec<f64>,
     /// Wall milliseconds of the step and the position readback (none for frame 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     wall_ms: Option<f64>,
@@ -234,6 +238,7 @@ fn record_frame(
             .map(|(_, s)| stats_json(s, sim.stepper_info().minimises_energy)),
         min_volume_ratio: sim.min_volume_ratio(&x),
         max_speed,
+        collider_distance: crate::colliders::min_distances(&scene.colliders, &x, time),
         wall_ms,
     });
     export.write(frame, time, scene, sim, &x, &surf)?;

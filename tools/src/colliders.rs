@@ -15,14 +15,26 @@ pub fn shape_name(c: &Collider) -> &'static str {
     }
 }
 
-/// The collider's offset (thickness, m): vertices must stay at least this far outside. Read
-/// from the collider's own `offset` field where the scene format has one (issue 26 adds it; a
-/// plane's `shape.plane.offset` is its position, not this), else 0.
+/// The collider's offset (thickness, m): vertices must stay at least this far outside (a
+/// plane's `shape.plane.offset` is its position, not this).
 pub fn offset(c: &Collider) -> f64 {
-    serde_json::to_value(c)
-        .ok()
-        .and_then(|v| v.get("offset").and_then(|o| o.as_f64()))
-        .unwrap_or(0.0)
+    c.offset
+}
+
+/// Per collider of `colliders`, the smallest signed distance of any of `positions` to it at
+/// time `t` minus its offset (m; negative: some vertex is closer than the offset; +∞ without
+/// positions).
+pub fn min_distances(colliders: &[Collider], positions: &[[f64; 3]], t: f64) -> Vec<f64> {
+    colliders
+        .iter()
+        .map(|c| {
+            let o = offset(c);
+            positions
+                .iter()
+                .map(|p| signed_distance(c, *p, t) - o)
+                .fold(f64::INFINITY, f64::min)
+        })
+        .collect()
 }
 
 fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
@@ -258,6 +270,7 @@ mod tests {
             friction: 0.0,
             velocity,
             angular_velocity: [0.0; 3],
+            offset: 0.0,
         }
     }
 

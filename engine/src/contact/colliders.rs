@@ -1,12 +1,21 @@
 //! Analytic colliders (plane, sphere, box), static or moving at constant velocity: their
 //! geometry, signed gaps, their packing for the kernels (`kernels/include/colliders.glsl`) and
 //! their conversion from the scene. Every stepper reads them from the state's collider buffer
-//! ([`crate::state::GpuState::colliders`]); the contact response itself is each stepper's
-//! (Newton: penalty with lagged friction, reference [`crate::cpu_reference::contact`]; XPBD:
-//! projection with position-based friction; symplectic Euler: a static ground plane).
+//! ([`crate::state::GpuState::colliders`]); the contact response itself is each stepper's, and
+//! with every one no vertex ends a step closer to a collider than its offset (thickness, m):
+//! Newton: IPC's log barrier above the offset surface with a line search that rejects any move
+//! into it, lagged friction (reference [`crate::cpu_reference::contact`]); XPBD: projection to
+//! the offset surface after every iteration and last in every substep, position-based friction;
+//! symplectic Euler: a static ground plane, projection with the inward normal velocity zeroed.
 
 use crate::scene::{ColliderShape, Scene};
 use nalgebra::Vector3;
+
+/// Smallest distance (m) above a collider's offset surface that a projection or an accepted
+/// Newton iterate leaves (`COLLIDER_GUARD` of `kernels/include/colliders.glsl`): the f32
+/// rounding of a gap stays well below it, so exported positions are never closer than the
+/// offset.
+pub const COLLIDER_GUARD: f64 = 2e-6;
 
 /// Collider geometry.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -46,6 +55,9 @@ pub struct Collider {
     /// Spin of a sphere about its centre (rad/s; zero for other shapes): its surface drags
     /// resting vertices through friction (the two-way IPM paper's rotating sphere, Fig. 18).
     pub angular_velocity: [f64; 3],
+    /// Offset (thickness, m): vertices are kept at least this far outside the shape (a signed
+    /// gap below it is contact).
+    pub offset: f64,
 }
 
 impl Collider {
@@ -104,7 +116,8 @@ impl Collider {
 
 /// Colliders as the kernels' vec4 quadruples (`kernels/include/colliders.glsl`): four vec4 per
 /// collider (kind, friction, scalar; point a; point b or spin; velocity), at least one collider's
-/// worth (zeros) so that the buffer is never empty.
+/// worth (zeros) so that the buffer is never empty. The collider's offset (thickness) is the
+/// first vec4's w.
 pub fn pack_colliders(colliders: &[Collider]) -> Vec<[f32; 4]> {
     let f = |a: [f64; 3], w: f64| [a[0] as f32, a[1] as f32, a[2] as f32, w as f32];
     let mut out = Vec::with_capacity(4 * colliders.len().max(1));
@@ -115,7 +128,7 @@ pub fn pack_colliders(colliders: &[Collider]) -> Vec<[f32; 4]> {
             Shape::Box { min, max } => (2.0, 0.0, min, max),
         };
         out.extend([
-            [kind, c.friction as f32, scalar as f32, 0.0],
+            [kind, c.friction as f32, scalar as f32, c.offset as f32],
             f(a, 0.0),
             f(b, 0.0),
             f(c.velocity, 0.0),
@@ -148,14 +161,16 @@ pub fn from_scene(scene: &Scene) -> Vec<Collider> {
             friction: c.friction,
             velocity: c.velocity,
             angular_velocity: c.angular_velocity,
+            offset: c.offset,
         })
         .collect()
 }
 
-/// The first plane collider as `(unit normal, offset)`, if any.
+/// The first plane collider as `(unit normal, offset)`, if any; the offset includes the
+/// collider's thickness and [`COLLIDER_GUARD`] (vertices are projected to `n·x ≥ offset`).
 pub fn ground_plane(colliders: &[Collider]) -> Option<([f64; 3], f64)> {
     colliders.iter().find_map(|c| match c.shape {
-        Shape::Plane { normal, offset } => Some((normal, offset)),
+        Shape::Plane { normal, offset } => Some((normal, offset + c.offset + COLLIDER_GUARD)),
         _ => None,
     })
 }

@@ -4,7 +4,7 @@
 //! `E(x) = Σᵢ ½ mᵢ/h² ‖xᵢ − yᵢ‖² + Σₑ Eₑ(x) + Σᵢ contactᵢ(x) − f·x`, `y = xₜ + h vₜ + h² g`
 //! (fixed vertices: `y = x`, zero gradient, identity diagonal block). f64 throughout.
 
-use super::contact::{friction_lag, vertex_contact, Collider};
+use super::contact::{friction_lag, push_out, vertex_contact, Collider, ContactParams};
 use super::fem::{Material, TetRest};
 use super::thin::{ThinElement, NO_VERTEX};
 use nalgebra::{Matrix3, Vector3};
@@ -32,8 +32,10 @@ pub struct PotentialSetup<'a> {
     pub h: f64,
     /// Gravity (m/s²).
     pub gravity: [f64; 3],
-    /// Contact stiffness relative to m/h².
+    /// Collider barrier stiffness relative to m/h².
     pub kappa: f64,
+    /// Collider barrier activation distance d̂ (m).
+    pub dhat: f64,
     /// Friction slip threshold (m).
     pub slip: f64,
 }
@@ -62,6 +64,19 @@ pub fn linearize_at_step_start(
 ) -> Linearization {
     let n = x.len();
     let h2 = s.h * s.h;
+    // Predict pushes free vertices within a collider's offset out to d̂/2 above it; the step
+    // start (inertia, friction) stays where it was.
+    let start = x;
+    let pushed: Vec<Vector3<f64>> = (0..n)
+        .map(|i| {
+            if s.inv_mass[i] == 0.0 || s.colliders.is_empty() {
+                x[i]
+            } else {
+                push_out(s.colliders, &x[i], t, 0.5 * s.dhat)
+            }
+        })
+        .collect();
+    let x = &pushed[..];
     let g = Vector3::from(s.gravity);
     let mut grad = vec![Vector3::zeros(); n];
     let mut diag = vec![Matrix3::zeros(); n];
@@ -71,17 +86,27 @@ pub fn linearize_at_step_start(
         let fixed = s.inv_mass[i] == 0.0;
         let k = s.masses[i] / h2;
         let y = if fixed {
-            x[i]
+            start[i]
         } else {
-            x[i] + s.h * v[i] + h2 * g
+            start[i] + s.h * v[i] + h2 * g
         };
         let kc = s.kappa * k;
         let lag = if fixed {
             None
         } else {
-            friction_lag(s.colliders, &x[i], t, s.h, kc)
+            friction_lag(s.colliders, &x[i], t, s.h, kc, s.dhat)
         };
-        let (ec, gc, hc) = vertex_contact(s.colliders, &x[i], &x[i], lag.as_ref(), kc, t, s.slip);
+        let params = ContactParams {
+            kc,
+            t,
+            eps: s.slip,
+            dhat: s.dhat,
+        };
+        let (ec, gc, hc) = if fixed {
+            (0.0, Vector3::zeros(), Matrix3::zeros())
+        } else {
+            vertex_contact(s.colliders, &x[i], &start[i], lag.as_ref(), &params)
+        };
         let f = Vector3::from(s.external_forces[i]);
         let dx = x[i] - y;
         energy += 0.5 * k * dx.norm_squared() + ec - f.dot(&x[i]);

@@ -86,6 +86,10 @@ fn mat_mul_t(m: &[V3; 3], b: &[V3; 3]) -> [V3; 3] {
     mat_mul(m, &bt)
 }
 
+/// Smallest distance above a collider's offset a projection leaves (m; `COLLIDER_GUARD` of
+/// `kernels/include/colliders.glsl`).
+const COLLIDER_GUARD: f32 = crate::contact::colliders::COLLIDER_GUARD as f32;
+
 /// Signed gap (negative inside) and outward unit normal of `x` against packed collider `c` at
 /// time `t` (`collider_gap` of `kernels/include/colliders.glsl`).
 pub fn collider_gap(colliders: &[[f32; 4]], c: usize, x: V3, t: f32) -> (f32, V3) {
@@ -437,14 +441,16 @@ impl XpbdReference {
             let mut xi = self.x[i];
             let xp = self.x_prev[i];
             for c in 0..s.num_colliders as usize {
-                let (d, n) = collider_gap(&s.colliders, c, xi, t);
-                if d < 0.0 {
-                    xi = sub(xi, scale(n, d));
+                let (gap, n) = collider_gap(&s.colliders, c, xi, t);
+                let d = gap - s.colliders[4 * c][3];
+                if d < COLLIDER_GUARD {
+                    let depth = COLLIDER_GUARD - d;
+                    xi = add(xi, scale(n, depth));
                     let mu = s.colliders[4 * c][1];
                     let dx = sub(sub(xi, xp), scale(xyz(s.colliders[4 * c + 3]), h));
                     let dt = sub(dx, scale(n, dot(dx, n)));
                     let lt = length(dt);
-                    let limit = mu * (-d);
+                    let limit = mu * depth;
                     if lt <= limit {
                         xi = sub(xi, dt);
                     } else {
@@ -473,6 +479,9 @@ impl XpbdReference {
             if self.sys.num_colliders > 0 {
                 self.colliders();
             }
+        }
+        if self.sys.num_colliders > 0 {
+            self.colliders();
         }
         self.velocities();
     }

@@ -18,6 +18,9 @@ pub struct Collider {
     /// rests on it through friction. Spheres only.
     #[serde(default, deserialize_with = "super::exact::array")]
     pub angular_velocity: [f64; 3],
+    /// Offset (thickness, m): vertices are kept at least this far outside the shape.
+    #[serde(default)]
+    pub offset: f64,
 }
 
 /// Collider geometry.

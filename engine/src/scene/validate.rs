@@ -632,7 +632,7 @@ fn validate_placement_and_sets(f: &dyn Fn(&str) -> String, b: &super::Body) -> C
     Ok(())
 }
 
-/// `[[collider]]`: friction, spin and shape.
+/// `[[collider]]`: friction, spin, offset and shape.
 fn validate_collider(i: usize, c: &Collider) -> Check {
     let f = |k: &str| format!("collider[{i}].{k}");
     if !(c.friction.is_finite() && c.friction >= 0.0) {
@@ -643,6 +643,12 @@ fn validate_collider(i: usize, c: &Collider) -> Check {
     }
     if let Err(m) = check_spin(c) {
         return bad(f("angular_velocity"), m);
+    }
+    if !(c.offset.is_finite() && c.offset >= 0.0) {
+        return bad(
+            f("offset"),
+            format!("must be a non-negative thickness (m), got {}", c.offset),
+        );
     }
     match &c.shape {
         ColliderShape::Plane { normal, .. }

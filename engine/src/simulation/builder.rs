@@ -127,6 +127,7 @@ impl SimulationBuilder {
             friction: 0.0,
             velocity: [0.0; 3],
             angular_velocity: [0.0; 3],
+            offset: 0.0,
         })
     }
 

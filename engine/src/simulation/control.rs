@@ -173,6 +173,7 @@ fn shifted(c: &Collider, t: f64) -> Collider {
         friction: c.friction,
         velocity: c.velocity,
         angular_velocity: c.angular_velocity,
+        offset: c.offset,
     }
 }
 
@@ -189,6 +190,12 @@ fn check_collider(c: &Collider) -> Result<(), SimError> {
     }
     if let Err(m) = crate::scene::check_spin(c) {
         return Err(invalid("collider.angular_velocity", &m));
+    }
+    if !(c.offset.is_finite() && c.offset >= 0.0) {
+        return Err(invalid(
+            "collider.offset",
+            format!("must be a non-negative thickness (m), got {}", c.offset),
+        ));
     }
     match c.shape {
         ColliderShape::Plane { normal, offset } => {

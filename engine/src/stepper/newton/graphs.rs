@@ -32,7 +32,8 @@ struct VecPush {
     num_colliders: u32,
     slip: f32,
     penalty_k: f32,
-    _pad: [u32; 2],
+    dhat: f32,
+    _pad: u32,
 }
 
 /// Modes of `kernels/newton/vectors.comp` (its specialization constant).
@@ -217,7 +218,8 @@ impl Bindings<'_> {
             num_colliders: s.num_colliders() as u32,
             slip: st.friction_slip as f32,
             penalty_k: self.penalty_k as f32,
-            _pad: [0; 2],
+            dhat: st.barrier_distance as f32,
+            _pad: 0,
         };
         let mut d = Dispatch::new(name, ids::NEWTON_VECTORS, groups(self.n()))
             .workgroup_size(WG)
@@ -356,12 +358,14 @@ impl Bindings<'_> {
     /// Every graph of a step.
     pub fn record(&self) -> VkResult<Graphs> {
         let (r, wr) = (Access::READ, Access::WRITE);
+        // Predict and velocity push free vertices out of the colliders' offsets: x read-write.
+        let rw = r | wr;
         let mut g = Graph::new("newton.predict");
         self.vectors(
             &mut g,
             "newton.predict",
             VectorsMode::Predict,
-            [r, r, wr, wr, r, r, r, r, r, r, r, r, r],
+            [rw, r, wr, wr, r, r, r, r, r, r, r, r, r],
         );
         let predict = g.compile(self.ctx, opts())?;
         let evaluate =
@@ -381,7 +385,7 @@ impl Bindings<'_> {
             &mut g,
             "newton.velocity",
             VectorsMode::Velocity,
-            [r, wr, r, r, r, r, r, r, r, r, r, r, r],
+            [rw, wr, r, r, r, r, r, r, r, r, r, r, r],
         );
         let finish = g.compile(self.ctx, opts())?;
         Ok(Graphs {

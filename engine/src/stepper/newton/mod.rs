@@ -4,9 +4,11 @@
 //! storage (`kernels/fem/assemble_hessian.comp`), block-Jacobi PCG ([`crate::linear`]) and a
 //! backtracking line search on the energy reduced on the GPU. Every step runs from graphs
 //! compiled once ([`graphs`]); the host reads back scalars only (energies, norms, PCG
-//! residuals). Analytic colliders (plane, sphere, box; static or moving) enter the energy as a
-//! penalty with lagged Coulomb friction re-linearised at every Newton iteration (reference:
-//! `cpu_reference::contact`); cloth and rod elements share the tets' element pool
+//! residuals). Analytic colliders (plane, sphere, box; static or moving) enter the energy as
+//! IPC's log barrier on the distance above each collider's offset, with lagged Coulomb friction
+//! re-linearised at every Newton iteration (reference: `cpu_reference::contact`); a line-search
+//! trial that moves a vertex into an offset has infinite energy, so no accepted iterate enters
+//! one; the step starts and ends with vertices pushed out (moving colliders, initial states); cloth and rod elements share the tets' element pool
 //! ([`crate::fem::thin`]). Contact methods add energy terms ([`crate::contact::EnergyTerm`])
 //! through the per-vertex penalty sums and act after every accepted iterate
 //! ([`Phase::Accepted`]).

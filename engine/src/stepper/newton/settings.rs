@@ -23,9 +23,12 @@ pub struct NewtonSettings {
     pub pcg_tolerance: f32,
     /// PCG iterations per Newton iteration at most.
     pub pcg_max_iterations: u32,
-    /// Collider penalty stiffness relative to m/h² (dimensionless; 1000 keeps the penetration
-    /// under weight at g h² / 1000).
+    /// Collider barrier stiffness κ relative to m/h² (dimensionless): the barrier
+    /// κ (m/h²) b(d) with IPC's b(d) = −(d − d̂)² ln(d/d̂).
     pub contact_stiffness: f64,
+    /// Collider barrier activation distance d̂ (m): the barrier acts on vertices closer than
+    /// this to a collider's offset surface.
+    pub barrier_distance: f64,
     /// Friction slip threshold ε (m): tangential displacements per step below it are treated
     /// as static friction (IPC's ε_v h).
     pub friction_slip: f64,
@@ -70,6 +73,7 @@ impl NewtonSettings {
             pcg_tolerance: s.pcg_tolerance as f32,
             pcg_max_iterations: s.pcg_max_iterations,
             contact_stiffness: 1000.0,
+            barrier_distance: 1e-3,
             friction_slip: s.friction_slip_velocity * h,
             warm_start: WarmStart {
                 enabled: s.stiffness_group_warm_start,

@@ -98,7 +98,7 @@ pub struct XpbdStats {
     /// Sweep dispatches per iteration (the sum of the colors).
     pub dispatches_per_iteration: u32,
     /// Dispatches per substep: predict, the sweeps and colliders (when there are any) of every
-    /// iteration, and velocity (besides one fill node per non-empty λ buffer).
+    /// iteration, the last collider projection (when there are colliders) and velocity (besides one fill node per non-empty λ buffer).
     pub dispatches_per_substep: u32,
     /// Substeps per time step.
     pub substeps: u32,
@@ -275,8 +275,9 @@ impl Bufs<'_> {
 
     /// Collider projection: after every iteration's sweeps, so the elastic constraints react
     /// to contact within the substep (projected once after all iterations, a thin part pressed
-    /// on a collider inverts). Not again before the velocity update: surface collision handling
-    /// runs after each iteration (the step hook) and must have the last word.
+    /// on a collider inverts), and once more last in the substep, before the velocity update,
+    /// so that nothing a contact handler did after the last iteration leaves a vertex inside a
+    /// collider's offset.
     fn record_colliders(&self, g: &mut Graph, s: &XpbdSettings, n: usize) {
         if self.num_colliders > 0 {
             g.dispatch(
@@ -298,6 +299,7 @@ impl Bufs<'_> {
     }
 
     fn record_finish(&self, g: &mut Graph, s: &XpbdSettings, n: usize) {
+        self.record_colliders(g, s, n);
         let h = s.substep();
         g.dispatch(
             Dispatch::new("xpbd.velocity", ids::XPBD_VELOCITY, groups(n))
@@ -456,7 +458,7 @@ impl XpbdStepper {
             bend_colors: colors(&sys.bends),
             dispatches_per_iteration: per_iteration,
             dispatches_per_substep: 2
-                + u32::from(num_colliders > 0) * st.iterations
+                + u32::from(num_colliders > 0) * (st.iterations + 1)
                 + st.iterations * per_iteration,
             substeps: st.substeps,
             iterations: st.iterations,
