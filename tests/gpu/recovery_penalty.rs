@@ -68,6 +68,7 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         pcg_tolerance: 1e-4,
         pcg_max_iterations: 200,
         contact_stiffness: 1000.0,
+        barrier_distance: 1e-3,
         friction_slip: 1e-4,
         warm_start: Default::default(),
         pcg_stagnation_window: 100,
