@@ -4,7 +4,7 @@
 // TW_NO_GROUP: per-vertex fractions) take one fraction per step, the smallest α_i of the
 // group's collision-surface vertices, so the group keeps its shape during the solve (its
 // interior vertices no longer run ahead of its surface). Each surface vertex's α_i is the
-// forward step's (two_way_forward.comp): every vertex moves at most its own distance-bounded
+// forward step's (two_way_forward.comp, collider cap included): every vertex moves at most its own distance-bounded
 // step, so the paper's guarantee holds unchanged. A group with a floor-released vertex this
 // step falls back to per-vertex fractions (the release test assumes its own component
 // fractions). Slot encoding: 0 = per-vertex this step, else float bits of the fraction + 1
@@ -21,6 +21,7 @@ layout(std430, binding = 4) readonly buffer OnSurface { uint on_surface[]; };
 layout(std430, binding = 5) readonly buffer Blocked { uint blocked[]; };   // n + 1; [n]: unsettled
 layout(std430, binding = 6) readonly buffer Group { uint group_of[]; };
 layout(std430, binding = 7) buffer GroupFraction { uint group_fraction[]; };
+layout(std430, binding = 8) readonly buffer Cbound { float cbound[]; };
 layout(push_constant) uniform Push { TwParams p; };
 void main() {
     if ((s.flags & TW_STOP) != 0u) return;
@@ -35,5 +36,6 @@ void main() {
     }
     float len = length(y[i].xyz - x[i].xyz);
     float alpha = tw_alpha(min(s.bound, dm) - p.step_sep, len, p.gamma);
+    alpha = min(alpha, tw_alpha(cbound[i], len, p.gamma));
     atomicMin(group_fraction[g], floatBitsToUint(alpha) + 1u);
 }

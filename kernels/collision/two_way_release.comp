@@ -6,9 +6,10 @@
 // floor-bound vertices under the floor pairs.
 // The floor pairs come listed (two_way_distances.comp), so the workgroup never scans all pairs.
 // 1. Every floor-bound vertex j starts at its released fraction α_j' (D_j' = min(D^(l),
-//    dfree[j]) - ξ_s, the forward step's formula); α is lowered to the minimum over the floor
-//    pairs until no pair changes it, so every component C moves by one fraction
-//    α_C = min_{j in C} α_j' (common motion of stacked layers keeps their gaps).
+//    dfree[j]) - ξ_s, the forward step's formula, capped by its collider bound cbound[j]);
+//    α is lowered to the minimum over the floor pairs until no pair changes it, so every
+//    component C moves by one fraction α_C = min_{j in C} α_j' (common motion of stacked
+//    layers keeps their gaps).
 // 2. Separating-plane test of every floor pair on that motion: n its separating direction
 //    (pointing from the second primitive to the first, scaled to |n| <= 1), h_k(t) the n-height
 //    of vertex k (linear in t), g(t) = min over the first primitive's vertices of h_k(t) - max
@@ -37,6 +38,7 @@ layout(std430, binding = 7) coherent buffer FloorList { uint floor_list[]; };
 layout(std430, binding = 8) coherent buffer Alpha { uint alpha[]; };     // float bits per vertex
 // n + 2; [n]: unsettled, [n + 1]: floor pairs listed by two_way_distances (reset here).
 layout(std430, binding = 9) coherent buffer Blocked { uint blocked[]; };
+layout(std430, binding = 10) readonly buffer Cbound { float cbound[]; };
 layout(push_constant) uniform Push { TwParams p; };
 const float EPS32 = 1.1920929e-7;
 const uint MAX_ROUNDS = 4096u;
@@ -49,8 +51,9 @@ void sync() {
 }
 
 float released_alpha(uint j) {
-    vec3 dir = y[j].xyz - x[j].xyz;
-    return tw_alpha(min(s.bound, uintBitsToFloat(dfree[j])) - p.step_sep, length(dir), p.gamma);
+    float len = length(y[j].xyz - x[j].xyz);
+    float a = tw_alpha(min(s.bound, uintBitsToFloat(dfree[j])) - p.step_sep, len, p.gamma);
+    return min(a, tw_alpha(cbound[j], len, p.gamma));
 }
 
 // Lowers every vertex's alpha (ALPHA) or raises blocked (else) to the extreme over the floor

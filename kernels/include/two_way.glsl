@@ -66,6 +66,10 @@ float tw_alpha(float d, float len, float gamma) {
     return 1.0;
 }
 
+// Height above a collider's offset surface to which the two-way method moves a target that is
+// closer (m; twice colliders.glsl's COLLIDER_GUARD, two_way_collider_bound.comp).
+const float TW_COLLIDER_TARGET = 4e-6;
+
 uint tw_index() {
     return gl_WorkGroupID.x * WG + gl_LocalInvocationID.x;
 }

@@ -4,6 +4,7 @@
 
 use rand::Rng;
 use supple::coloring::{check_coloring, MAX_COLORS};
+use supple::contact::colliders::{pack_colliders, Collider, Shape};
 use supple::contact::two_way::{
     Backward, ContactColoring, StepBound, SweepDispatch, TwoWay, TwoWaySettings,
 };
@@ -13,7 +14,7 @@ use supple::math::Vec3;
 use supple::mesh::procedural::cloth_grid;
 use supple::proximity::ProximityMesh;
 use supple_gpu_tests::{
-    assert_no_validation_errors, context, reference_forward, reference_forward_grouped,
+    assert_no_validation_errors, context, reference_forward, reference_forward_capped,
 };
 
 /// Two 1 cm-spaced cloth sheets (0.1 m wide, `cells`² quads), `gap` apart in z; the top sheet's
@@ -81,23 +82,54 @@ fn settings() -> TwoWaySettings {
 /// constraints, same color order): targets y and positions x within f32 rounding.
 #[test]
 fn every_gpu_step_matches_the_reference_step() {
-    steps_match_the_reference(None);
+    steps_match_the_reference(None, &[]);
+}
+
+/// A sphere collider (with an offset) under the middle of the top sheet, which is pushed into
+/// it: the GPU's collider pass (targets moved out of the offset, fractions capped by the
+/// distance to it) equals the reference step by step, some steps are limited by the collider,
+/// and no free vertex ever comes within the offset (issue 26: colliders are never entered).
+#[test]
+fn every_gpu_step_with_a_collider_matches_the_reference_step() {
+    let sphere = Collider {
+        shape: Shape::Sphere {
+            center: [0.05, 0.05, -0.009],
+            radius: 0.01,
+        },
+        friction: 0.0,
+        velocity: [0.0; 3],
+        angular_velocity: [0.0; 3],
+        offset: 5e-4,
+    };
+    steps_match_the_reference(
+        Some(|i, bottom| {
+            if i >= bottom && i % 2 == 0 {
+                0
+            } else {
+                supple::contact::two_way::NO_GROUP
+            }
+        }),
+        &[sphere],
+    );
 }
 
 /// The same with shared step fractions (`collision.shared_step`): the top sheet is one group,
 /// the bottom sheet's vertices take their own fractions.
 #[test]
 fn every_gpu_step_with_shared_fractions_matches_the_reference_step() {
-    steps_match_the_reference(Some(|i, bottom| {
-        if i >= bottom {
-            0
-        } else {
-            supple::contact::two_way::NO_GROUP
-        }
-    }));
+    steps_match_the_reference(
+        Some(|i, bottom| {
+            if i >= bottom {
+                0
+            } else {
+                supple::contact::two_way::NO_GROUP
+            }
+        }),
+        &[],
+    );
 }
 
-fn steps_match_the_reference(group: Option<fn(usize, usize) -> u32>) {
+fn steps_match_the_reference(group: Option<fn(usize, usize) -> u32>, colliders: &[Collider]) {
     let ctx = context(true);
     let s = sheets(8, 0.003, 0.01);
     let n = s.x.len();
@@ -113,7 +145,14 @@ fn steps_match_the_reference(group: Option<fn(usize, usize) -> u32>) {
     if group.is_some() {
         tw.set_vertex_groups(&groups).expect("groups");
     }
+    if !colliders.is_empty() {
+        tw.set_colliders(&pack_colliders(colliders), colliders.len())
+            .expect("colliders");
+        tw.set_collider_time(0.0).expect("time");
+    }
+    let free: Vec<bool> = inv_w.iter().map(|&w| w > 0.0).collect();
     let mut shared_steps = 0;
+    let mut collider_limited_steps = 0;
     tw.set_target(&s.y).expect("target");
     let mut compared_contacts = 0;
     for step in 0..12 {
@@ -169,8 +208,25 @@ fn steps_match_the_reference(group: Option<fn(usize, usize) -> u32>) {
             );
         }
         let x_before = x.clone();
-        let disp = reference_forward_grouped(&st, &mut x, &y, &cons, n_vt, bound, &groups);
-        if group.is_some() {
+        reference::collider_targets(&mut y, &free, colliders, 0.0);
+        let cap = reference::collider_bounds(&x, &free, colliders, 0.0);
+        let disp = reference_forward_capped(&st, &mut x, &y, &cons, n_vt, bound, &groups, &cap);
+        let gpu_cap = tw.read_collider_bounds().unwrap();
+        for i in 0..n {
+            if colliders.is_empty() {
+                break;
+            }
+            let (g, r) = (gpu_cap[i] as f64, cap[i]);
+            assert!(
+                (g.is_infinite() && r.is_infinite()) || (g - r).abs() < 1e-6,
+                "step {step} vertex {i}: collider bound gpu {g} ref {r}"
+            );
+            let len = (y[i] - x_before[i]).norm();
+            if r.is_finite() && len > st.step_fraction() * r {
+                collider_limited_steps += 1;
+            }
+        }
+        if group.is_some() && colliders.is_empty() {
             // The top sheet moved by one fraction (a uniform share of each vertex's motion).
             let f = |i: usize| {
                 let total = (y[i] - x_before[i]).norm();
@@ -220,9 +276,21 @@ fn steps_match_the_reference(group: Option<fn(usize, usize) -> u32>) {
             bound - 2.0 * disp
         );
         compared_contacts += cons.len();
+        for (i, p) in gx.iter().enumerate() {
+            for c in colliders.iter().filter(|_| free[i]) {
+                let d = c.gap(p, 0.0).0 - c.offset;
+                assert!(d > 0.0, "step {step} vertex {i}: {d} m above the offset");
+            }
+        }
     }
     assert!(compared_contacts > 0, "the scene produced no contact pairs");
-    if group.is_some() {
+    if !colliders.is_empty() {
+        assert!(
+            collider_limited_steps > 0,
+            "no vertex was limited by the collider"
+        );
+    }
+    if group.is_some() && colliders.is_empty() {
         assert!(
             shared_steps > 0,
             "no step was limited by the shared fraction"

@@ -136,11 +136,14 @@ pub fn reference_forward(
     bound: f64,
 ) -> f64 {
     let none = vec![u32::MAX; x.len()];
-    reference_forward_grouped(st, x, y, cons, n_vt, bound, &none)
+    let inf = vec![f64::INFINITY; x.len()];
+    reference_forward_capped(st, x, y, cons, n_vt, bound, &none, &inf)
 }
 
-/// [`reference_forward`] with shared step fractions per vertex group (`u32::MAX`: none).
-pub fn reference_forward_grouped(
+/// [`reference_forward`] with shared step fractions per vertex group (`u32::MAX`: none) and
+/// per-vertex collider bounds (`cap`, `cpu_reference::two_way::collider_bounds`; +∞: none).
+#[allow(clippy::too_many_arguments)]
+pub fn reference_forward_capped(
     st: &supple::contact::two_way::TwoWaySettings,
     x: &mut [supple::math::Vec3],
     y: &[supple::math::Vec3],
@@ -148,10 +151,11 @@ pub fn reference_forward_grouped(
     n_vt: usize,
     bound: f64,
     groups: &[u32],
+    cap: &[f64],
 ) -> f64 {
     let mut r = vec![1.0; x.len()];
     let on = vec![true; x.len()];
-    supple::cpu_reference::two_way::forward_step_grouped(
+    supple::cpu_reference::two_way::forward_step_capped(
         x,
         y,
         cons,
@@ -163,6 +167,7 @@ pub fn reference_forward_grouped(
         &mut r,
         &on,
         groups,
+        cap,
     )
 }
 

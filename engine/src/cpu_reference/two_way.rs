@@ -11,6 +11,7 @@
 //! D^(l+1) = D^(l) − 2 max_i |Δx_i| asks for a new search under D_min (§3.1).
 
 use super::distance::{edge_edge, point_triangle, EdgeEdgeKind, PointTriangleKind};
+use crate::contact::colliders::Collider;
 use crate::math::Vec3;
 
 /// Pair type of a contact constraint: vertex–triangle `[v, t0, t1, t2]`.
@@ -409,7 +410,9 @@ pub fn step_alpha(d: f64, len: f64, fraction: f64) -> f64 {
     }
 }
 
-/// The released fraction α_i' of vertex `i`: from D_i' = min(D^(l), dfree_i) − ξ_s.
+/// The released fraction α_i' of vertex `i`: from D_i' = min(D^(l), dfree_i) − ξ_s, capped by
+/// its collider bound `cap` ([`collider_bounds`]; +∞ without one).
+#[allow(clippy::too_many_arguments)]
 fn released_alpha(
     x: &[Vec3],
     y: &[Vec3],
@@ -417,9 +420,11 @@ fn released_alpha(
     bound: f64,
     fraction: f64,
     step_sep: f64,
+    cap: f64,
     i: usize,
 ) -> f64 {
-    step_alpha(bound.min(dfree) - step_sep, (y[i] - x[i]).norm(), fraction)
+    let len = (y[i] - x[i]).norm();
+    step_alpha(bound.min(dfree) - step_sep, len, fraction).min(step_alpha(cap, len, fraction))
 }
 
 /// The floor-release step fractions (twin of `two_way_release.comp`): `Some(α_C)` for the
@@ -479,6 +484,7 @@ pub fn release_fractions(
     min_sep: f64,
     step_sep: f64,
     release: f64,
+    cap: &[f64],
 ) -> Vec<Option<f64>> {
     let eps = f32::EPSILON as f64;
     let n = x.len();
@@ -510,7 +516,7 @@ pub fn release_fractions(
             let v = v as usize;
             let r = root(&mut parent, v);
             alpha[r] = alpha[r].min(released_alpha(
-                x, y, f.dfree[v], bound, fraction, step_sep, v,
+                x, y, f.dfree[v], bound, fraction, step_sep, cap[v], v,
             ));
         }
     }
@@ -626,6 +632,43 @@ pub fn forward_step_grouped(
     on_surface: &[bool],
     groups: &[u32],
 ) -> f64 {
+    let inf = vec![f64::INFINITY; x.len()];
+    forward_step_capped(
+        x,
+        y,
+        cons,
+        n_vt,
+        bound,
+        fraction,
+        min_separation,
+        release,
+        r,
+        on_surface,
+        groups,
+        &inf,
+    )
+}
+
+/// [`forward_step_grouped`] with a collider bound per vertex (`cap`, [`collider_bounds`]; +∞:
+/// none): every fraction, a floor-released component's included, is capped at
+/// `step_alpha(cap_i, |y_i − x_i|, fraction)` before and after the groups share theirs (twin of
+/// the collider caps in `two_way_release.comp`, `two_way_group_fraction.comp` and
+/// `two_way_forward.comp`).
+#[allow(clippy::too_many_arguments)]
+pub fn forward_step_capped(
+    x: &mut [Vec3],
+    y: &[Vec3],
+    cons: &[[u32; 4]],
+    n_vt: usize,
+    bound: f64,
+    fraction: f64,
+    min_separation: f64,
+    release: Option<f64>,
+    r: &mut [f64],
+    on_surface: &[bool],
+    groups: &[u32],
+    cap: &[f64],
+) -> f64 {
     let (mut alpha, was_released) = match release {
         Some(theta) => {
             let f = floor_distances(x, cons, n_vt, theta);
@@ -641,6 +684,7 @@ pub fn forward_step_grouped(
                 min_separation,
                 step_sep,
                 theta,
+                cap,
             );
             released_step_fractions(
                 x, y, &f, &released, bound, fraction, on_surface, step_sep, theta,
@@ -653,8 +697,58 @@ pub fn forward_step_grouped(
             (alpha, none)
         }
     };
+    let capped = |alpha: &mut [f64]| {
+        for (i, a) in alpha.iter_mut().enumerate() {
+            *a = a.min(step_alpha(cap[i], (y[i] - x[i]).norm(), fraction));
+        }
+    };
+    capped(&mut alpha);
     share_fractions(&mut alpha, &was_released, on_surface, groups);
+    capped(&mut alpha);
     apply_fractions(x, y, &alpha, r)
+}
+
+/// Height above a collider's offset surface to which the two-way method moves a target that is
+/// closer (m; `two_way.glsl::TW_COLLIDER_TARGET`).
+pub const COLLIDER_TARGET: f64 = 4e-6;
+
+/// The two-way backward step's collider constraints (twin of `two_way_collider_bound.comp`):
+/// every free vertex's target (`free[i]`) closer than [`COLLIDER_TARGET`] above a collider's
+/// offset surface at time `t` is moved out along the collider's normal to that height, one
+/// pass in collider order.
+pub fn collider_targets(y: &mut [Vec3], free: &[bool], colliders: &[Collider], t: f64) {
+    for (yi, _) in y.iter_mut().zip(free).filter(|(_, &f)| f) {
+        for c in colliders {
+            let (gap, n) = c.gap(yi, t);
+            let d = gap - c.offset;
+            if d < COLLIDER_TARGET {
+                *yi += n * (COLLIDER_TARGET - d);
+            }
+        }
+    }
+}
+
+/// The two-way forward step's collider bounds (twin of `two_way_collider_bound.comp`): per
+/// free vertex, the smallest distance of x_i above the offset surface of a collider it is
+/// outside of at time `t` (m); +∞ for fixed vertices and where there is none. A fraction
+/// capped at `step_alpha(bound, len, γ)` with γ < 1 keeps the vertex outside (the offset
+/// distance of a plane, sphere or box is 1-Lipschitz outside it).
+pub fn collider_bounds(x: &[Vec3], free: &[bool], colliders: &[Collider], t: f64) -> Vec<f64> {
+    x.iter()
+        .zip(free)
+        .map(|(xi, &f)| {
+            let mut b = f64::INFINITY;
+            if f {
+                for c in colliders {
+                    let d = c.gap(xi, t).0 - c.offset;
+                    if d > 0.0 {
+                        b = b.min(d);
+                    }
+                }
+            }
+            b
+        })
+        .collect()
 }
 
 /// `release`) with a fraction in `released` ([`release_fractions`]) move by it. Returns the
@@ -1440,7 +1534,20 @@ mod tests {
             let n_vt = (ty == TYPE_VT) as usize;
             let f = floor_distances(&x, &cons, n_vt, theta);
             assert!(f.closest[0].1 < theta);
-            let rel = release_fractions(&x, &y, &cons, n_vt, &f, bound, 0.45, xi, 2.0 * xi, theta);
+            let inf = vec![f64::INFINITY; x.len()];
+            let rel = release_fractions(
+                &x,
+                &y,
+                &cons,
+                n_vt,
+                &f,
+                bound,
+                0.45,
+                xi,
+                2.0 * xi,
+                theta,
+                &inf,
+            );
             total += 1;
             let Some(a) = rel[0] else { continue };
             assert!(

@@ -172,12 +172,34 @@ impl TwoWayHandler {
         solver
             .set_vertex_groups(&shared_step_groups(model, scene.collision.shared_step))
             .map_err(field)?;
+        // Colliders are constraints and bounds of every two-way step (never entered): the load
+        // graph copies their current geometry (the host may move them between frames).
+        let colliders = crate::contact::colliders::from_scene(scene);
+        if !colliders.is_empty() {
+            solver
+                .set_colliders(
+                    &crate::contact::colliders::pack_colliders(&colliders),
+                    colliders.len(),
+                )
+                .map_err(field)?;
+        }
         let compile = |name: &str, from: &crate::vk::GpuBuffer<[f32; 4]>, to| {
             let mut g = Graph::new(name);
             g.copy(name, from, to);
             g.compile(ctx, CompileOptions::default())
         };
-        let load = compile("collision.load_target", &state.x, solver.target())?;
+        let load = {
+            let mut g = Graph::new("collision.load_target");
+            g.copy("collision.load_target", &state.x, solver.target());
+            if !colliders.is_empty() {
+                g.copy(
+                    "collision.load_colliders",
+                    &state.colliders,
+                    solver.colliders(),
+                );
+            }
+            g.compile(ctx, CompileOptions::default())?
+        };
         let store = compile("collision.store_positions", solver.positions(), &state.x)?;
         let adopt = compile("collision.adopt_positions", &state.x, solver.positions())?;
         Ok(TwoWayHandler {
@@ -197,9 +219,12 @@ impl TwoWayHandler {
         &self.solver
     }
 
-    /// Runs the two-way method from the last safe state toward the state's positions and
-    /// writes the result back.
-    fn handle(&mut self) -> Result<(), SimError> {
+    /// Runs the two-way method from the last safe state toward the state's positions (the
+    /// colliders placed at the step's end time) and writes the result back.
+    fn handle(&mut self, state: &GpuState) -> Result<(), SimError> {
+        self.solver
+            .set_collider_time(state.clock.next_time())
+            .map_err(failed)?;
         self.load.run()?;
         let r = match self.observer.as_mut() {
             Some(f) => self.solver.solve_observed(|_, x| f(x)),
@@ -226,9 +251,9 @@ impl ContactHandler for TwoWayHandler {
         Phases::ACCEPTED | Phases::FINISHED
     }
 
-    fn at(&mut self, phase: Phase, _state: &GpuState) -> Result<(), SimError> {
+    fn at(&mut self, phase: Phase, state: &GpuState) -> Result<(), SimError> {
         match phase {
-            Phase::Accepted => self.handle(),
+            Phase::Accepted => self.handle(state),
             Phase::Finished => {
                 self.stats.time_steps += 1;
                 self.stats.max_steps_per_time_step =

@@ -218,6 +218,15 @@ pub struct TwoWay {
     host_scratch: HostColoringScratch,
     /// Friction by velocity filtering (`collision/friction.rs`; off while μ = 0).
     friction: super::friction::Friction,
+    /// Analytic colliders as the kernels' vec4 quadruples ([`TwoWay::set_colliders`]).
+    colliders: GpuBuffer<[f32; 4]>,
+    /// Colliders in use (0: the collider pass is not recorded).
+    num_colliders: usize,
+    /// The time at which the colliders are placed (s; [`TwoWay::set_collider_time`]).
+    collider_time: GpuBuffer<f32>,
+    /// Per vertex, its distance above the nearest collider offset surface it is outside of
+    /// (m, +∞ without one; `two_way_collider_bound.comp`).
+    cbound: GpuBuffer<f32>,
 }
 
 fn groups(n: usize) -> [u32; 3] {
@@ -469,6 +478,19 @@ impl TwoWay {
             g.copy("two_way.save_target", &y, y0);
         }
         let reset = g.compile(ctx, CompileOptions::default()).map_err(err)?;
+        let colliders = ctx
+            .upload_buffer("two_way.colliders", &[[0f32; 4]; 4], storage)
+            .map_err(err)?;
+        let collider_time = ctx
+            .upload_buffer(
+                "two_way.collider_time",
+                &[0f32],
+                BufferUsage::HOST_WRITE | storage,
+            )
+            .map_err(err)?;
+        let cbound = ctx
+            .upload_buffer("two_way.cbound", &vec![f32::INFINITY; n.max(1)], storage)
+            .map_err(err)?;
         let mut s = TwoWay {
             ctx: ctx.clone(),
             settings,
@@ -511,6 +533,10 @@ impl TwoWay {
             },
             host_scratch: HostColoringScratch::default(),
             friction: Default::default(),
+            colliders,
+            num_colliders: 0,
+            collider_time,
+            cbound,
         };
         s.workspace(16)?;
         Ok(s)
@@ -752,6 +778,24 @@ impl TwoWay {
                     );
                 }
             }
+            if self.num_colliders > 0 {
+                g.dispatch(
+                    Dispatch::new(
+                        format!("two_way.collider_bound[{step}]"),
+                        ids::COLLISION_TWO_WAY_COLLIDER_BOUND,
+                        groups(self.n),
+                    )
+                    .workgroup_size(WG)
+                    .read(&self.state)
+                    .read(x)
+                    .read_write(&self.y)
+                    .read(&self.inv_w)
+                    .read(&self.colliders)
+                    .read(&self.collider_time)
+                    .write(&self.cbound)
+                    .push(&self.params(0, self.num_colliders as u32)),
+                );
+            }
             if self.settings.floor_release.is_some() {
                 g.dispatch(
                     Dispatch::new(
@@ -770,6 +814,7 @@ impl TwoWay {
                     .read_write(&floor_list)
                     .read_write(&self.alpha_c)
                     .read_write(&self.blocked)
+                    .read(&self.cbound)
                     .push(&self.params(0, 0)),
                 );
             }
@@ -794,6 +839,7 @@ impl TwoWay {
                     .read(&self.blocked)
                     .read(&self.group_of)
                     .read_write(&self.group_fraction)
+                    .read(&self.cbound)
                     .push(&self.params(0, 0)),
                 );
             }
@@ -815,6 +861,7 @@ impl TwoWay {
                 .read(&self.alpha_c)
                 .read(&self.group_of)
                 .read(&self.group_fraction)
+                .read(&self.cbound)
                 .push(&self.params(0, 0)),
             );
             g.dispatch(
@@ -853,7 +900,8 @@ impl TwoWay {
         let release = self.settings.floor_release.is_some() as u32;
         // Shared fractions: the slot reset and the group pass.
         let shared = 2 * (self.num_groups > 0) as u32;
-        release + shared + self.dispatches_per_step_without_release()
+        let colliders = (self.num_colliders > 0) as u32;
+        release + shared + colliders + self.dispatches_per_step_without_release()
     }
 
     /// Shared step fractions (`collision.step_fraction`): `groups[i]` is vertex i's group
@@ -890,6 +938,56 @@ impl TwoWay {
             .map_or(0, |&g| g as usize + 1);
         let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
         self.workspace(cap)
+    }
+
+    /// Analytic colliders (issue 26: never entered): `packed` as
+    /// [`crate::contact::colliders::pack_colliders`] makes them, `count` of them. Every step
+    /// then moves targets out of the colliders' offsets and caps each vertex's fraction so that
+    /// it never enters one (`two_way_collider_bound.comp`); fixed and scripted vertices are
+    /// left alone. Re-records the step graphs (a set-up call, not per step); the collider
+    /// geometry itself may be rewritten between solves (write or copy into
+    /// [`TwoWay::colliders`], and [`TwoWay::set_collider_time`]).
+    pub fn set_colliders(&mut self, packed: &[[f32; 4]], count: usize) -> Result<(), String> {
+        if packed.len() < 4 * count {
+            return Err(format!(
+                "{} collider quadruples for {count} colliders (4 per collider)",
+                packed.len()
+            ));
+        }
+        if packed.len() != self.colliders.len() {
+            self.colliders = self
+                .ctx
+                .create_buffer(
+                    "two_way.colliders",
+                    packed.len().max(4),
+                    BufferUsage::STORAGE,
+                )
+                .map_err(err)?;
+        }
+        if !packed.is_empty() {
+            self.colliders.write(packed).map_err(err)?;
+        }
+        self.num_colliders = count;
+        let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
+        self.workspace(cap)
+    }
+
+    /// The colliders' buffer ([`TwoWay::set_colliders`]; vec4 quadruples).
+    pub fn colliders(&self) -> &GpuBuffer<[f32; 4]> {
+        &self.colliders
+    }
+
+    /// The time (s) at which the colliders are placed for the next solves (a moving collider's
+    /// pose at the end of the time step in progress); a host write, no wait.
+    pub fn set_collider_time(&self, t: f64) -> Result<(), String> {
+        self.collider_time.write(&[t as f32]).map_err(err)
+    }
+
+    /// Reads the per-vertex collider bounds of the last step (m; +∞: none).
+    pub fn read_collider_bounds(&self) -> Result<Vec<f32>, String> {
+        let mut b = self.cbound.read().map_err(err)?;
+        b.truncate(self.n);
+        Ok(b)
     }
 
     fn dispatches_per_step_without_release(&self) -> u32 {
