@@ -56,6 +56,9 @@ pub struct SimModel {
     pub vertex_motion: Vec<u32>,
     /// Constant external force on each vertex (N), from the scene's `force` entries.
     pub external_forces: Vec<[f64; 3]>,
+    /// Per vertex, its body's `collider_offset` (m): clearance kept from every collider on top
+    /// of the collider's own offset (empty: 0 for every vertex).
+    pub collider_offsets: Vec<f64>,
 }
 
 /// A scripted rigid motion of a vertex set: at time t a vertex with initial position x₀ is at
@@ -356,6 +359,14 @@ pub fn distribute_loads(
 }
 
 impl SimModel {
+    /// Per vertex, the clearance (m) it keeps from every collider on top of the collider's own
+    /// offset ([`SimModel::collider_offsets`], 0 where unset).
+    pub fn vertex_collider_offsets(&self) -> Vec<f64> {
+        (0..self.positions.len())
+            .map(|i| self.collider_offsets.get(i).copied().unwrap_or(0.0))
+            .collect()
+    }
+
     /// Centreline segments `[a, b]` (consecutive vertices of each rod polyline, model vertex
     /// indices): the collision edges of the rods.
     pub fn curve_segments(&self) -> Vec<[u32; 2]> {
@@ -539,6 +550,8 @@ impl SimModel {
                 &surface_local,
             )?;
             m.external_forces.extend(fext);
+            m.collider_offsets
+                .extend(std::iter::repeat_n(body.collider_offset, nv));
             m.masses.extend(mass);
             m.vertex_motion.extend(motion_of);
             m.velocities.extend(std::iter::repeat_n(body.velocity, nv));

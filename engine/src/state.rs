@@ -86,6 +86,9 @@ pub struct GpuState {
     pub colliders: GpuBuffer<[f32; 4]>,
     /// Number of colliders (fixed at creation).
     num_colliders: usize,
+    /// Per vertex, the clearance (m) it keeps from every collider on top of the collider's own
+    /// offset (its body's `collider_offset`).
+    pub collider_offsets: GpuBuffer<f32>,
     /// Simulated time.
     pub clock: Clock,
 }
@@ -144,6 +147,11 @@ impl GpuState {
                 BufferUsage::HOST_WRITE | storage,
             )?,
             num_colliders: colliders.len(),
+            collider_offsets: ctx.upload_buffer(
+                "state.collider_offsets",
+                &f32s(&model.vertex_collider_offsets()),
+                storage,
+            )?,
             clock: Clock::new(h),
         })
     }

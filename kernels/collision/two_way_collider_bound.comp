@@ -24,6 +24,8 @@ layout(std430, binding = 3) readonly buffer InvW { float inv_w[]; };
 layout(std430, binding = 4) readonly buffer Colliders { vec4 colliders[]; };
 layout(std430, binding = 5) readonly buffer Time { float time[]; };
 layout(std430, binding = 6) writeonly buffer Cbound { float cbound[]; };
+// Per vertex, its body's clearance from colliders (m; colliders.glsl collider_vertex_offset).
+layout(std430, binding = 7) readonly buffer ColliderOffsets { float collider_offsets[]; };
 layout(push_constant) uniform Push { TwParams p; };
 #include "colliders.glsl"
 void main() {
@@ -32,6 +34,7 @@ void main() {
     if (i >= p.n) return;
     float bound = uintBitsToFloat(0x7f800000u);
     if (inv_w[i] > 0.0) {
+        collider_vertex_offset = collider_offsets[i];
         float t = time[0];
         vec3 yi = y[i].xyz;
         bool moved = false;

@@ -3,8 +3,9 @@
 // Collider c in `colliders[4c ..]`: (kind, μ, offset | radius, thickness), (normal | centre | min, 0),
 // (max | sphere spin ω, 0), (velocity, 0); kind 0 plane n·x ≥ offset, 1 sphere, 2 box (solid,
 // axis-aligned). A spinning sphere's surface moves at v + ω × (x − centre) (friction only).
-// Vertices are kept at a signed gap ≥ the collider's thickness (its offset, m): the distance
-// above it, d = gap − thickness, is what contact acts on.
+// Vertices are kept at a signed gap ≥ the collider's thickness (its offset, m) plus their body's
+// clearance (collider_vertex_offset): the distance above it, d = gap − thickness − clearance, is
+// what contact acts on.
 // The including shader declares `colliders` (vec4[]).
 const uint COLLIDER_PLANE = 0u;
 const uint COLLIDER_SPHERE = 1u;
@@ -54,9 +55,15 @@ const float COLLIDER_INFEASIBLE = 1e30;
 // Thickness (offset, m) of collider c.
 float collider_offset(uint c) { return colliders[4u * c].w; }
 
-// Distance of x above collider c's offset surface at time t (m; negative inside) and normal.
+// The clearance (m) of the vertex in hand on top of every collider's offset (its body's
+// `collider_offset`): a kernel sets it from its per-vertex buffer before calling the functions
+// below for that vertex (0 where it does not).
+float collider_vertex_offset = 0.0;
+
+// Distance of x above collider c's offset surface at time t (m; negative inside) and normal,
+// the offset surface including collider_vertex_offset.
 float collider_distance(uint c, vec3 x, float t, out vec3 n) {
-    return collider_gap(c, x, t, n) - collider_offset(c);
+    return collider_gap(c, x, t, n) - collider_offset(c) - collider_vertex_offset;
 }
 
 // Moves x out along the normal to `target` above each collider's offset surface that it is

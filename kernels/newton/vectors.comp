@@ -37,6 +37,8 @@ layout(std430, binding = 16) buffer Friction { vec4 friction[]; }; // (n, μλ),
 layout(std430, binding = 17) writeonly buffer ContactHess { vec4 contact_hess[]; }; // 3 rows
 // Shortest-path penalty sums of kernels/recovery/penalty.comp (fixed point, without k).
 layout(std430, binding = 18) readonly buffer Penalty { ivec4 penalty[]; };
+// Per vertex, its body's clearance from colliders (m; colliders.glsl collider_vertex_offset).
+layout(std430, binding = 19) readonly buffer ColliderOffsets { float collider_offsets[]; };
 layout(push_constant) uniform P {
     vec4 gravity;
     uint n;
@@ -53,6 +55,7 @@ layout(push_constant) uniform P {
 void main() {
     uint i = gl_GlobalInvocationID.x;
     if (i >= p.n) return;
+    collider_vertex_offset = collider_offsets[i];
     bool fixed_vertex = inv_mass[i] == 0.0;
     float k = mass[i] / (p.h * p.h);
     float kc = p.kappa * k;

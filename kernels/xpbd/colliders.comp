@@ -12,6 +12,8 @@ layout(std430, binding = 1) readonly buffer XPrev { vec4 x_prev[]; };
 layout(std430, binding = 2) readonly buffer InvMass { float inv_mass[]; };
 layout(std430, binding = 3) readonly buffer Colliders { vec4 colliders[]; };
 layout(std430, binding = 4) readonly buffer Clock { uint clock[]; };
+// Per vertex, its body's clearance from colliders (m; colliders.glsl collider_vertex_offset).
+layout(std430, binding = 5) readonly buffer ColliderOffsets { float collider_offsets[]; };
 #include "colliders.glsl"
 layout(push_constant) uniform P {
     uint n;
@@ -23,6 +25,7 @@ void main() {
     uint i = gl_GlobalInvocationID.x;
     if (i >= p.n) return;
     if (!(inv_mass[i] > 0.0)) return;
+    collider_vertex_offset = collider_offsets[i];
     vec3 xi = x[i].xyz;
     vec3 xp = x_prev[i].xyz;
     float t = float(clock[0] + 1u) * p.h;

@@ -1,6 +1,6 @@
 //! Colliders that are never entered (issue 26, item 1): with every solver, no vertex ends a
 //! frame closer to an analytic collider (at the frame's time) than the collider's `offset`,
-//! static or moving. Small scenes in contact from the first frame (Newton's barrier, XPBD's and
+//! plus the vertex's body's `collider_offset`, static or moving. Small scenes in contact from the first frame (Newton's barrier, XPBD's and
 //! symplectic Euler's projections, a collider moving into a body), then a few frames of every
 //! scene in `scenes/` with colliders (the full scenes: `benches/colliders_never_entered.sh`).
 //! Distances are computed here in f64 from the positions the simulation hands out (the
@@ -11,13 +11,15 @@ use supple::scene::Scene;
 use supple::simulation::Simulation;
 use supple_gpu_tests::{assert_no_validation_errors, context};
 
-/// Per collider, the smallest distance of any vertex above its offset surface at time `t` (m).
-fn margins(colliders: &[Collider], x: &[[f64; 3]], t: f64) -> Vec<f64> {
+/// Per collider, the smallest distance of any vertex above its offset surface (the collider's
+/// offset plus the vertex's clearance `clearance[v]`) at time `t` (m).
+fn margins(colliders: &[Collider], x: &[[f64; 3]], clearance: &[f64], t: f64) -> Vec<f64> {
     colliders
         .iter()
         .map(|c| {
             x.iter()
-                .map(|p| c.gap(&nalgebra::Vector3::from(*p), t).0 - c.offset)
+                .zip(clearance)
+                .map(|(p, e)| c.gap(&nalgebra::Vector3::from(*p), t).0 - c.offset - e)
                 .fold(f64::INFINITY, f64::min)
         })
         .collect()
@@ -30,9 +32,14 @@ fn run(name: &str, scene: &Scene, frames: u32, start: bool) -> (Vec<f64>, Vec<[f
     let ctx = context(false);
     let colliders = from_scene(scene);
     let mut sim = Simulation::new(&ctx, scene).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // Each body's clearance, from the scene (not from the engine's model).
+    let mut clearance = Vec::new();
+    for (b, r) in scene.bodies.iter().zip(&sim.model().bodies) {
+        clearance.resize(r.vertices.end as usize, b.collider_offset);
+    }
     if start {
         let x = sim.positions().expect("positions");
-        for (c, m) in margins(&colliders, &x, 0.0).iter().enumerate() {
+        for (c, m) in margins(&colliders, &x, &clearance, 0.0).iter().enumerate() {
             assert!(
                 *m >= 0.0,
                 "{name} at the start: collider[{c}] entered by {m} m"
@@ -44,7 +51,10 @@ fn run(name: &str, scene: &Scene, frames: u32, start: bool) -> (Vec<f64>, Vec<[f
         sim.step_frame()
             .unwrap_or_else(|e| panic!("{name} frame {f}: {e}"));
         let x = sim.positions().expect("positions");
-        for (c, m) in margins(&colliders, &x, sim.time()).iter().enumerate() {
+        for (c, m) in margins(&colliders, &x, &clearance, sim.time())
+            .iter()
+            .enumerate()
+        {
             assert!(
                 *m >= 0.0,
                 "{name} frame {f}: a vertex is {:.3e} m inside collider[{c}]'s offset",
@@ -110,6 +120,54 @@ fn xpbd_cloth_on_a_sphere_never_enters_its_offset() {
         lowest[0] < 1e-4,
         "projected onto the offset surface: {lowest:?}"
     );
+}
+
+/// The cloth keeps a 4 mm clearance of its own (`body.collider_offset`) on top of the sphere's
+/// 5 mm offset, starting 3 mm above that: it drapes over the sphere at 9 mm from it, with
+/// Newton alone, Newton and the two-way method (its own collider bound and targets), and XPBD.
+#[test]
+fn a_body_clearance_is_kept_by_every_solver() {
+    for (label, extra) in [
+        ("newton", vec![]),
+        ("newton two-way", vec!["collision.method=\"two-way\""]),
+        ("xpbd", vec!["simulation.solver=\"xpbd\""]),
+    ] {
+        let mut overrides = vec![
+            "body[0].collider_offset=0.004",
+            "body[0].translation=[0.0, 0.0, 0.312]",
+        ];
+        overrides.extend(extra);
+        let scene = parse("cloth_on_sphere", CLOTH_ON_SPHERE, &overrides);
+        let (lowest, _) = run(&format!("{label} clearance"), &scene, 12, true);
+        // In contact with the clearance surface, not merely above it.
+        assert!(
+            lowest[0] < 1e-3,
+            "{label}: the cloth never reached its clearance: {lowest:?}"
+        );
+    }
+}
+
+#[test]
+fn symplectic_euler_refuses_a_body_clearance() {
+    let scene = parse(
+        "ground",
+        r#"
+[simulation]
+solver = "symplectic-euler"
+[[body]]
+name = "cube"
+mesh = { generator = "box", size = [0.1, 0.1, 0.1], cells = [3, 3, 3] }
+translation = [0.0, 0.0, 0.06]
+collider_offset = 0.004
+material = { model = "stable-neo-hookean", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }
+[[collider]]
+shape = { plane = { normal = [0.0, 0.0, 1.0], offset = 0.0 } }
+"#,
+        &[],
+    );
+    let ctx = context(false);
+    let e = Simulation::new(&ctx, &scene).err().expect("refused");
+    assert!(e.to_string().contains("body[0].collider_offset"), "{e}");
 }
 
 /// A soft cube resting 1 mm above a ground plane that rises at 0.3 m/s (a moving collider
@@ -232,6 +290,15 @@ fn a_bad_offset_is_refused_naming_the_field() {
             .expect_err(bad)
             .to_string();
         assert!(e.contains("collider[0].offset"), "{bad}: {e}");
+        // A body's clearance likewise.
+        let e = Scene::parse(
+            RISING_GROUND,
+            "bad_clearance",
+            &[format!("body[0].collider_offset={bad}")],
+        )
+        .expect_err(bad)
+        .to_string();
+        assert!(e.contains("body[0].collider_offset"), "{bad}: {e}");
     }
     // Between frames too (`Simulation::set_collider`), and the collider stays as it was.
     let ctx = context(false);

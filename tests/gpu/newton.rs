@@ -467,6 +467,7 @@ fn gpu_linearization_matches_the_cpu_reference_with_cloth_rods_colliders_and_fri
         thin: &model.thin_elements,
         external_forces: &model.external_forces,
         colliders: &colliders,
+        collider_offsets: &[],
         h,
         gravity: [0.0, 0.0, -9.81],
         kappa: 1000.0,

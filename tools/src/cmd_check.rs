@@ -206,7 +206,7 @@ fn collider_times(
     scene_path: &Path,
     frames_dir: &Path,
     frames: usize,
-) -> Result<(Vec<Collider>, Vec<f64>, String), String> {
+) -> Result<(Scene, Vec<f64>, String), String> {
     let scene = Scene::load(scene_path, &[]).map_err(|e| e.to_string())?;
     let rate = scene.simulation.frame_rate;
     let candidates = [
@@ -225,15 +225,57 @@ fn collider_times(
                 .flatten()
         });
         if let Some(t) = times {
-            return Ok((scene.colliders, t, report.display().to_string()));
+            return Ok((scene, t, report.display().to_string()));
         }
     }
     let times = (0..frames).map(|k| k as f64 / rate).collect();
     Ok((
-        scene.colliders,
+        scene,
         times,
         format!("k / frame_rate ({rate} Hz; no report.json with a time for every frame)"),
     ))
+}
+
+/// Per vertex of a frame with `objects` (`o NAME`, first vertex) and `n` vertices, its body's
+/// `collider_offset` from `scene` (matched by name). A scene that gives a body a clearance
+/// while the frames name no objects, or whose body names miss an object, is refused rather
+/// than checked without it.
+fn vertex_clearance(
+    scene: &Scene,
+    objects: &[(String, usize)],
+    n: usize,
+) -> Result<Vec<f64>, String> {
+    let wanted: Vec<&supple::scene::Body> = scene
+        .bodies
+        .iter()
+        .filter(|b| b.collider_offset > 0.0)
+        .collect();
+    if wanted.is_empty() {
+        return Ok(vec![0.0; n]);
+    }
+    if objects.is_empty() {
+        return Err(format!(
+            "body '{}' has a collider_offset but the frames name no objects (o NAME) to find \
+             its vertices",
+            wanted[0].name
+        ));
+    }
+    let mut clearance = vec![0.0; n];
+    for (k, (name, first)) in objects.iter().enumerate() {
+        let end = objects.get(k + 1).map_or(n, |o| o.1).min(n);
+        if let Some(b) = scene.bodies.iter().find(|b| &b.name == name) {
+            clearance[(*first).min(end)..end].fill(b.collider_offset);
+        }
+    }
+    for b in wanted {
+        if !objects.iter().any(|(name, _)| name == &b.name) {
+            return Err(format!(
+                "body '{}' has a collider_offset but no object of the frames is named so",
+                b.name
+            ));
+        }
+    }
+    Ok(clearance)
 }
 
 /// The object (body) holding vertex `v` of a frame.
@@ -257,9 +299,14 @@ struct ColliderHits {
     min_distance: f64,
 }
 
-/// Checks the vertices `x` of a frame at time `t` against `colliders`.
-fn collider_check(colliders: &[Collider], x: &[[f64; 3]], t: f64) -> ColliderHits {
-    let offsets: Vec<f64> = colliders.iter().map(colliders::offset).collect();
+/// Checks the vertices `x` of a frame at time `t` against `colliders`, vertex v keeping
+/// `clearance[v]` (m, its body's `collider_offset`) on top of each collider's offset.
+fn collider_check(
+    colliders: &[Collider],
+    x: &[[f64; 3]],
+    clearance: &[f64],
+    t: f64,
+) -> ColliderHits {
     let mut hits = ColliderHits {
         min_distance: f64::INFINITY,
         ..ColliderHits::default()
@@ -268,14 +315,12 @@ fn collider_check(colliders: &[Collider], x: &[[f64; 3]], t: f64) -> ColliderHit
         let mut inside = false;
         for (c, col) in colliders.iter().enumerate() {
             let d = colliders::signed_distance(col, p, t);
+            let offset = colliders::offset(col) + clearance.get(v).unwrap_or(&0.0);
             hits.min_distance = hits.min_distance.min(d);
-            if d < offsets[c] {
+            if d < offset {
                 inside = true;
-                if hits
-                    .worst
-                    .is_none_or(|(_, _, wd, wo)| d - offsets[c] < wd - wo)
-                {
-                    hits.worst = Some((v, c, d, offsets[c]));
+                if hits.worst.is_none_or(|(_, _, wd, wo)| d - offset < wd - wo) {
+                    hits.worst = Some((v, c, d, offset));
                 }
             }
         }
@@ -396,6 +441,10 @@ fn check(args: &Args) -> Result<Summary, String> {
     };
     let mut min_collider = f64::INFINITY;
     let objects = first.objects.clone();
+    let clearance = match &colliders {
+        Some((scene, _, _)) => vertex_clearance(scene, &objects, first.positions.len())?,
+        None => Vec::new(),
+    };
     let mut min_d = f64::INFINITY;
     let problem = |s: &mut Summary, line: String| {
         if s.problems.len() < MAX_PROBLEMS {
@@ -410,8 +459,9 @@ fn check(args: &Args) -> Result<Summary, String> {
         } else {
             load_like(path, &files[0], &surface, &first.polylines)?
         };
-        if let Some((cs, times, _)) = &colliders {
-            let hits = collider_check(cs, &x, times[i]);
+        if let Some((scene, times, _)) = &colliders {
+            let cs = &scene.colliders;
+            let hits = collider_check(cs, &x, &clearance, times[i]);
             min_collider = min_collider.min(hits.min_distance);
             report_collider_hits(&mut summary, &hits, cs, &objects, i, times[i]);
         }

@@ -238,7 +238,12 @@ fn record_frame(
             .map(|(_, s)| stats_json(s, sim.stepper_info().minimises_energy)),
         min_volume_ratio: sim.min_volume_ratio(&x),
         max_speed,
-        collider_distance: crate::colliders::min_distances(&scene.colliders, &x, time),
+        collider_distance: crate::colliders::min_distances(
+            &scene.colliders,
+            &x,
+            &sim.model().vertex_collider_offsets(),
+            time,
+        ),
         wall_ms,
     });
     export.write(frame, time, scene, sim, &x, &surf)?;

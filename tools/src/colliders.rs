@@ -22,16 +22,23 @@ pub fn offset(c: &Collider) -> f64 {
 }
 
 /// Per collider of `colliders`, the smallest signed distance of any of `positions` to it at
-/// time `t` minus its offset (m; negative: some vertex is closer than the offset; +∞ without
-/// positions).
-pub fn min_distances(colliders: &[Collider], positions: &[[f64; 3]], t: f64) -> Vec<f64> {
+/// time `t` minus its offset and the vertex's clearance (`clearance[v]`, its body's
+/// `collider_offset`; missing entries 0) (m; negative: some vertex is closer than it may be;
+/// +∞ without positions).
+pub fn min_distances(
+    colliders: &[Collider],
+    positions: &[[f64; 3]],
+    clearance: &[f64],
+    t: f64,
+) -> Vec<f64> {
     colliders
         .iter()
         .map(|c| {
             let o = offset(c);
             positions
                 .iter()
-                .map(|p| signed_distance(c, *p, t) - o)
+                .enumerate()
+                .map(|(v, p)| signed_distance(c, *p, t) - o - clearance.get(v).unwrap_or(&0.0))
                 .fold(f64::INFINITY, f64::min)
         })
         .collect()

@@ -28,6 +28,8 @@ pub struct PotentialSetup<'a> {
     pub external_forces: &'a [[f64; 3]],
     /// Colliders.
     pub colliders: &'a [Collider],
+    /// Per vertex, its clearance from colliders on top of their offsets (m; empty: 0).
+    pub collider_offsets: &'a [f64],
     /// Time step (s).
     pub h: f64,
     /// Gravity (m/s²).
@@ -67,12 +69,23 @@ pub fn linearize_at_step_start(
     // Predict pushes free vertices within a collider's offset out to d̂/2 above it; the step
     // start (inertia, friction) stays where it was.
     let start = x;
+    // Vertex i sees every collider with its clearance added to the collider's offset.
+    let seen = |i: usize| -> Vec<Collider> {
+        let extra = s.collider_offsets.get(i).copied().unwrap_or(0.0);
+        s.colliders
+            .iter()
+            .map(|c| Collider {
+                offset: c.offset + extra,
+                ..*c
+            })
+            .collect()
+    };
     let pushed: Vec<Vector3<f64>> = (0..n)
         .map(|i| {
             if s.inv_mass[i] == 0.0 || s.colliders.is_empty() {
                 x[i]
             } else {
-                push_out(s.colliders, &x[i], t, 0.5 * s.dhat)
+                push_out(&seen(i), &x[i], t, 0.5 * s.dhat)
             }
         })
         .collect();
@@ -94,7 +107,7 @@ pub fn linearize_at_step_start(
         let lag = if fixed {
             None
         } else {
-            friction_lag(s.colliders, &x[i], t, s.h, kc, s.dhat)
+            friction_lag(&seen(i), &x[i], t, s.h, kc, s.dhat)
         };
         let params = ContactParams {
             kc,
@@ -105,7 +118,7 @@ pub fn linearize_at_step_start(
         let (ec, gc, hc) = if fixed {
             (0.0, Vector3::zeros(), Matrix3::zeros())
         } else {
-            vertex_contact(s.colliders, &x[i], &start[i], lag.as_ref(), &params)
+            vertex_contact(&seen(i), &x[i], &start[i], lag.as_ref(), &params)
         };
         let f = Vector3::from(s.external_forces[i]);
         let dx = x[i] - y;

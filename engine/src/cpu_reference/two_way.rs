@@ -714,13 +714,24 @@ pub const COLLIDER_TARGET: f64 = 4e-6;
 
 /// The two-way backward step's collider constraints (twin of `two_way_collider_bound.comp`):
 /// every free vertex's target (`free[i]`) closer than [`COLLIDER_TARGET`] above a collider's
-/// offset surface at time `t` is moved out along the collider's normal to that height, one
-/// pass in collider order.
-pub fn collider_targets(y: &mut [Vec3], free: &[bool], colliders: &[Collider], t: f64) {
-    for (yi, _) in y.iter_mut().zip(free).filter(|(_, &f)| f) {
+/// offset surface at time `t` (its offset plus the vertex's clearance `clearance[i]`, m) is
+/// moved out along the collider's normal to that height, one pass in collider order.
+pub fn collider_targets(
+    y: &mut [Vec3],
+    free: &[bool],
+    clearance: &[f64],
+    colliders: &[Collider],
+    t: f64,
+) {
+    for ((yi, _), &extra) in y
+        .iter_mut()
+        .zip(free)
+        .zip(clearance)
+        .filter(|((_, &f), _)| f)
+    {
         for c in colliders {
             let (gap, n) = c.gap(yi, t);
-            let d = gap - c.offset;
+            let d = gap - c.offset - extra;
             if d < COLLIDER_TARGET {
                 *yi += n * (COLLIDER_TARGET - d);
             }
@@ -729,18 +740,25 @@ pub fn collider_targets(y: &mut [Vec3], free: &[bool], colliders: &[Collider], t
 }
 
 /// The two-way forward step's collider bounds (twin of `two_way_collider_bound.comp`): per
-/// free vertex, the smallest distance of x_i above the offset surface of a collider it is
-/// outside of at time `t` (m); +∞ for fixed vertices and where there is none. A fraction
-/// capped at `step_alpha(bound, len, γ)` with γ < 1 keeps the vertex outside (the offset
-/// distance of a plane, sphere or box is 1-Lipschitz outside it).
-pub fn collider_bounds(x: &[Vec3], free: &[bool], colliders: &[Collider], t: f64) -> Vec<f64> {
+/// free vertex, the smallest distance of x_i above the offset surface (offset plus the vertex's
+/// `clearance`) of a collider it is outside of at time `t` (m); +∞ for fixed vertices and where
+/// there is none. A fraction capped at `step_alpha(bound, len, γ)` with γ < 1 keeps the vertex
+/// outside (the offset distance of a plane, sphere or box is 1-Lipschitz outside it).
+pub fn collider_bounds(
+    x: &[Vec3],
+    free: &[bool],
+    clearance: &[f64],
+    colliders: &[Collider],
+    t: f64,
+) -> Vec<f64> {
     x.iter()
         .zip(free)
-        .map(|(xi, &f)| {
+        .zip(clearance)
+        .map(|((xi, &f), &extra)| {
             let mut b = f64::INFINITY;
             if f {
                 for c in colliders {
-                    let d = c.gap(xi, t).0 - c.offset;
+                    let d = c.gap(xi, t).0 - c.offset - extra;
                     if d > 0.0 {
                         b = b.min(d);
                     }

@@ -442,7 +442,8 @@ impl XpbdReference {
             let xp = self.x_prev[i];
             for c in 0..s.num_colliders as usize {
                 let (gap, n) = collider_gap(&s.colliders, c, xi, t);
-                let d = gap - s.colliders[4 * c][3];
+                let clearance = s.collider_offsets.get(i).copied().unwrap_or(0.0);
+                let d = gap - s.colliders[4 * c][3] - clearance;
                 if d < COLLIDER_GUARD {
                     let depth = COLLIDER_GUARD - d;
                     xi = add(xi, scale(n, depth));

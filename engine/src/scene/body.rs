@@ -39,6 +39,10 @@ pub struct Body {
     /// last matching region wins): heterogeneous bodies bonded in one mesh.
     #[serde(default)]
     pub material_region: Vec<MaterialRegion>,
+    /// Clearance (m) this body keeps from every collider on top of the collider's own `offset`
+    /// (e.g. half a cloth's thickness); ≥ 0.
+    #[serde(default)]
+    pub collider_offset: f64,
 }
 
 /// A region of a solid body with its own stiffness.

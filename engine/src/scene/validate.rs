@@ -563,6 +563,15 @@ fn validate_placement_and_sets(f: &dyn Fn(&str) -> String, b: &super::Body) -> C
     if !(b.scale.is_finite() && b.scale > 0.0) {
         return bad(f("scale"), format!("must be positive, got {}", b.scale));
     }
+    if !(b.collider_offset.is_finite() && b.collider_offset >= 0.0) {
+        return bad(
+            f("collider_offset"),
+            format!(
+                "must be a non-negative clearance (m), got {}",
+                b.collider_offset
+            ),
+        );
+    }
     for (key, v, unit) in [
         ("translation", &b.translation, "m"),
         ("velocity", &b.velocity, "m/s"),

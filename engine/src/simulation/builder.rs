@@ -164,6 +164,7 @@ impl Body {
             motion: Vec::new(),
             force: Vec::new(),
             material_region: Vec::new(),
+            collider_offset: 0.0,
         }
     }
 

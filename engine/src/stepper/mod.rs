@@ -182,6 +182,15 @@ pub fn check_scene(info: &StepperInfo, scene: &Scene) -> Result<(), SimError> {
                 format!("scripted motion is not supported by the {name} solver (newton, xpbd)"),
             ));
         }
+        if !info.general_colliders && b.collider_offset > 0.0 {
+            return Err(SimError::unsupported(
+                format!("body[{i}].collider_offset"),
+                format!(
+                    "the {name} solver keeps a collider's own offset only (one static ground \
+                     plane); a body's clearance needs newton or xpbd"
+                ),
+            ));
+        }
         if !info.loads && !b.force.is_empty() {
             return Err(SimError::unsupported(
                 format!("body[{i}].force"),

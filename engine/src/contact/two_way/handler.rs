@@ -180,6 +180,11 @@ impl TwoWayHandler {
                 .set_colliders(
                     &crate::contact::colliders::pack_colliders(&colliders),
                     colliders.len(),
+                    &model
+                        .vertex_collider_offsets()
+                        .iter()
+                        .map(|&o| o as f32)
+                        .collect::<Vec<f32>>(),
                 )
                 .map_err(field)?;
         }

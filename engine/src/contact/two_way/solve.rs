@@ -227,6 +227,9 @@ pub struct TwoWay {
     /// Per vertex, its distance above the nearest collider offset surface it is outside of
     /// (m, +∞ without one; `two_way_collider_bound.comp`).
     cbound: GpuBuffer<f32>,
+    /// Per vertex, its clearance from colliders on top of their offsets (m; its body's
+    /// `collider_offset`).
+    collider_offsets: GpuBuffer<f32>,
 }
 
 fn groups(n: usize) -> [u32; 3] {
@@ -491,6 +494,9 @@ impl TwoWay {
         let cbound = ctx
             .upload_buffer("two_way.cbound", &vec![f32::INFINITY; n.max(1)], storage)
             .map_err(err)?;
+        let collider_offsets = ctx
+            .upload_buffer("two_way.collider_offsets", &vec![0f32; n.max(1)], storage)
+            .map_err(err)?;
         let mut s = TwoWay {
             ctx: ctx.clone(),
             settings,
@@ -537,6 +543,7 @@ impl TwoWay {
             num_colliders: 0,
             collider_time,
             cbound,
+            collider_offsets,
         };
         s.workspace(16)?;
         Ok(s)
@@ -793,6 +800,7 @@ impl TwoWay {
                     .read(&self.colliders)
                     .read(&self.collider_time)
                     .write(&self.cbound)
+                    .read(&self.collider_offsets)
                     .push(&self.params(0, self.num_colliders as u32)),
                 );
             }
@@ -941,13 +949,38 @@ impl TwoWay {
     }
 
     /// Analytic colliders (issue 26: never entered): `packed` as
-    /// [`crate::contact::colliders::pack_colliders`] makes them, `count` of them. Every step
+    /// [`crate::contact::colliders::pack_colliders`] makes them, `count` of them, and per vertex
+    /// its clearance on top of their offsets (`vertex_offsets`, m; empty: 0). Every step
     /// then moves targets out of the colliders' offsets and caps each vertex's fraction so that
     /// it never enters one (`two_way_collider_bound.comp`); fixed and scripted vertices are
     /// left alone. Re-records the step graphs (a set-up call, not per step); the collider
     /// geometry itself may be rewritten between solves (write or copy into
     /// [`TwoWay::colliders`], and [`TwoWay::set_collider_time`]).
-    pub fn set_colliders(&mut self, packed: &[[f32; 4]], count: usize) -> Result<(), String> {
+    pub fn set_colliders(
+        &mut self,
+        packed: &[[f32; 4]],
+        count: usize,
+        vertex_offsets: &[f32],
+    ) -> Result<(), String> {
+        if !vertex_offsets.is_empty() {
+            if vertex_offsets.len() != self.n {
+                return Err(format!(
+                    "{} collider clearances for {} vertices",
+                    vertex_offsets.len(),
+                    self.n
+                ));
+            }
+            if let Some(i) = vertex_offsets
+                .iter()
+                .position(|o| !(*o >= 0.0 && o.is_finite()))
+            {
+                return Err(format!(
+                    "vertex {i}: collider clearance {} is not a non-negative length",
+                    vertex_offsets[i]
+                ));
+            }
+            self.collider_offsets.write(vertex_offsets).map_err(err)?;
+        }
         if packed.len() < 4 * count {
             return Err(format!(
                 "{} collider quadruples for {count} colliders (4 per collider)",

@@ -188,8 +188,11 @@ impl Bindings<'_> {
             VectorsMode::GradientLagged => (rd, wr),
             _ => (rd, rd),
         };
-        let acc: Vec<Access> = acc.into_iter().chain([rd, rd, rd, fr, ch, rd]).collect();
-        let bufs: [BufferSlice; 19] = [
+        let acc: Vec<Access> = acc
+            .into_iter()
+            .chain([rd, rd, rd, fr, ch, rd, rd])
+            .collect();
+        let bufs: [BufferSlice; 20] = [
             (&s.x).into(),
             (&s.v).into(),
             (&ws.y).into(),
@@ -209,6 +212,7 @@ impl Bindings<'_> {
             (&ws.friction).into(),
             (&ws.contact_hess).into(),
             (&ws.penalty_accum).into(),
+            (&s.collider_offsets).into(),
         ];
         let push = VecPush {
             gravity: crate::math::vec4(st.gravity),

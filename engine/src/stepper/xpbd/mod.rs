@@ -205,6 +205,7 @@ struct Bufs<'a> {
     motions: &'a GpuBuffer<[f32; 4]>,
     clock: &'a GpuBuffer<u32>,
     colliders: &'a GpuBuffer<[f32; 4]>,
+    collider_offsets: &'a GpuBuffer<f32>,
     num_colliders: u32,
     sets: [(&'a GpuSet, crate::vk::KernelId, &'static str); 3],
 }
@@ -288,6 +289,7 @@ impl Bufs<'_> {
                     .read(self.inv_mass)
                     .read(self.colliders)
                     .read(self.clock)
+                    .read(self.collider_offsets)
                     .push(&ColliderPush {
                         n: n as u32,
                         num_colliders: self.num_colliders,
@@ -416,6 +418,7 @@ impl XpbdStepper {
             motions: &state.motions,
             clock: &clock,
             colliders: &state.colliders,
+            collider_offsets: &state.collider_offsets,
             num_colliders,
             sets: [
                 (&tets, ids::XPBD_TET_SWEEP, "tets"),

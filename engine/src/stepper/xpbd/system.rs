@@ -114,6 +114,8 @@ pub struct XpbdSystem {
     pub colliders: Vec<[f32; 4]>,
     /// Number of colliders.
     pub num_colliders: u32,
+    /// Per vertex, its body's clearance from colliders on top of their offsets (m).
+    pub collider_offsets: Vec<f32>,
     /// Stable Neo-Hookean tets: data = Dm⁻¹ columns (3 vec4) and (α_D, α_H, γ, 0).
     pub tets: ConstraintSet,
     /// Distance constraints (cloth edges, rod segments): data = (L, α, 0, 0).
@@ -226,6 +228,11 @@ impl XpbdSystem {
             motions,
             colliders: pack_colliders(colliders),
             num_colliders: colliders.len() as u32,
+            collider_offsets: model
+                .vertex_collider_offsets()
+                .iter()
+                .map(|&o| o as f32)
+                .collect(),
             tets: ConstraintSet::colored(tv, td, 4, n)?,
             edges: ConstraintSet::colored(ev, ed, 1, n)?,
             bends: ConstraintSet::colored(bv, bd, 2, n)?,
