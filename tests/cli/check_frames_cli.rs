@@ -415,6 +415,51 @@ fn vertices_inside_colliders_are_findings_with_scene() {
     );
 }
 
+/// A body's clearance (`collider_offset`) is added to the collider's offset for its own
+/// vertices (found by the OBJ object's name), not for the other body's.
+#[test]
+fn a_body_clearance_is_checked_for_its_vertices() {
+    let out = tmp("clearance");
+    let scene = out.join("scene.toml");
+    let body = |name: &str, clearance: f64| {
+        format!(
+            "[[body]]\nname = \"{name}\"\ncollider_offset = {clearance}\nmesh = {{ generator = \"box\", size = [0.1, 0.1, 0.1], cells = [1, 1, 1] }}\nmaterial = {{ model = \"stable-neo-hookean\", youngs_modulus = 1e5, poisson_ratio = 0.3, density = 1000.0 }}\n"
+        )
+    };
+    std::fs::write(
+        &scene,
+        format!(
+            "[simulation]\nframe_rate = 10.0\n{}{}[[collider]]\nshape = {{ plane = {{ normal = [0.0, 0.0, 1.0], offset = 0.0 }} }}\noffset = 0.001\n",
+            body("a", 0.0),
+            body("b", 0.01)
+        ),
+    )
+    .unwrap();
+    // b 5 mm above the ground: clear of the 1 mm offset, inside its own 1 + 10 mm.
+    write_run_output(&out, &[[1.0, 0.0, 0.5], [1.0, 0.0, 0.005]]);
+    let (code, stdout, stderr) = check(&out, &["--json", "--scene", scene.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    let v = json(&stdout);
+    assert_eq!(v["collider_frames"], 1, "{v}");
+    let f = &v["collider_findings"][0];
+    assert_eq!(
+        (f["frame"].as_u64(), f["body"].as_str()),
+        (Some(1), Some("b")),
+        "{v}"
+    );
+    assert!((f["offset"].as_f64().unwrap() - 0.011).abs() < 1e-12, "{v}");
+    // Without the clearance the same frames are clean.
+    std::fs::write(
+        &scene,
+        std::fs::read_to_string(&scene)
+            .unwrap()
+            .replace("collider_offset = 0.01", "collider_offset = 0.0"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = check(&out, &["--json", "--scene", scene.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
 #[test]
 fn moving_colliders_are_checked_at_the_frame_time() {
     let out = tmp("moving");
