@@ -443,12 +443,15 @@ fn rule_carry_and_dual_update_match_reference() {
     let mut p = params();
     p.aug_threshold = (0.6 * D_HAT) as f32;
     a.bal.set_params(p).unwrap();
-    a.bal.apply_rule(AugRule::Rebuild).unwrap();
+    let augmented = a.bal.apply_rule(AugRule::Rebuild).unwrap();
     twin::apply_rule(1, 0.6 * D_HAT, &mut reference);
     assert!(
         reference.iter().any(|q| q.aug[2] != 0.0),
         "no pair entered A′"
     );
+    // |A′| summed on the device equals the reference's count.
+    let in_aug = |pairs: &[ActivePair]| pairs.iter().filter(|q| q.aug[2] != 0.0).count() as u32;
+    assert_eq!(augmented, in_aug(&reference), "|A′| after rebuild");
     assert_pairs_match(&a.bal.read_pairs().unwrap(), &reference, "rebuild");
     // Dual update at moved positions, then a new active list there carries (μ, s).
     a.x.write(&f4(&x1)).unwrap();
@@ -465,10 +468,16 @@ fn rule_carry_and_dual_update_match_reference() {
     assert!(next.iter().any(|q| q.aug[3] != 0.0), "nothing carried");
     assert_pairs_match(&a.bal.read_pairs().unwrap(), &next, "carried");
     let mut keep = next.clone();
-    a.bal.apply_rule(AugRule::Keep).unwrap();
+    let augmented = a.bal.apply_rule(AugRule::Keep).unwrap();
     twin::apply_rule(2, 0.6 * D_HAT, &mut keep);
+    assert_eq!(augmented, in_aug(&keep), "|A′| after keep");
+    assert!(augmented > 0, "keep emptied A′");
     assert_pairs_match(&a.bal.read_pairs().unwrap(), &keep, "keep");
-    a.bal.apply_rule(AugRule::Empty).unwrap();
+    assert_eq!(
+        a.bal.apply_rule(AugRule::Empty).unwrap(),
+        0,
+        "|A′| after empty"
+    );
     twin::apply_rule(0, 0.6 * D_HAT, &mut keep);
     assert!(keep.iter().all(|q| q.aug == [0.0; 4]));
     assert_pairs_match(&a.bal.read_pairs().unwrap(), &keep, "empty");
