@@ -343,3 +343,62 @@ fn arch_stands_with_friction_and_falls_without() {
     );
     assert!(stats.iter().all(|s| s.steps_at_cap == 0), "{stats:?}");
 }
+
+const TWISTED_PAIR: &str = include_str!("../../scenes/bal_twisted_pair.toml");
+
+#[test]
+fn twisted_pair_half_turn_stays_apart_below_the_newton_cap() {
+    // The issue asks for 2 turns of each end (144 steps); this scene does not get there: at
+    // 1.67 turns a tet inverts after steps at the Newton cap (the beams wind around each other
+    // with their ends held at x = ±0.5 m), and already within the first turn (12 frames) an
+    // iterate intersects: the Newton stepper moves the scripted end vertices to their
+    // end-of-step pose before the solve (`newton.script`), a jump that neither the barrier nor
+    // the CCD-bounded line search sees, and near the ends it carries one beam's end triangle
+    // through the other's (docs/measurements.md). Half a turn (36 steps, 6 frames) runs clean:
+    // the beams touch (active pairs) and every accepted Newton iterate is intersection-free, at
+    // a positive distance and joined to the previous one by a collision-free motion.
+    let sc = scene(TWISTED_PAIR, "bal_twisted_pair.toml", &[]);
+    let (sim, stats, iterates) = run_observed(&sc, 6);
+    let surface = body_surface(&sim);
+    let iterates = iterates.lock().expect("iterates");
+    assert!(iterates.len() > 36, "{} iterates", iterates.len());
+    for (k, pair) in iterates.windows(2).enumerate() {
+        let (a, b) = (&pair[0], &pair[1]);
+        let hits = frame_intersections(&surface, b);
+        if !hits.is_empty() {
+            // Which triangles, and their vertices at rest, before and now.
+            let x0 = &sim.model().positions;
+            for h in hits.iter().take(4) {
+                let t1 = surface.triangles().get(h.first as usize);
+                let t2 = surface.triangles().get(h.second as usize);
+                eprintln!("{h:?} {t1:?} {t2:?}");
+                for t in [t1, t2].into_iter().flatten() {
+                    for &v in t {
+                        eprintln!(
+                            "  v{v} rest {:?} prev {:?} now {:?}",
+                            x0[v as usize], a[v as usize], b[v as usize]
+                        );
+                    }
+                }
+            }
+            eprintln!("min distance prev {}", min_distance(&surface, a));
+        }
+        assert!(hits.is_empty(), "iterate {} intersects", k + 1);
+        let d = min_distance(&surface, b);
+        assert!(d > 0.0, "iterate {}: min distance {d}", k + 1);
+        let traj = trajectory_check(&surface, a, b, 1e-9);
+        assert!(traj.is_clean(), "iterate {k} -> {}: collisions", k + 1);
+    }
+    assert_eq!(stats.iter().map(|s| s.steps).sum::<u32>(), 36);
+    assert!(stats.iter().all(|s| s.steps_at_cap == 0), "{stats:?}");
+    assert!(
+        stats.iter().any(|s| s.active_max > 0),
+        "the beams never touched: {stats:?}"
+    );
+    assert!(
+        stats
+            .iter()
+            .all(|s| s.augmented_per_step.len() == s.steps as usize),
+        "{stats:?}"
+    );
+}
