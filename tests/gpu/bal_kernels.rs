@@ -933,57 +933,6 @@ fn mollified_nearly_parallel_edges_match_reference() {
     assert_no_validation_errors(&a.ctx);
 }
 
-/// Measurement (not a check): GPU milliseconds of every BAL graph on this device for growing
-/// scenes, one JSON line each. Run with
-/// `cargo test --release -p supple-gpu-tests --test bal_kernels -- --ignored --nocapture`.
-#[test]
-#[ignore = "measurement: prints GPU ms per BAL graph as JSON, asserts nothing"]
-fn measure_graph_times() {
-    for (n, tets) in [(6usize, 9usize), (12, 25), (24, 100)] {
-        let s = scene_sized(31, tets, n);
-        let x1 = moved(&s, 0.3, 32);
-        // Without the validation layer: timings of the kernels alone.
-        let mut o = supple::vk::ContextOptions::from_env();
-        o.validation = false;
-        o.sync_validation = false;
-        let ctx = Context::new(o).expect("context");
-        let per_node = std::env::var("BAL_MEASURE_NODES").is_ok();
-        ctx.set_node_timestamps(per_node);
-        let cap: usize = std::env::var("BAL_MEASURE_CAPACITY")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(4096);
-        let mut a = setup_on(ctx, s, &[&x1.clone()], 33, cap);
-        let mut runs = Vec::new();
-        for _ in 0..5 {
-            a.x.write(&f4(&a.s.x)).unwrap();
-            let t = std::time::Instant::now();
-            let (pairs, ..) = evaluated(&mut a, &x1);
-            a.x_trial.write(&f4(&x1)).unwrap();
-            a.bal.trial().unwrap();
-            a.bal.max_step().unwrap();
-            let wall = t.elapsed().as_secs_f64() * 1e3;
-            runs.push((a.bal.gpu_ms().unwrap(), wall, pairs.len()));
-        }
-        if per_node {
-            if let Some(p) = a.bal.evaluate_profile().unwrap() {
-                for n in &p.nodes {
-                    println!("  node {} {:.3} ms", n.name, n.gpu_ms);
-                }
-            }
-        }
-        runs.sort_by(|p, q| p.0.evaluate.total_cmp(&q.0.evaluate));
-        let (ms, wall, pairs) = &runs[runs.len() / 2];
-        println!(
-            "{{\"vertices\": {}, \"candidates\": {}, \"active_pairs\": {pairs}, \"capacity\": {}, \"gpu_ms\": {}, \"wall_ms_iteration\": {wall:.2}}}",
-            a.s.x.len(),
-            a.cands.len(),
-            a.bal.capacity(),
-            serde_json::to_string(ms).unwrap()
-        );
-    }
-}
-
 #[test]
 fn system_add_matches_reference() {
     use supple::contact::bal::system::{NodeSums, SystemAdd};
