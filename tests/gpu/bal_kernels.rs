@@ -998,6 +998,9 @@ fn system_add_matches_reference() {
         n,
     )
     .unwrap();
+    // σ⁰'s sums first (they read the right-hand side before the gradient pass changes it).
+    add.sigma0.run().unwrap();
+    let (dot_gpu, n2_gpu) = add.sigma0_sums().unwrap();
     add.gradient.run().unwrap();
     add.hessian.run().unwrap();
     // Reference.
@@ -1012,6 +1015,16 @@ fn system_add_matches_reference() {
             .collect()
     };
     let w64: Vec<f64> = inv_mass.iter().map(|&x| x as f64).collect();
+    let (dot_ref, n2_ref) = twin::system_add_sigma0(&w64, &vec3(&node_grad), &vec3(&rhs));
+    assert!(dot_ref.abs() > 0.1 && n2_ref > 1.0, "{dot_ref} {n2_ref}");
+    assert!(
+        (dot_gpu - dot_ref).abs() < 1e-4 * n2_ref,
+        "σ⁰ dot {dot_gpu} vs {dot_ref}"
+    );
+    assert!(
+        (n2_gpu - n2_ref).abs() < 1e-5 * n2_ref,
+        "σ⁰ |b|² {n2_gpu} vs {n2_ref}"
+    );
     let mut rhs_ref = vec3(&rhs);
     let norm2 = twin::system_add_gradient(&w64, &vec3(&node_grad), &mut rhs_ref);
     let mut diag_ref = mat3(&diag);

@@ -607,17 +607,10 @@ impl BalHandler {
     /// terms at σ⁰ with the A′ rule and the friction lag of iteration 0; returns the change of
     /// the terms' energy (J).
     fn start_sigma(&self, inner: &mut Inner) -> Result<f64, SimError> {
-        let gb = inner.bal.node_gradient().read()?;
-        let rhs = self.system_bindings.rhs.read()?;
-        let inv_mass = self.inv_mass.read()?;
-        let (mut dot, mut n2) = (0.0f64, 0.0f64);
-        for v in (0..self.nv).filter(|&v| inv_mass[v] != 0.0) {
-            for (&b, &r) in gb[v][..3].iter().zip(&rhs[v][..3]) {
-                let b = b as f64;
-                dot -= b * r as f64;
-                n2 += b * b;
-            }
-        }
+        // The sums on the device (no per-vertex readback).
+        inner.system.sigma0.run()?;
+        inner.stats.gpu_ms_evaluate += inner.system.sigma0.gpu_ms()?;
+        let (dot, n2) = inner.system.sigma0_sums()?;
         let sigma0 = initial_sigma(dot, n2, self.bounds);
         inner.sigma0 = sigma0;
         inner.stats.sigma0_min = if inner.stats.steps == 0 && inner.stats.sigma0_min == 0.0 {
