@@ -6,6 +6,7 @@ use crate::fem::rest::{lame, TetRest};
 use crate::fem::thin::{cloth_elements, rod_elements, ClothMaterial, ThinElement};
 use crate::scene::{
     Body, Force, Generator, MaterialModel, MeshSource, Scene, SceneError, VertexSet,
+    ARCH_GAP_PER_THICKNESS,
 };
 use nalgebra::{Rotation3, Vector3};
 use std::ops::Range;
@@ -218,6 +219,15 @@ fn geometry(i: usize, body: &Body) -> Result<Geometry, SceneError> {
                     let curves = reef_knot_curves(size[0], size[2], c[1], arms);
                     Geometry::Cloth(two_tubes(&curves, size[1], c[0]))
                 }
+                Generator::Arch => Geometry::Tets(crate::mesh::procedural::arch(
+                    size[0],
+                    size[1],
+                    size[2],
+                    c[0],
+                    c[1],
+                    c[2],
+                    size[1] * ARCH_GAP_PER_THICKNESS,
+                )),
                 Generator::Rod => Geometry::Rod(
                     (0..=c[0])
                         .map(|k| [half[0] + size[0] * k as f64 / c[0] as f64, 0.0, 0.0])

@@ -7,7 +7,8 @@
 //   2 keep: the pairs that were in A' (and are still active) stay with their (mu, s).
 // MODE 1, the dual update at the new iterate (lines 17-19) for pairs of A':
 //   s = max(-mu / sigma - d_hat + d, 0), mu += sigma b(d, d_hat + s)  (mu only grows).
-// pair_aug = (mu, s, in A', was in A'). Host: engine/src/contact/bal/graphs.rs. Reference:
+// pair_aug = (mu, s, in A', was in A'); MODE 0 also writes pair_in_aug = 1 for a pair in A', 0
+// for every other slot (summed by the host graph into |A'|). Host: engine/src/contact/bal/graphs.rs. Reference:
 // cpu_reference/bal/kernels.rs (apply_rule, dual_update).
 #include "common.glsl"
 #include "bal.glsl"
@@ -18,12 +19,16 @@ layout(std430, binding = 2) readonly buffer PairVerts { uvec4 pair_verts[]; };
 layout(std430, binding = 3) readonly buffer PairInfo { uvec4 pair_info[]; };
 layout(std430, binding = 4) readonly buffer PairD { float pair_d[]; };
 layout(std430, binding = 5) buffer PairAug { vec4 pair_aug[]; };
+layout(std430, binding = 6) writeonly buffer PairInAug { float pair_in_aug[]; };
 
 void main() {
     uint i = gl_GlobalInvocationID.x;
     if (i >= p.pair_cap) return;
     uvec4 v = pair_verts[i];
-    if (v.x == BAL_NONE) return;
+    if (v.x == BAL_NONE) {
+        if (MODE == 0u) pair_in_aug[i] = 0.0;
+        return;
+    }
     vec4 aug = pair_aug[i];
     if (MODE == 0u) {
         bool was = aug.w != 0.0;
@@ -36,6 +41,7 @@ void main() {
             aug.z = 1.0;
         }
         pair_aug[i] = aug;
+        pair_in_aug[i] = in_aug ? 1.0 : 0.0;
         return;
     }
     if (aug.z == 0.0) return;

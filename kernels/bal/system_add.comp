@@ -4,7 +4,9 @@
 // gradient, and the squared norm of the new rhs per vertex (for the relative gradient test of
 // Algorithm 1). MODE 1 (after the stepper's Hessian assembly): diagonal blocks += node blocks,
 // their inverses recomputed, stiffness e_j += node stiffness. Fixed vertices (inverse mass 0)
-// stay untouched (zero right-hand side, identity blocks; norm 0).
+// stay untouched (zero right-hand side, identity blocks; norm 0). MODE 2 (at a step's first
+// iterate, node gradient at unit sigma, rhs the stepper's -grad E): per vertex the terms of
+// sigma0's sums, -b.r into bg_dot and |b|^2 into norm2 (0 on fixed vertices; spec A3, A7 #2).
 // Host: engine/src/contact/bal/system.rs. Reference: cpu_reference/bal/kernels.rs (system_add).
 #include "common.glsl"
 layout(constant_id = 1) const uint MODE = 0u;
@@ -17,12 +19,19 @@ layout(std430, binding = 5) buffer Diag { vec4 diag[]; };
 layout(std430, binding = 6) writeonly buffer Minv { vec4 minv[]; };
 layout(std430, binding = 7) buffer Stiffness { float stiffness[]; };
 layout(std430, binding = 8) writeonly buffer Norm2 { float norm2[]; };
+layout(std430, binding = 9) writeonly buffer BgDot { float bg_dot[]; };
 layout(push_constant) uniform P { uint nv; } p;
 
 void main() {
     uint v = gl_GlobalInvocationID.x;
     if (v >= p.nv) return;
     bool fixed_vertex = inv_mass[v] == 0.0;
+    if (MODE == 2u) {
+        vec3 b = node_grad[v].xyz;
+        norm2[v] = fixed_vertex ? 0.0 : dot(b, b);
+        bg_dot[v] = fixed_vertex ? 0.0 : -dot(b, rhs[v].xyz);
+        return;
+    }
     if (MODE == 0u) {
         if (fixed_vertex) {
             norm2[v] = 0.0;

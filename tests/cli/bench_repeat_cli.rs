@@ -1,5 +1,5 @@
 //! `supple bench scene|primitives|proximity --repeat N`: the JSON reports min, median and max
-//! over the repeats.
+//! over the repeats; `supple bench bal` prints its JSON and refuses bad overrides with exit code 2.
 use std::process::Command;
 
 mod common;
@@ -141,4 +141,47 @@ fn bench_proximity_repeat_reports_min_median_max() {
     if v["ccd_queries"].as_u64().unwrap() > 0 {
         assert_stats(&v["ms_ccd_batch_stats"], 3);
     }
+}
+
+#[test]
+fn bench_bal_prints_json_and_refuses_bad_overrides() {
+    // The CPU reference's statistics: one entry per scene and variant, none at the Newton cap.
+    let v = bench_json(&["bal", "cpu-reference"]);
+    let runs = v.as_array().expect("an array of runs");
+    assert!(runs.len() >= 15, "{v}");
+    for r in runs {
+        assert_eq!(r["steps_at_cap"], 0, "{r}");
+        assert!(r["newton_mean"].as_f64().is_some_and(|n| n >= 1.0), "{r}");
+    }
+    // The arch, 5 voussoirs for one frame with and without friction: the keystone's drop and
+    // the paper's claim for each.
+    let v = bench_json(&[
+        "bal",
+        "arch",
+        "--frames",
+        "1",
+        "--chi",
+        "0,0.5",
+        "--set",
+        "body[1].mesh.cells=[5, 2, 1]",
+    ]);
+    assert_eq!(v["voussoirs"], 5, "{v}");
+    assert!(
+        v["paper"].as_str().is_some_and(|p| p.contains("Fig. 21")),
+        "{v}"
+    );
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2, "{v}");
+    assert!(runs
+        .iter()
+        .all(|r| r["keystone_drop"].as_array().map(Vec::len) == Some(1)));
+    // A bad override: exit code 2 naming the field.
+    let out = Command::new(env!("CARGO_BIN_EXE_supple"))
+        .args(["bench", "bal", "arch", "--frames", "1"])
+        .args(["--set", "body[1].mesh.cells=[2, 2, 1]"])
+        .output()
+        .expect("run supple");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("body[1].mesh.cells"), "{stderr}");
 }

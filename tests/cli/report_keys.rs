@@ -1,5 +1,5 @@
 //! report.json is documented key by key (issue 27, item 4): scenes of every stepper (Newton,
-//! XPBD, symplectic Euler) and contact method (none, two-way, shortest-path with XPBD and with
+//! XPBD, symplectic Euler) and contact method (none, two-way, BAL, shortest-path with XPBD and with
 //! Newton), a failed run (its `error` key), rods and every collider shape are run for a frame or
 //! two; every key they write, at any depth, must appear in the guide's section 5. Blocks that do
 //! not apply are absent: the Newton statistics without Newton, each contact method's block
@@ -77,6 +77,18 @@ fn scenes() -> Vec<(&'static str, String, bool, Option<&'static str>)> {
             format!("{}{two_cubes}{GROUND}", header("newton", "shortest-path")),
             true,
             Some("shortest_path"),
+        ),
+        (
+            // Two cubes 0.5 mm apart (closer than d̂ = 1 mm): active pairs from the start.
+            "newton_bal",
+            format!(
+                "{}friction = 0.3\n{}{}",
+                header("newton", "bal"),
+                cube(0.0, 0.1),
+                cube(0.05, 0.2005)
+            ),
+            true,
+            Some("bal"),
         ),
         (
             "xpbd_shortest_path",
@@ -194,7 +206,7 @@ fn every_key_of_every_report_is_in_the_guide() {
             ] {
                 assert_eq!(f.get(k).is_some(), newton, "{name}: {k} in {f}");
             }
-            for b in ["two_way", "shortest_path"] {
+            for b in ["two_way", "shortest_path", "bal"] {
                 assert_eq!(
                     f.get(b).is_some(),
                     block == Some(b),
@@ -213,6 +225,8 @@ fn every_key_of_every_report_is_in_the_guide() {
     for k in [
         "two_way",
         "shortest_path",
+        "bal",
+        "augmented_per_step",
         "counters",
         "error",
         "curves",

@@ -443,12 +443,15 @@ fn rule_carry_and_dual_update_match_reference() {
     let mut p = params();
     p.aug_threshold = (0.6 * D_HAT) as f32;
     a.bal.set_params(p).unwrap();
-    a.bal.apply_rule(AugRule::Rebuild).unwrap();
+    let augmented = a.bal.apply_rule(AugRule::Rebuild).unwrap();
     twin::apply_rule(1, 0.6 * D_HAT, &mut reference);
     assert!(
         reference.iter().any(|q| q.aug[2] != 0.0),
         "no pair entered A′"
     );
+    // |A′| summed on the device equals the reference's count.
+    let in_aug = |pairs: &[ActivePair]| pairs.iter().filter(|q| q.aug[2] != 0.0).count() as u32;
+    assert_eq!(augmented, in_aug(&reference), "|A′| after rebuild");
     assert_pairs_match(&a.bal.read_pairs().unwrap(), &reference, "rebuild");
     // Dual update at moved positions, then a new active list there carries (μ, s).
     a.x.write(&f4(&x1)).unwrap();
@@ -465,10 +468,16 @@ fn rule_carry_and_dual_update_match_reference() {
     assert!(next.iter().any(|q| q.aug[3] != 0.0), "nothing carried");
     assert_pairs_match(&a.bal.read_pairs().unwrap(), &next, "carried");
     let mut keep = next.clone();
-    a.bal.apply_rule(AugRule::Keep).unwrap();
+    let augmented = a.bal.apply_rule(AugRule::Keep).unwrap();
     twin::apply_rule(2, 0.6 * D_HAT, &mut keep);
+    assert_eq!(augmented, in_aug(&keep), "|A′| after keep");
+    assert!(augmented > 0, "keep emptied A′");
     assert_pairs_match(&a.bal.read_pairs().unwrap(), &keep, "keep");
-    a.bal.apply_rule(AugRule::Empty).unwrap();
+    assert_eq!(
+        a.bal.apply_rule(AugRule::Empty).unwrap(),
+        0,
+        "|A′| after empty"
+    );
     twin::apply_rule(0, 0.6 * D_HAT, &mut keep);
     assert!(keep.iter().all(|q| q.aug == [0.0; 4]));
     assert_pairs_match(&a.bal.read_pairs().unwrap(), &keep, "empty");
@@ -924,57 +933,6 @@ fn mollified_nearly_parallel_edges_match_reference() {
     assert_no_validation_errors(&a.ctx);
 }
 
-/// Measurement (not a check): GPU milliseconds of every BAL graph on this device for growing
-/// scenes, one JSON line each. Run with
-/// `cargo test --release -p supple-gpu-tests --test bal_kernels -- --ignored --nocapture`.
-#[test]
-#[ignore = "measurement: prints GPU ms per BAL graph as JSON, asserts nothing"]
-fn measure_graph_times() {
-    for (n, tets) in [(6usize, 9usize), (12, 25), (24, 100)] {
-        let s = scene_sized(31, tets, n);
-        let x1 = moved(&s, 0.3, 32);
-        // Without the validation layer: timings of the kernels alone.
-        let mut o = supple::vk::ContextOptions::from_env();
-        o.validation = false;
-        o.sync_validation = false;
-        let ctx = Context::new(o).expect("context");
-        let per_node = std::env::var("BAL_MEASURE_NODES").is_ok();
-        ctx.set_node_timestamps(per_node);
-        let cap: usize = std::env::var("BAL_MEASURE_CAPACITY")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(4096);
-        let mut a = setup_on(ctx, s, &[&x1.clone()], 33, cap);
-        let mut runs = Vec::new();
-        for _ in 0..5 {
-            a.x.write(&f4(&a.s.x)).unwrap();
-            let t = std::time::Instant::now();
-            let (pairs, ..) = evaluated(&mut a, &x1);
-            a.x_trial.write(&f4(&x1)).unwrap();
-            a.bal.trial().unwrap();
-            a.bal.max_step().unwrap();
-            let wall = t.elapsed().as_secs_f64() * 1e3;
-            runs.push((a.bal.gpu_ms().unwrap(), wall, pairs.len()));
-        }
-        if per_node {
-            if let Some(p) = a.bal.evaluate_profile().unwrap() {
-                for n in &p.nodes {
-                    println!("  node {} {:.3} ms", n.name, n.gpu_ms);
-                }
-            }
-        }
-        runs.sort_by(|p, q| p.0.evaluate.total_cmp(&q.0.evaluate));
-        let (ms, wall, pairs) = &runs[runs.len() / 2];
-        println!(
-            "{{\"vertices\": {}, \"candidates\": {}, \"active_pairs\": {pairs}, \"capacity\": {}, \"gpu_ms\": {}, \"wall_ms_iteration\": {wall:.2}}}",
-            a.s.x.len(),
-            a.cands.len(),
-            a.bal.capacity(),
-            serde_json::to_string(ms).unwrap()
-        );
-    }
-}
-
 #[test]
 fn system_add_matches_reference() {
     use supple::contact::bal::system::{NodeSums, SystemAdd};
@@ -1040,6 +998,9 @@ fn system_add_matches_reference() {
         n,
     )
     .unwrap();
+    // σ⁰'s sums first (they read the right-hand side before the gradient pass changes it).
+    add.sigma0.run().unwrap();
+    let (dot_gpu, n2_gpu) = add.sigma0_sums().unwrap();
     add.gradient.run().unwrap();
     add.hessian.run().unwrap();
     // Reference.
@@ -1054,6 +1015,16 @@ fn system_add_matches_reference() {
             .collect()
     };
     let w64: Vec<f64> = inv_mass.iter().map(|&x| x as f64).collect();
+    let (dot_ref, n2_ref) = twin::system_add_sigma0(&w64, &vec3(&node_grad), &vec3(&rhs));
+    assert!(dot_ref.abs() > 0.1 && n2_ref > 1.0, "{dot_ref} {n2_ref}");
+    assert!(
+        (dot_gpu - dot_ref).abs() < 1e-4 * n2_ref,
+        "σ⁰ dot {dot_gpu} vs {dot_ref}"
+    );
+    assert!(
+        (n2_gpu - n2_ref).abs() < 1e-5 * n2_ref,
+        "σ⁰ |b|² {n2_gpu} vs {n2_ref}"
+    );
     let mut rhs_ref = vec3(&rhs);
     let norm2 = twin::system_add_gradient(&w64, &vec3(&node_grad), &mut rhs_ref);
     let mut diag_ref = mat3(&diag);

@@ -255,3 +255,150 @@ fn frictionless_energy_never_increases() {
     }
     assert_no_validation_errors(&ctx);
 }
+
+const ARCH: &str = include_str!("../../scenes/bal_arch.toml");
+
+/// The arch scene downsized to 5 voussoirs with friction `chi`, run `frames` frames of 1/30 s
+/// with every accepted Newton iterate checked by the exact checker (no intersection, positive
+/// distance, collision-free motion from the previous iterate): the keystone's mean drop (m)
+/// after each frame, and the statistics.
+fn arch(chi: f64, frames: usize) -> (Vec<f64>, Vec<BalFrameStats>) {
+    let set = format!("collision.friction={chi}");
+    let sc = scene(
+        ARCH,
+        "bal_arch.toml",
+        &[&set, "body[1].mesh.cells=[5, 2, 1]"],
+    );
+    let keystone = |sim: &Simulation, x: &[[f64; 3]]| {
+        let arch = &sim.model().bodies[1];
+        let (a, b) = (arch.vertices.start as usize, arch.vertices.end as usize);
+        let n = (b - a) / 5;
+        let z: f64 = x[a + 2 * n..a + 3 * n].iter().map(|p| p[2]).sum();
+        z / n as f64
+    };
+    let ctx = context(false);
+    let mut sim = Simulation::new(&ctx, &sc).unwrap_or_else(|e| panic!("{e}"));
+    let iterates: Iterates = Arc::new(Mutex::new(vec![sim.positions().expect("positions")]));
+    let sink = iterates.clone();
+    sim.observe_collision_steps(Some(Box::new(move |x: &[[f32; 4]]| {
+        let x: Vec<[f64; 3]> = x
+            .iter()
+            .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
+            .collect();
+        sink.lock().expect("iterates").push(x);
+    })))
+    .expect("bal observes its iterates");
+    let z0 = keystone(&sim, &sim.positions().expect("positions"));
+    let (mut drops, mut stats) = (Vec::new(), Vec::new());
+    for f in 0..frames {
+        let st = sim
+            .step_frame()
+            .unwrap_or_else(|e| panic!("χ = {chi} frame {f}: {e}"));
+        stats.push(st.contact::<BalFrameStats>());
+        drops.push(z0 - keystone(&sim, &sim.positions().expect("positions")));
+    }
+    assert_no_validation_errors(&ctx);
+    let surface = body_surface(&sim);
+    let iterates = iterates.lock().expect("iterates");
+    assert!(iterates.len() > frames, "{} iterates", iterates.len());
+    for (k, pair) in iterates.windows(2).enumerate() {
+        let (a, b) = (&pair[0], &pair[1]);
+        assert!(
+            frame_intersections(&surface, b).is_empty(),
+            "χ = {chi}: iterate {} intersects",
+            k + 1
+        );
+        let d = min_distance(&surface, b);
+        assert!(d > 0.0, "χ = {chi}: iterate {}: min distance {d}", k + 1);
+        let traj = trajectory_check(&surface, a, b, 1e-9);
+        assert!(
+            traj.is_clean(),
+            "χ = {chi}: iterate {k} -> {}: collisions",
+            k + 1
+        );
+    }
+    (drops, stats)
+}
+
+#[test]
+fn arch_stands_with_friction_and_falls_without() {
+    // The paper's Fig. 21: the arch stands with χ ≥ 0.5 and collapses frictionless. Here 5
+    // voussoirs for 0.2 s (6 steps of 1/30 s).
+    let (stands, stats) = arch(0.5, 6);
+    let drop = stands.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert!(
+        drop < 2e-3,
+        "χ = 0.5: the keystone dropped {drop} m ({stands:?})"
+    );
+    assert!(stats.iter().all(|s| s.steps_at_cap == 0), "{stats:?}");
+    assert!(
+        stats.iter().any(|s| s.active_max > 0),
+        "no contact: {stats:?}"
+    );
+    let (falls, stats) = arch(0.0, 6);
+    let drop = falls.last().copied().unwrap_or(0.0);
+    assert!(
+        drop > 0.05,
+        "χ = 0: the keystone dropped only {drop} m ({falls:?})"
+    );
+    assert!(stats.iter().all(|s| s.steps_at_cap == 0), "{stats:?}");
+}
+
+const TWISTED_PAIR: &str = include_str!("../../scenes/bal_twisted_pair.toml");
+
+#[test]
+fn twisted_pair_half_turn_stays_apart_below_the_newton_cap() {
+    // The issue asks for 2 turns of each end (144 steps); this scene does not get there: at
+    // 1.67 turns a tet inverts after steps at the Newton cap (the beams wind around each other
+    // with their ends held at x = ±0.5 m), and already within the first turn (12 frames) an
+    // iterate intersects: the Newton stepper moves the scripted end vertices to their
+    // end-of-step pose before the solve (`newton.script`), a jump that neither the barrier nor
+    // the CCD-bounded line search sees, and near the ends it carries one beam's end triangle
+    // through the other's (docs/measurements.md). Half a turn (36 steps, 6 frames) runs clean:
+    // the beams touch (active pairs) and every accepted Newton iterate is intersection-free, at
+    // a positive distance and joined to the previous one by a collision-free motion.
+    let sc = scene(TWISTED_PAIR, "bal_twisted_pair.toml", &[]);
+    let (sim, stats, iterates) = run_observed(&sc, 6);
+    let surface = body_surface(&sim);
+    let iterates = iterates.lock().expect("iterates");
+    assert!(iterates.len() > 36, "{} iterates", iterates.len());
+    for (k, pair) in iterates.windows(2).enumerate() {
+        let (a, b) = (&pair[0], &pair[1]);
+        let hits = frame_intersections(&surface, b);
+        if !hits.is_empty() {
+            // Which triangles, and their vertices at rest, before and now.
+            let x0 = &sim.model().positions;
+            for h in hits.iter().take(4) {
+                let t1 = surface.triangles().get(h.first as usize);
+                let t2 = surface.triangles().get(h.second as usize);
+                eprintln!("{h:?} {t1:?} {t2:?}");
+                for t in [t1, t2].into_iter().flatten() {
+                    for &v in t {
+                        eprintln!(
+                            "  v{v} rest {:?} prev {:?} now {:?}",
+                            x0[v as usize], a[v as usize], b[v as usize]
+                        );
+                    }
+                }
+            }
+            eprintln!("min distance prev {}", min_distance(&surface, a));
+        }
+        assert!(hits.is_empty(), "iterate {} intersects", k + 1);
+        let d = min_distance(&surface, b);
+        assert!(d > 0.0, "iterate {}: min distance {d}", k + 1);
+        let traj = trajectory_check(&surface, a, b, 1e-9);
+        assert!(traj.is_clean(), "iterate {k} -> {}: collisions", k + 1);
+    }
+    assert_eq!(stats.iter().map(|s| s.steps).sum::<u32>(), 36);
+    assert!(stats.iter().all(|s| s.steps_at_cap == 0), "{stats:?}");
+    assert!(
+        stats.iter().any(|s| s.active_max > 0),
+        "the beams never touched: {stats:?}"
+    );
+    assert!(
+        stats
+            .iter()
+            .all(|s| s.augmented_per_step.len() == s.steps as usize),
+        "{stats:?}"
+    );
+}

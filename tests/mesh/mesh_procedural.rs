@@ -231,3 +231,59 @@ fn rods_and_hair() {
     let top = x.positions[90];
     assert!((top[2] - 0.015).abs() < 1e-12 && (top[0] - 0.01).abs() < 1e-12);
 }
+
+#[test]
+fn arch_voussoirs_are_separate_wedges_a_joint_apart() {
+    let (r, t, depth, gap) = (0.5, 0.1, 0.2, 5e-4);
+    let (blocks, along, across) = (9, 2, 1);
+    let m = arch(r, t, depth, blocks, along, across, gap);
+    let per_block_v = (along + 1) * (across + 1) * (across + 1);
+    let per_block_t = 5 * along * across * across;
+    assert_eq!(m.positions.len(), blocks * per_block_v);
+    assert_eq!(m.tets.len(), blocks * per_block_t);
+    check_tets("arch", &m);
+    // Each voussoir's tets use only its own vertices, so the stones are separate pieces.
+    for (k, tet) in m.tets.iter().enumerate() {
+        let block = k / per_block_t;
+        assert!(
+            tet.iter().all(|&v| v as usize / per_block_v == block),
+            "tet {k} crosses voussoirs"
+        );
+    }
+    // Every vertex lies in the half ring (radius within gap of [r, r + t]), depth centred on y = 0.
+    for p in &m.positions {
+        let rho = (p[0] * p[0] + p[2] * p[2]).sqrt();
+        assert!(rho > r - gap && rho < r + t + gap, "{p:?}: radius {rho}");
+        assert!((p[1].abs() - 0.5 * depth).abs() < 1e-12 || p[1].abs() < 0.5 * depth);
+    }
+    // The feet stand gap / 2 above z = 0; the crown reaches r + t.
+    let zmin = m
+        .positions
+        .iter()
+        .map(|p| p[2])
+        .fold(f64::INFINITY, f64::min);
+    let zmax = m
+        .positions
+        .iter()
+        .map(|p| p[2])
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert!((zmin - 0.5 * gap).abs() < 1e-12, "feet at z = {zmin}");
+    assert!(
+        zmax < r + t + gap && zmax > (r + t) * (std::f64::consts::PI / 18.0).cos(),
+        "{zmax}"
+    );
+    // Facing joint faces are parallel planes `gap` apart: each vertex of voussoir k's upper
+    // joint face lies `gap` from the plane of voussoir k + 1's lower face.
+    let span = std::f64::consts::PI / blocks as f64;
+    for k in 0..blocks - 1 {
+        let th = (k + 1) as f64 * span;
+        let e_theta = [-th.sin(), 0.0, th.cos()];
+        let side = |p: &[f64; 3]| p[0] * e_theta[0] + p[2] * e_theta[2];
+        let below = &m.positions[k * per_block_v..(k + 1) * per_block_v];
+        let above = &m.positions[(k + 1) * per_block_v..(k + 2) * per_block_v];
+        let top = below.iter().map(side).fold(f64::NEG_INFINITY, f64::max);
+        let bottom = above.iter().map(side).fold(f64::INFINITY, f64::min);
+        assert!((top + 0.5 * gap).abs() < 1e-12, "joint {k}: {top}");
+        assert!((bottom - 0.5 * gap).abs() < 1e-12, "joint {k}: {bottom}");
+    }
+}

@@ -3,6 +3,7 @@
 //! the Python viewer writes its page with [`write_dir_html`].
 #![deny(missing_docs)]
 
+mod bench_bal;
 mod bench_primitives;
 mod bench_proximity;
 mod bench_recovery;
@@ -65,6 +66,10 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum BenchCommand {
+    /// The barrier-augmented Lagrangian method's experiments (issue 23): the masonry arch's χ
+    /// sweep, the twisted pair's turns, the h sweep, the CPU reference's statistics and the BAL
+    /// graphs' GPU times, as JSON with the paper's claims quoted.
+    Bal(bench_bal::Args),
     /// GPU primitives (scan, reduce, compact, radix sort) with bandwidth and dispatch baselines.
     Primitives(bench_primitives::Args),
     /// Proximity search (spatial hashing + exact distances) and a CCD batch on a mesh.
@@ -171,6 +176,15 @@ fn run_command(command: Command) -> u8 {
         Command::Bench {
             which: BenchCommand::Scene(args),
         } => match bench_scene::run(&args) {
+            Ok(()) => Ok(()),
+            Err((code, msg)) => {
+                eprintln!("error: {msg}");
+                return code.clamp(1, 255) as u8;
+            }
+        },
+        Command::Bench {
+            which: BenchCommand::Bal(args),
+        } => match bench_bal::run(&args) {
             Ok(()) => Ok(()),
             Err((code, msg)) => {
                 eprintln!("error: {msg}");

@@ -9,6 +9,7 @@
 //! - [`sphere`], [`squishy_ball`], [`trefoil_knot`], [`reef_knot`]: smooth solids meshed by
 //!   isosurface stuffing ([`crate::tetrahedralize::stuff_implicit`]); `resolution` is the number
 //!   of lattice cells along the longest bounding-box axis.
+//! - [`arch`]: a masonry arch of separate wedge-shaped voussoirs.
 //! - [`cloth_grid`]: a rectangular cloth of any resolution.
 //! - [`rod`], [`hair_strands`], [`helix`]: polylines for rods and hair.
 
@@ -105,6 +106,64 @@ pub fn box_tets(cells: [usize; 3], cell: [f64; 3], origin: [f64; 3], split: Cell
     let mut m = TetMesh { positions, tets };
     orient_positive(&mut m);
     m
+}
+
+/// A masonry arch of `blocks` wedge-shaped voussoirs (separate pieces, no shared vertex), the
+/// whole arch in the x–z plane: a half ring of inner radius `inner_radius` and radial
+/// `thickness` about the y axis (centre at the origin, springing line on z = 0, crown on +z),
+/// `depth` along y centred on y = 0. Each voussoir spans π / `blocks` of the half ring; its two
+/// joint faces are planes through the radial line of the joint moved by `gap / 2` into the block,
+/// so neighbouring stones face each other `gap` apart and the two feet lie `gap / 2` above
+/// z = 0. A voussoir is a [`CellSplit::Five`] lattice of `along` cells along the arc and
+/// `across` cells through the thickness and through the depth, bent onto the ring
+/// (`5 along across²` tets). Voussoir k (from the +x foot) holds vertices
+/// `k n .. (k + 1) n` and tets `k m .. (k + 1) m`. Positive tets need `gap` well below a
+/// block's inner arc (`π inner_radius / blocks`); the scene checks that.
+pub fn arch(
+    inner_radius: f64,
+    thickness: f64,
+    depth: f64,
+    blocks: usize,
+    along: usize,
+    across: usize,
+    gap: f64,
+) -> TetMesh {
+    let (blocks, along, across) = (blocks.max(1), along.max(1), across.max(1));
+    let unit = box_tets(
+        [along, across, across],
+        [1.0 / along as f64, 1.0 / across as f64, 1.0 / across as f64],
+        [0.0; 3],
+        CellSplit::Five,
+    );
+    let span = std::f64::consts::PI / blocks as f64;
+    let mut out = TetMesh {
+        positions: Vec::with_capacity(blocks * unit.positions.len()),
+        tets: Vec::with_capacity(blocks * unit.tets.len()),
+    };
+    for k in 0..blocks {
+        let (a, b) = (k as f64 * span, (k + 1) as f64 * span);
+        // Tangent (increasing angle) at the joints: e_θ = (−sin θ, 0, cos θ).
+        let (ta, tb) = ([-a.sin(), 0.0, a.cos()], [-b.sin(), 0.0, b.cos()]);
+        let base = out.positions.len() as u32;
+        for p in &unit.positions {
+            // u along the arc, v outward through the thickness, w along the depth.
+            let (u, v, w) = (p[0], p[1], p[2]);
+            let th = a + u * span;
+            let r = inner_radius + v * thickness;
+            let shift = |c: usize| 0.5 * gap * ((1.0 - u) * ta[c] - u * tb[c]);
+            out.positions.push([
+                r * th.cos() + shift(0),
+                (w - 0.5) * depth,
+                r * th.sin() + shift(2),
+            ]);
+        }
+        out.tets
+            .extend(unit.tets.iter().map(|t| t.map(|i| i + base)));
+    }
+    // The map (u, v, w) -> (θ, r, y) keeps orientation ((e_θ, e_r, e_y) is right-handed); flip
+    // consistently should the unit block's order ever change.
+    orient_positive(&mut out);
+    out
 }
 
 /// A beam of size `size` (metres) with its minimum corner at `origin`, split into cubic-ish cells

@@ -176,6 +176,10 @@ impl<'de> Deserialize<'de> for MeshSource {
     }
 }
 
+/// Width of an `"arch"`'s joints as a fraction of its thickness (0.5 mm for the paper's 0.1 m
+/// stones): barrier contact needs the stones apart at the start.
+pub const ARCH_GAP_PER_THICKNESS: f64 = 1.0 / 200.0;
+
 /// Procedural mesh generators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -191,6 +195,11 @@ pub enum Generator {
     /// Straight rod along X of length `size[0]` with `cells[0]` segments, centred on the body
     /// origin.
     Rod,
+    /// Masonry arch of separate wedge-shaped voussoirs in the body's x–z plane (springing line
+    /// on z = 0 through the body origin, crown on +z): `size = [inner radius, thickness, depth]`,
+    /// `cells = [voussoirs (≥ 3), cells along each voussoir's arc, cells through the thickness
+    /// and the depth]`; the joints (and the feet above z = 0) are open by thickness / 200.
+    Arch,
     /// Squishy ball (sphere with tentacles): `size = [radius, tentacle_length,
     /// tentacle_radius]`, `cells = [resolution, tentacles, _]`, centred on the body origin.
     SquishyBall,

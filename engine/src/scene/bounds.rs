@@ -42,6 +42,7 @@ pub fn generated_elements(g: Generator, size: [f64; 3], cells: [u32; 3]) -> (f64
         }
         Generator::ReefKnot | Generator::BowKnot => (4.0 * (c[0] + 1.0) * (c[1] + 1.0), 0.0),
         Generator::Rod => (c[0], 0.0),
+        Generator::Arch => (5.0 * c[0] * c[1] * c[2] * c[2], 0.0),
     }
 }
 

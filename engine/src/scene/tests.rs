@@ -560,6 +560,71 @@ fn tube_funnel_and_knot_tube_generators_are_validated() {
 }
 
 #[test]
+fn arch_generator_is_validated_by_field() {
+    let body = |size: &str, cells: &str| {
+        format!(
+            "[[body]]\nname = \"arch\"\nmesh = {{ generator = \"arch\", size = {size}, cells = {cells} }}\n\
+             material = {{ model = \"stable-neo-hookean\", youngs_modulus = 1e8, poisson_ratio = 0.4, density = 2000.0 }}\n"
+        )
+    };
+    let s = Scene::parse(&body("[0.5, 0.1, 0.2]", "[9, 2, 1]"), "a.toml", &[]).unwrap();
+    let MeshSource::Generator { generator, .. } = s.bodies[0].mesh else {
+        panic!("generator")
+    };
+    assert_eq!(generator, Generator::Arch);
+    assert!(!generator.is_cloth());
+    for (size, cells, field, says) in [
+        (
+            "[0.0, 0.1, 0.2]",
+            "[9, 2, 1]",
+            "body[0].mesh.size",
+            "positive",
+        ),
+        (
+            "[0.5, -0.1, 0.2]",
+            "[9, 2, 1]",
+            "body[0].mesh.size",
+            "positive",
+        ),
+        (
+            "[0.5, 0.1, nan]",
+            "[9, 2, 1]",
+            "body[0].mesh.size",
+            "positive",
+        ),
+        (
+            "[0.5, 0.1, 0.2]",
+            "[2, 2, 1]",
+            "body[0].mesh.cells",
+            "3..=1000 voussoirs",
+        ),
+        (
+            "[0.5, 0.1, 0.2]",
+            "[9, 0, 1]",
+            "body[0].mesh.cells",
+            "1..=1000",
+        ),
+        (
+            "[0.5, 0.1, 0.2]",
+            "[9, 2, 0]",
+            "body[0].mesh.cells",
+            "1..=1000",
+        ),
+        // 600 stones of 2.6 mm on the inner radius, joints of 0.5 mm.
+        (
+            "[0.5, 0.1, 0.2]",
+            "[600, 1, 1]",
+            "body[0].mesh.size",
+            "10 joint widths",
+        ),
+    ] {
+        let e = Scene::parse(&body(size, cells), "a.toml", &[]).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some(field), "{size} {cells}: {e}");
+        assert!(e.message.contains(says), "{size} {cells}: {e}");
+    }
+}
+
+#[test]
 fn load_reports_missing_files_and_resolves_mesh_paths() {
     let e = Scene::load(Path::new("/nonexistent/scene.toml"), &[]).unwrap_err();
     assert!(

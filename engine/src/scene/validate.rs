@@ -522,6 +522,9 @@ fn validate_mesh_source(f: &dyn Fn(&str) -> String, b: &super::Body) -> Check {
                 ),
             );
         }
+        if *generator == Generator::Arch {
+            check_arch(f, *size, *cells)?;
+        }
         if cells[..needs].iter().any(|&c| c == 0 || c > 1000) {
             return bad(
                 f("mesh.cells"),
@@ -554,6 +557,34 @@ fn validate_mesh_source(f: &dyn Fn(&str) -> String, b: &super::Body) -> Check {
                 ),
             );
         }
+    }
+    Ok(())
+}
+
+/// An `"arch"`: at least 3 voussoirs, and joints narrow beside a voussoir's inner arc (so no
+/// bent tet inverts and the stones start apart).
+fn check_arch(f: &dyn Fn(&str) -> String, size: [f64; 3], cells: [u32; 3]) -> Check {
+    if !(3..=1000).contains(&cells[0]) {
+        return bad(
+            f("mesh.cells"),
+            format!(
+                "an arch needs 3..=1000 voussoirs (cells[0]), got {}",
+                cells[0]
+            ),
+        );
+    }
+    let inner_arc = std::f64::consts::PI * size[0] / f64::from(cells[0]);
+    let gap = size[1] * super::ARCH_GAP_PER_THICKNESS;
+    if inner_arc < 10.0 * gap {
+        return bad(
+            f("mesh.size"),
+            format!(
+                "an arch's voussoirs are {inner_arc:.3e} m long on the inner radius ({} m), \
+                 less than 10 joint widths (thickness / 200 = {gap:.3e} m): use a larger \
+                 inner radius, a thinner arch or fewer voussoirs",
+                size[0]
+            ),
+        );
     }
     Ok(())
 }

@@ -19,6 +19,8 @@ pub(crate) mod slot {
     pub const MIN_DISTANCE: usize = 4;
     /// CCD step bound.
     pub const CCD: usize = 5;
+    /// |A′| after the rule: the sum of the in-A′ flags.
+    pub const AUGMENTED: usize = 6;
     /// Number of slots.
     pub const COUNT: usize = 8;
 }
@@ -44,6 +46,8 @@ pub(crate) struct PairBuffers {
     pub pair_info: GpuBuffer<[u32; 4]>,
     pub pair_d: GpuBuffer<f32>,
     pub pair_aug: GpuBuffer<[f32; 4]>,
+    /// 1 for a pair in A′ after the rule, 0 for every other slot.
+    pub pair_in_aug: GpuBuffer<f32>,
     pub pair_keys: GpuBuffer<[u32; 2]>,
     pub prev_keys: GpuBuffer<[u32; 2]>,
     pub prev_aug: GpuBuffer<[f32; 4]>,
@@ -107,6 +111,7 @@ impl PairBuffers {
             pair_info: ctx.create_buffer("bal.pair_info", p, st)?,
             pair_d: ctx.create_buffer("bal.pair_d", p, st)?,
             pair_aug: ctx.create_buffer("bal.pair_aug", p, st)?,
+            pair_in_aug: ctx.create_buffer("bal.pair_in_aug", p, st)?,
             pair_keys: ctx.create_buffer("bal.pair_keys", p, st)?,
             prev_keys: ctx.create_buffer("bal.prev_keys", p, st)?,
             prev_aug: ctx.create_buffer("bal.prev_aug", p, st)?,

@@ -182,18 +182,31 @@ pub(crate) fn compile(
     );
     let active = g.compile(ctx, opts)?;
     // rule / dual: multipliers.comp in its two modes.
+    // The rule (mode 0) also flags A′'s pairs and sums the flags into |A′|.
     let multipliers = |name: &str, mode: u32| -> VkResult<_> {
         let mut g = Graph::new(name);
-        g.dispatch(
-            dispatch(name, ids::BAL_MULTIPLIERS, p, &push)
-                .spec(&[mode])
-                .read(&b.params)
-                .read(&xs.x)
-                .read(&b.pair_verts)
-                .read(&b.pair_info)
-                .read(&b.pair_d)
-                .read_write(&b.pair_aug),
-        );
+        let d = dispatch(name, ids::BAL_MULTIPLIERS, p, &push)
+            .spec(&[mode])
+            .read(&b.params)
+            .read(&xs.x)
+            .read(&b.pair_verts)
+            .read(&b.pair_info)
+            .read(&b.pair_d)
+            .read_write(&b.pair_aug);
+        if mode == 0 {
+            g.dispatch(d.write(&b.pair_in_aug));
+            b.reduce.record(
+                &mut g,
+                &b.pair_in_aug,
+                p,
+                ReduceOp::Sum,
+                &b.sums,
+                slot::AUGMENTED,
+            );
+        } else {
+            // Bound but not accessed in this mode.
+            g.dispatch(d.read(&b.pair_in_aug));
+        }
         g.compile(ctx, opts)
     };
     let rule = multipliers("bal.rule", 0)?;

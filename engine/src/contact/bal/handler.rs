@@ -208,6 +208,10 @@ pub struct BalFrameStats {
     pub augmentation_rebuilds: u32,
     /// Iterations that kept A′.
     pub augmentation_keeps: u32,
+    /// Most pairs in A′ at an iterate.
+    pub augmented_max: u32,
+    /// |A′| per step, in order: the most pairs in A′ at an iterate of each step.
+    pub augmented_per_step: Vec<u32>,
     /// Largest σ (N/m).
     pub sigma_max: f64,
     /// Smallest σ⁰ of a step (N/m).
@@ -275,6 +279,8 @@ struct Inner {
     /// Energy of the last `evaluate` (J), for `add_gradient`'s change.
     last_energy: f64,
     step_iterations: u32,
+    /// Most pairs in A′ at an iterate of the step in progress.
+    step_augmented: u32,
     stats: BalFrameStats,
 }
 
@@ -424,6 +430,7 @@ impl BalHandler {
             converged: false,
             last_energy: 0.0,
             step_iterations: 0,
+            step_augmented: 0,
             stats: BalFrameStats::default(),
         };
         let h = BalHandler {
@@ -564,7 +571,10 @@ impl BalHandler {
             AugRule::Keep => inner.stats.augmentation_keeps += 1,
         }
         inner.dmin_prev = dmin;
-        inner.bal.apply_rule(rule).map_err(failed)
+        let augmented = inner.bal.apply_rule(rule).map_err(failed)?;
+        inner.step_augmented = inner.step_augmented.max(augmented);
+        inner.stats.augmented_max = inner.stats.augmented_max.max(augmented);
+        Ok(())
     }
 
     fn evaluate_inner(&self, inner: &mut Inner) -> Result<(f64, f64), SimError> {
@@ -597,17 +607,10 @@ impl BalHandler {
     /// terms at σ⁰ with the A′ rule and the friction lag of iteration 0; returns the change of
     /// the terms' energy (J).
     fn start_sigma(&self, inner: &mut Inner) -> Result<f64, SimError> {
-        let gb = inner.bal.node_gradient().read()?;
-        let rhs = self.system_bindings.rhs.read()?;
-        let inv_mass = self.inv_mass.read()?;
-        let (mut dot, mut n2) = (0.0f64, 0.0f64);
-        for v in (0..self.nv).filter(|&v| inv_mass[v] != 0.0) {
-            for (&b, &r) in gb[v][..3].iter().zip(&rhs[v][..3]) {
-                let b = b as f64;
-                dot -= b * r as f64;
-                n2 += b * b;
-            }
-        }
+        // The sums on the device (no per-vertex readback).
+        inner.system.sigma0.run()?;
+        inner.stats.gpu_ms_evaluate += inner.system.sigma0.gpu_ms()?;
+        let (dot, n2) = inner.system.sigma0_sums()?;
         let sigma0 = initial_sigma(dot, n2, self.bounds);
         inner.sigma0 = sigma0;
         inner.stats.sigma0_min = if inner.stats.steps == 0 && inner.stats.sigma0_min == 0.0 {
@@ -805,6 +808,7 @@ impl ContactHandler for BalHandler {
                 inner.bal.reset().map_err(failed)?;
                 inner.iteration = 0;
                 inner.step_iterations = 0;
+                inner.step_augmented = 0;
                 inner.converged = false;
                 inner.aug_nonempty = false;
                 inner.dmin_prev = f64::INFINITY;
@@ -824,8 +828,10 @@ impl ContactHandler for BalHandler {
             Phase::Finished => {
                 let n = inner.step_iterations;
                 let converged = inner.converged;
+                let augmented = inner.step_augmented;
                 let s = &mut inner.stats;
                 s.steps += 1;
+                s.augmented_per_step.push(augmented);
                 s.newton_iterations_max = s.newton_iterations_max.max(n);
                 if !converged {
                     s.unconverged_steps += 1;

@@ -445,12 +445,12 @@ impl BalContact {
         Ok(())
     }
 
-    /// Applies the A′ rule (Algorithm 1 lines 4–8) to the active list.
-    pub fn apply_rule(&mut self, rule: AugRule) -> Result<(), BalError> {
+    /// Applies the A′ rule (Algorithm 1 lines 4–8) to the active list; returns |A′|.
+    pub fn apply_rule(&mut self, rule: AugRule) -> Result<u32, BalError> {
         self.params.rule = rule as u32;
         self.bufs.params.write(&[self.params])?;
         self.graphs.rule.run()?;
-        Ok(())
+        Ok(self.sum(slot::AUGMENTED)?.round() as u32)
     }
 
     /// Lags friction on the active list at `x` (spec §A5).

@@ -41,9 +41,13 @@ pub struct SystemAdd {
     pub gradient: CompiledGraph,
     /// Diagonal blocks += node blocks, inverses recomputed, stiffness += node stiffness.
     pub hessian: CompiledGraph,
-    norm2: GpuBuffer<ReduceResult>,
-    _scratch: GpuBuffer<f32>,
-    _reduce: Reduce,
+    /// σ⁰'s sums −Σ b·rhs and Σ |b|² over free vertices (b the node gradient; read with
+    /// [`SystemAdd::sigma0_sums`]).
+    pub sigma0: CompiledGraph,
+    /// Slot 0: ‖rhs‖²; 1: Σ |b|²; 2: −Σ b·rhs.
+    sums: GpuBuffer<ReduceResult>,
+    _scratch: [GpuBuffer<f32>; 2],
+    _reduce: [Reduce; 2],
 }
 
 impl SystemAdd {
@@ -59,10 +63,12 @@ impl SystemAdd {
     ) -> VkResult<SystemAdd> {
         let n1 = nv.max(1);
         let scratch = ctx.create_buffer("bal.rhs_norm2", n1, BufferUsage::STORAGE)?;
+        let bg_dot = ctx.create_buffer("bal.sigma0_dot", n1, BufferUsage::STORAGE)?;
         let reduce = Reduce::new(ctx, n1)?;
-        let norm2 = ctx.create_buffer(
-            "bal.rhs_norm2_sum",
-            1,
+        let reduce_dot = Reduce::new(ctx, n1)?;
+        let sums = ctx.create_buffer(
+            "bal.system_sums",
+            3,
             BufferUsage::STORAGE | BufferUsage::HOST_READ,
         )?;
         let opts = CompileOptions {
@@ -87,9 +93,10 @@ impl SystemAdd {
                 .read(&system.diag_blocks)
                 .read(&system.inverse_diag_blocks)
                 .read(&system.stiffness)
-                .write(&scratch),
+                .write(&scratch)
+                .read(&bg_dot),
         );
-        reduce.record(&mut g, &scratch, n1, ReduceOp::Sum, &norm2, 0);
+        reduce.record(&mut g, &scratch, n1, ReduceOp::Sum, &sums, 0);
         let gradient = g.compile(ctx, opts)?;
         let mut g = Graph::new("bal.system_hessian");
         g.dispatch(
@@ -98,24 +105,48 @@ impl SystemAdd {
                 .read_write(&system.diag_blocks)
                 .write(&system.inverse_diag_blocks)
                 .read_write(&system.stiffness)
-                .read(&scratch),
+                .read(&scratch)
+                .read(&bg_dot),
         );
         let hessian = g.compile(ctx, opts)?;
+        let mut g = Graph::new("bal.system_sigma0");
+        g.dispatch(
+            node(2)
+                .read(&system.rhs)
+                .read(&system.diag_blocks)
+                .read(&system.inverse_diag_blocks)
+                .read(&system.stiffness)
+                .write(&scratch)
+                .write(&bg_dot),
+        );
+        reduce.record(&mut g, &scratch, n1, ReduceOp::Sum, &sums, 1);
+        reduce_dot.record(&mut g, &bg_dot, n1, ReduceOp::Sum, &sums, 2);
+        let sigma0 = g.compile(ctx, opts)?;
         Ok(SystemAdd {
             gradient,
             hessian,
-            norm2,
-            _scratch: scratch,
-            _reduce: reduce,
+            sigma0,
+            sums,
+            _scratch: [scratch, bg_dot],
+            _reduce: [reduce, reduce_dot],
         })
+    }
+
+    fn slot(&self, i: usize) -> VkResult<f64> {
+        let v = match self.sums.mapped() {
+            Some(s) => s[i].value,
+            None => self.sums.read()?[i].value,
+        };
+        Ok(v as f64)
+    }
+
+    /// σ⁰'s sums after the last run of `sigma0`: (−Σ b·rhs (N²), Σ |b|² (N²)).
+    pub fn sigma0_sums(&self) -> VkResult<(f64, f64)> {
+        Ok((self.slot(2)?, self.slot(1)?))
     }
 
     /// ‖rhs‖ (N) after the last run of `gradient`.
     pub fn rhs_norm(&self) -> VkResult<f64> {
-        let v = match self.norm2.mapped() {
-            Some(s) => s[0].value,
-            None => self.norm2.read()?[0].value,
-        };
-        Ok((v.max(0.0) as f64).sqrt())
+        Ok(self.slot(0)?.max(0.0).sqrt())
     }
 }

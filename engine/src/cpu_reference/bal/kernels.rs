@@ -382,6 +382,21 @@ pub fn system_add_gradient(
     norm2
 }
 
+/// `system_add.comp` MODE 2: the sums of σ⁰ (spec §A3, §A7 #2) over free vertices, from the
+/// unit-σ node gradient b (N) and the stepper's right-hand side r = −∇E (N): (−Σ b·r, Σ |b|²).
+pub fn system_add_sigma0(
+    inv_mass: &[f64],
+    node_gradient: &[Vector3<f64>],
+    rhs: &[Vector3<f64>],
+) -> (f64, f64) {
+    let (mut dot, mut norm2) = (0.0, 0.0);
+    for v in (0..rhs.len()).filter(|&v| inv_mass[v] != 0.0) {
+        dot -= node_gradient[v].dot(&rhs[v]);
+        norm2 += node_gradient[v].norm_squared();
+    }
+    (dot, norm2)
+}
+
 /// `system_add.comp` MODE 1: diagonal blocks `+=` node blocks (N/m), their inverses (m/N)
 /// recomputed and stiffness `+=` node stiffness (N/m), on free vertices only.
 pub fn system_add_hessian(
