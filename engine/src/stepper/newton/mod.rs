@@ -33,6 +33,9 @@ use crate::stepper::{check_scene, ContactHost, StepReport, Stepper};
 use crate::vk::{Context, GpuBuffer, VkResult};
 use graphs::{Bindings, Graphs, Sparsity, Workspace};
 
+/// The Newton right-hand side, the diagonal blocks and the energy ([`NewtonStepper::linearize`]).
+pub type Linearization = (Vec<[f32; 4]>, Vec<[f32; 4]>, f64);
+
 /// What the Newton stepper is and supports.
 pub const INFO: StepperInfo = StepperInfo {
     name: "newton",
@@ -47,6 +50,21 @@ pub const INFO: StepperInfo = StepperInfo {
     solid_models: None,
     record_into: false,
 };
+
+/// Most PCG iterations recorded per submission: a solve that needs more costs one more host
+/// wait per run; iterations recorded after the device decided to stop still cost an empty
+/// indirect dispatch each.
+const PCG_ITERATIONS_PER_RUN: u32 = 32;
+
+/// PCG iterations per run for `settings`: enough for the whole warm start and solve when the
+/// caps are small, [`PCG_ITERATIONS_PER_RUN`] at most; even (the r·z slots alternate).
+fn pcg_run_length(settings: &NewtonSettings) -> u32 {
+    let cap = settings
+        .pcg_max_iterations
+        .max(settings.warm_start.max_iterations)
+        .min(PCG_ITERATIONS_PER_RUN);
+    cap.max(2).next_multiple_of(2)
+}
 
 /// A Newton–PCG implicit Euler stepper for the tets, cloth and rods of a [`SimModel`].
 pub struct NewtonStepper {
@@ -130,7 +148,7 @@ impl NewtonStepper {
             &model.thin_elements,
         )?;
         let sparsity = Sparsity::new(ctx, model)?;
-        let pcg = Pcg::with_sparsity(ctx, n, sparsity.pairs(), 10)?;
+        let pcg = Pcg::with_sparsity(ctx, n, sparsity.pairs(), pcg_run_length(&settings))?;
         pcg.set_stagnation_window(settings.pcg_stagnation_window);
         let reduce = Reduce::new(ctx, n.max(elements.num_elements()))?;
         let graphs = Bindings {
@@ -405,7 +423,7 @@ impl NewtonStepper {
         &self,
         state: &GpuState,
         energies: &[&dyn EnergyTerm],
-    ) -> Result<(Vec<[f32; 4]>, Vec<[f32; 4]>, f64), SimError> {
+    ) -> Result<Linearization, SimError> {
         let mut report = StepReport::default();
         self.predict(state, &mut report)?;
         let sum = || -> Result<(f64, f64), SimError> {
