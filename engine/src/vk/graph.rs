@@ -673,9 +673,6 @@ pub struct CompiledGraph {
     graph: Graph,
     prepared: Vec<Option<(super::kernel::Pipeline, vk::DescriptorSet)>>,
     last: Mutex<Option<Ticket>>,
-    /// The latest ticket a wait on this graph saw complete: waiting for it (or an earlier one)
-    /// again, e.g. to read the timestamps after `run`, needs no host wait.
-    waited: std::sync::atomic::AtomicU64,
     /// The run submitted while tracing and not yet collected: its ticket and submission time.
     pending_trace: Mutex<Option<(Ticket, std::time::Instant)>>,
 }
@@ -752,7 +749,6 @@ impl CompiledGraph {
             graph: graph.clone(),
             prepared: Vec::new(),
             last: Mutex::new(None),
-            waited: std::sync::atomic::AtomicU64::new(0),
             pending_trace: Mutex::new(None),
         };
         // SAFETY: all objects are created on this device and destroyed in Drop; recorded buffers
@@ -1172,16 +1168,10 @@ impl CompiledGraph {
     /// Waits at most `timeout`; a timeout or device loss names the last completed node when
     /// crash markers are on.
     pub fn wait_timeout(&self, t: Ticket, timeout: std::time::Duration) -> VkResult<()> {
-        use std::sync::atomic::Ordering;
-        if t.value <= self.waited.load(Ordering::Acquire) {
-            // Seen complete by an earlier wait (its trace collected then): no second host wait.
-            return Ok(());
-        }
+        // The context skips the wait (and does not count one) for a ticket an earlier wait saw
+        // complete, e.g. reading the timestamps after `run`.
         match self.ctx.wait_for(t, &self.name, timeout) {
-            Ok(()) => {
-                self.waited.fetch_max(t.value, Ordering::AcqRel);
-                self.collect_trace(t)
-            }
+            Ok(()) => self.collect_trace(t),
             Err(VkError::Timeout {
                 what, timeout_ms, ..
             }) => Err(VkError::Timeout {
