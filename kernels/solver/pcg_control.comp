@@ -37,10 +37,9 @@ uvec4 control(bool done) {
 void main() {
     bool first = gl_WorkGroupID.x == 0u && gl_LocalInvocationID.x == 0u;
     if (MODE == 0u) {
-        float rz, rr, bb;
-        SUM_PARTIALS(rz, part_rz, p.m);
-        SUM_PARTIALS(rr, part_rr, p.m);
-        SUM_PARTIALS(bb, part_bb, p.m);
+        vec3 sums;
+        SUM_PARTIALS3(sums, part_rz, part_rr, part_bb, p.m);
+        float rz = sums.x, rr = sums.y, bb = sums.z;
         if (!first) return;
         float rel = bb > 0.0 ? sqrt(rr) / sqrt(bb) : 0.0;
         bool done = !(bb > 0.0) || !(rel > scalars[p.base + TOL]) || scalars[p.base + MAX] <= 0.0;
@@ -60,9 +59,10 @@ void main() {
         if (first) ctl_out = c;
         return;
     }
-    float rz_new, rr;
-    SUM_PARTIALS(rz_new, part_rz, p.m);
-    SUM_PARTIALS(rr, part_rr, p.m);
+    vec3 sums;
+    // The third sum (b·b partials of init) is unused here.
+    SUM_PARTIALS3(sums, part_rz, part_rr, part_rr, p.m);
+    float rz_new = sums.x, rr = sums.y;
     float rz_old = scalars[p.base + RZ + p.old_slot];
     float beta = rz_old > 0.0 ? rz_new / rz_old : 0.0;
     if (isinf(beta) || isnan(beta)) beta = 0.0;

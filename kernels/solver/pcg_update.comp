@@ -57,13 +57,10 @@ void main() {
             rr = dot(ri, ri);
         }
     }
-    float s_rz = wg_sum(rz);
-    float s_rr = wg_sum(rr);
-    float s_bb = 0.0;
-    if (MODE == 0u) s_bb = wg_sum(bb);
+    vec3 s = wg_sum3(vec3(rz, rr, bb));
     if (gl_LocalInvocationID.x == 0u) {
-        part_rz[gl_WorkGroupID.x] = s_rz;
-        part_rr[gl_WorkGroupID.x] = s_rr;
-        if (MODE == 0u) part_bb[gl_WorkGroupID.x] = s_bb;
+        part_rz[gl_WorkGroupID.x] = s.x;
+        part_rr[gl_WorkGroupID.x] = s.y;
+        if (MODE == 0u) part_bb[gl_WorkGroupID.x] = s.z;
     }
 }
