@@ -4,7 +4,7 @@
 use nalgebra::{DVector, Matrix3, Vector3};
 use rand::Rng;
 use supple::cpu_reference::pcg::{
-    decade_thresholds, pcg, pcg_warm_started, stiffness_groups, BlockMatrix,
+    decade_thresholds, pcg, pcg_device, pcg_warm_started, stiffness_groups, BlockMatrix,
 };
 use supple::linear::{BlockMatrixF32, Pcg, WarmStart, GROUP_MAX, GROUP_MIN};
 use supple_gpu_tests::{assert_no_validation_errors, context, rng};
@@ -580,5 +580,86 @@ fn warm_start_needs_fewer_global_iterations_on_a_heterogeneous_grid() {
     );
     assert!(got.warm_iterations > 0 && got.warm_iterations <= 200);
     assert_eq!(solver.groups().read().unwrap(), cpu.groups);
+    assert_no_validation_errors(&ctx);
+}
+
+/// The device decides after every iteration (issue 22, item 2): the iteration count equals the
+/// reference's with the same stop rule, one run of `iterations_per_run` iterations is one
+/// submission and one host wait, and an iteration is three dispatches (SpMV with p·q partials,
+/// step with r·z and r·r partials, direction with the decision).
+#[test]
+fn the_device_decides_when_pcg_stops_with_one_wait_per_run() {
+    let ctx = context(false);
+    let (a, b) = grid_laplacian(6, 0.05);
+    let n = a.rows();
+    let b32 = vec32(&b);
+    let k = 8u32;
+    let solver = Pcg::new(&ctx, &to_f32(&a), k).unwrap();
+    assert_eq!(solver.iterations_per_run(), k);
+    let zero = vec![Vector3::zeros(); n];
+    for (tol, max_it) in [(1e-4f32, 500u32), (1e-4, 5), (1e-4, 8), (1e-4, 9)] {
+        let cpu = pcg_device(&a, &b, &zero, tol as f64, max_it, u32::MAX);
+        let before = ctx.counters();
+        let got = solver.solve(&b32, &vec![[0.0; 3]; n], tol, max_it).unwrap();
+        let d = ctx.counters() - before;
+        println!(
+            "tol {tol:e}, cap {max_it}: {} iterations (reference {}), residual {:.2e}; {d:?}",
+            got.iterations, cpu.iterations, got.relative_residual
+        );
+        if cpu.relative_residual > tol as f64 {
+            // Capped: the cap is exact, not rounded to a run.
+            assert_eq!(got.iterations, max_it);
+        } else {
+            assert!(
+                got.iterations.abs_diff(cpu.iterations) <= 1,
+                "GPU {} vs reference {} iterations",
+                got.iterations,
+                cpu.iterations
+            );
+            assert!(got.relative_residual <= tol);
+        }
+        let runs = got.iterations.div_ceil(k).max(1) as u64;
+        // Setup writes (b, x0) and the result's readback are mapped: no submission.
+        assert_eq!(d.submits, runs, "{d:?}");
+        assert_eq!(d.host_waits, runs, "{d:?}");
+        // Init: SpMV, init vectors, init decision; then 3 dispatches per recorded iteration.
+        assert_eq!(d.dispatches, 3 + 3 * k as u64 * runs, "{d:?}");
+    }
+    // b = 0: no iteration, x unchanged, residual 0.
+    let got = solver
+        .solve(&vec![[0.0; 3]; n], &vec![[1.0; 3]; n], 1e-4, 100)
+        .unwrap();
+    assert_eq!((got.iterations, got.relative_residual), (0, 0.0));
+    assert!(got.x.iter().all(|v| *v == [1.0; 3]));
+    assert_no_validation_errors(&ctx);
+}
+
+/// An unreachable tolerance in f32: the stagnation window stops the solve on the device well
+/// before the cap, and two identical solves give the same bits (fixed-order sums).
+#[test]
+fn stagnation_stops_pcg_on_the_device_and_reruns_are_bit_identical() {
+    let ctx = context(false);
+    let (a, b) = grid_laplacian(6, 0.05);
+    let n = a.rows();
+    let b32 = vec32(&b);
+    let solver = Pcg::new(&ctx, &to_f32(&a), 16).unwrap();
+    solver.set_stagnation_window(10);
+    let first = solver.solve(&b32, &vec![[0.0; 3]; n], 0.0, 2000).unwrap();
+    println!(
+        "tolerance 0, window 10: {} iterations, residual {:.2e}",
+        first.iterations, first.relative_residual
+    );
+    assert!(
+        first.iterations < 2000 && first.iterations > 10,
+        "{}",
+        first.iterations
+    );
+    assert!(
+        first.relative_residual < 1e-5,
+        "{}",
+        first.relative_residual
+    );
+    let again = solver.solve(&b32, &vec![[0.0; 3]; n], 0.0, 2000).unwrap();
+    assert_eq!(first, again, "a rerun differs");
     assert_no_validation_errors(&ctx);
 }

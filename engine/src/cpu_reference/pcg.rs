@@ -188,3 +188,101 @@ pub fn pcg_warm_started(
         global,
     }
 }
+
+/// The device-driven PCG's stop test after an iteration (`kernels/solver/pcg_control.comp`):
+/// the best relative residual so far and the iteration it was reached at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PcgDecision {
+    /// Smallest relative residual so far (the initial one counts as iteration 0).
+    pub best: f64,
+    /// The iteration that reached `best`.
+    pub best_at: u32,
+}
+
+impl PcgDecision {
+    /// The decision state after init at relative residual `rel`.
+    pub fn new(rel: f64) -> PcgDecision {
+        PcgDecision {
+            best: rel,
+            best_at: 0,
+        }
+    }
+
+    /// Whether to stop after iteration `it` (1-based) reached `rel`: not finite, at most
+    /// `tol`, `it ≥ max_iter`, or no new best residual over the last `window` iterations.
+    pub fn stop_after(&mut self, it: u32, rel: f64, tol: f64, max_iter: u32, window: u32) -> bool {
+        if !rel.is_finite() {
+            return true;
+        }
+        let mut stop = false;
+        if rel < self.best {
+            (self.best, self.best_at) = (rel, it);
+        } else if it - self.best_at >= window {
+            stop = true;
+        }
+        stop || rel <= tol || it >= max_iter
+    }
+}
+
+/// Block-Jacobi PCG with the device-driven solver's rules: the stop test of [`PcgDecision`]
+/// after every iteration (`window`: the stagnation window, `u32::MAX` for none), none when
+/// ‖b‖ = 0 (x unchanged, residual 0), and a step of 0 instead of a stop when p·q ≤ 0.
+pub fn pcg_device(
+    a: &BlockMatrix,
+    b: &[Vector3<f64>],
+    x0: &[Vector3<f64>],
+    tol: f64,
+    max_iter: u32,
+    window: u32,
+) -> PcgResult {
+    let minv: Vec<Matrix3<f64>> = a
+        .diag
+        .iter()
+        .map(|d| d.try_inverse().unwrap_or_else(Matrix3::identity))
+        .collect();
+    let mut x = x0.to_vec();
+    let ax = a.mul(&x);
+    let mut r: Vec<Vector3<f64>> = b.iter().zip(&ax).map(|(b, ax)| b - ax).collect();
+    let bb = dot(b, b);
+    if bb <= 0.0 {
+        return PcgResult {
+            x,
+            iterations: 0,
+            relative_residual: 0.0,
+        };
+    }
+    let bnorm = bb.sqrt();
+    let mut z: Vec<Vector3<f64>> = minv.iter().zip(&r).map(|(m, r)| m * r).collect();
+    let mut p = z.clone();
+    let mut rz = dot(&r, &z);
+    let mut rel = dot(&r, &r).sqrt() / bnorm;
+    let mut decision = PcgDecision::new(rel);
+    let mut it = 0;
+    let mut done = rel.is_nan() || rel <= tol || max_iter == 0;
+    while !done {
+        let q = a.mul(&p);
+        let pq = dot(&p, &q);
+        let alpha = if pq > 0.0 { rz / pq } else { 0.0 };
+        let alpha = if alpha.is_finite() { alpha } else { 0.0 };
+        for k in 0..x.len() {
+            x[k] += alpha * p[k];
+            r[k] -= alpha * q[k];
+            z[k] = minv[k] * r[k];
+        }
+        let rz_new = dot(&r, &z);
+        let beta = if rz > 0.0 { rz_new / rz } else { 0.0 };
+        let beta = if beta.is_finite() { beta } else { 0.0 };
+        rz = rz_new;
+        for k in 0..p.len() {
+            p[k] = z[k] + beta * p[k];
+        }
+        it += 1;
+        rel = dot(&r, &r).sqrt() / bnorm;
+        done = decision.stop_after(it, rel, tol, max_iter, window);
+    }
+    PcgResult {
+        x,
+        iterations: it,
+        relative_residual: rel,
+    }
+}

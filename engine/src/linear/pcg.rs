@@ -1,7 +1,14 @@
-//! Block-Jacobi PCG on the GPU (`kernels/solver/spmv.comp`, `dot_partials.comp`,
-//! `dot_final.comp`, `pcg_update.comp`). Scalars (α, β numerators and denominators) stay on the
-//! device; the host reads one residual per run of `iterations_per_run` iterations to decide
-//! whether to stop. Reference: [`crate::cpu_reference::pcg`].
+//! Block-Jacobi PCG on the GPU, driven by the device (`kernels/solver/spmv.comp`,
+//! `pcg_update.comp`, `pcg_control.comp`, `pcg_discard.comp`). One iteration is three
+//! dispatches: the SpMV writes per-workgroup partials of p·q, the step kernel reduces them (in
+//! every workgroup, same fixed order) and writes partials of r·z and r·r, and the control
+//! kernel updates the direction and decides, in workgroup 0, whether to stop (relative
+//! residual vs tolerance, iteration cap, stagnation window): it writes the next iteration's
+//! indirect dispatch arguments (zero workgroups once done). A graph records a run of
+//! `iterations_per_run` iterations; the host reads the solve's scalars once per run, so a solve
+//! that fits one run costs one submission and one host wait. Sums are fixed-order (no float
+//! atomics): reruns are bit-identical. Reference: [`crate::cpu_reference::pcg`] (`pcg_device`
+//! has the device's stop rule).
 //!
 //! **Block-Jacobi warm start by stiffness groups** (paper §4.2, [`Pcg::solve_resident_warm`]):
 //! the caller writes a per-node stiffness estimate `e_j` into [`Pcg::stiffness`]; a kernel
@@ -30,7 +37,7 @@ pub struct BlockMatrixF32 {
 pub struct PcgSolve {
     /// Solution.
     pub x: Vec<[f32; 3]>,
-    /// Iterations run (a multiple of the iterations per graph run).
+    /// Iterations run (the device stops after any iteration).
     pub iterations: u32,
     /// Final ‖r‖ / ‖b‖.
     pub relative_residual: f32,
@@ -44,8 +51,7 @@ pub struct WarmStart {
     /// Whether the grouped solve runs; when false the solve is the plain PCG from the guess in
     /// [`Pcg::solution`].
     pub enabled: bool,
-    /// Most iterations of the grouped PCG (checked per graph run, so rounded up to a multiple
-    /// of the iterations per run).
+    /// Most iterations of the grouped PCG.
     pub max_iterations: u32,
     /// The grouped PCG stops at ‖b − A_masked x‖ ≤ `tolerance`·‖b‖.
     pub tolerance: f32,
@@ -76,10 +82,21 @@ pub struct WarmSolveStats {
     pub warm_relative_residual: f32,
 }
 
-const RZ: [u32; 2] = [0, 1];
-const PQ: u32 = 2;
-const RR: u32 = 3;
-const BB: u32 = 4;
+/// Scalars of one solve, from its block's first slot: r·z (two alternating slots), r·r, b·b,
+/// the relative residual, the iterations, the best residual and its iteration (written by the
+/// device), the tolerance, the iteration cap and the stagnation window (written by the host
+/// before the solve) and whether the solve is done (1) or needs another run (0). See `kernels/solver/pcg_control.comp`.
+const RZ: u32 = 0;
+const REL: usize = 4;
+const ITER: usize = 5;
+/// The tolerance; the iteration cap and the stagnation window follow it.
+const TOL: usize = 8;
+const DONE: usize = 11;
+/// Slots per solve block.
+const BLOCK: u32 = 12;
+/// First slot of the global solve's block and of the warm start's.
+const GLOBAL: u32 = 0;
+const WARM: u32 = BLOCK;
 
 /// Smallest stiffness group: stiffness estimates below `10^GROUP_MIN` (including zero,
 /// negative and NaN values) fall into it.
@@ -180,7 +197,14 @@ struct Workspace {
     off: GpuBuffer<[f32; 4]>,
     row_ptr: GpuBuffer<u32>,
     incidence: GpuBuffer<[u32; 2]>,
-    partials: GpuBuffer<f32>,
+    /// Per-workgroup partials of p·q, r·z, r·r and b·b (one per row workgroup).
+    part_pq: GpuBuffer<f32>,
+    part_rz: GpuBuffer<f32>,
+    part_rr: GpuBuffer<f32>,
+    part_bb: GpuBuffer<f32>,
+    /// Indirect dispatch arguments and done flag of the even and odd iterations
+    /// (`[groups, 1, 1, done]`): iteration k reads `ctl[k % 2]` and writes the other.
+    ctl: [GpuBuffer<u32>; 2],
     stiffness: GpuBuffer<f32>,
     thresholds: GpuBuffer<f32>,
     groups: GpuBuffer<i32>,
@@ -188,182 +212,279 @@ struct Workspace {
 
 /// The compiled solver graphs (recorded again when a contact operator is attached).
 struct Graphs {
-    init: CompiledGraph,
+    /// Global init and the first run of iterations.
+    solve: CompiledGraph,
+    /// A further run of global iterations.
     iterate: CompiledGraph,
-    warm_init: CompiledGraph,
+    /// Warm start (groups, x = 0, init, a run of masked iterations).
+    warm_start: CompiledGraph,
+    /// A further run of masked iterations.
     warm_iterate: CompiledGraph,
-    /// x = 0: discards a warm start that broke down (non-finite residual).
-    warm_discard: CompiledGraph,
+    /// x = 0 if the warm start broke down, then `solve`.
+    discard_solve: CompiledGraph,
+    /// `warm_start` then `discard_solve`: one submission when the warm start fits one run.
+    warm_solve: CompiledGraph,
     multiply: CompiledGraph,
     multiply_masked: CompiledGraph,
 }
 
-/// Records the solver graphs on the workspace; with `contact`, every unmasked SpMV adds the
-/// contact couplings.
-#[allow(clippy::too_many_arguments)]
-fn record_graphs(
-    ctx: &Context,
+/// The row workgroups of `n` block rows (one row per invocation): also the partial count.
+fn row_groups(n: usize) -> u32 {
+    (n as u32).div_ceil(WG).max(1)
+}
+
+/// Records the solver's nodes into graphs over the workspace.
+struct Recorder<'a> {
     n: usize,
     k: u32,
-    w: &Workspace,
-    x: &GpuBuffer<[f32; 4]>,
-    b: &GpuBuffer<[f32; 4]>,
-    scalars: &GpuBuffer<f32>,
-    contact: Option<&dyn MatrixFreeCouplings>,
-) -> VkResult<Graphs> {
-    let rows = [(n as u32).div_ceil(WG).max(1), 1, 1];
-    // `masked`: only blocks inside one stiffness group (the warm start's subsystems).
-    let record_spmv = |g: &mut Graph, input: &GpuBuffer<[f32; 4]>, masked: bool| {
+    w: &'a Workspace,
+    x: &'a GpuBuffer<[f32; 4]>,
+    b: &'a GpuBuffer<[f32; 4]>,
+    scalars: &'a GpuBuffer<f32>,
+    contact: Option<&'a dyn MatrixFreeCouplings>,
+}
+
+impl Recorder<'_> {
+    /// q = A `input` (`masked`: only blocks inside one stiffness group). With `indirect`, the
+    /// workgroup count comes from that control buffer and the p·q partials are fused in (or,
+    /// with contact couplings, computed after them).
+    fn spmv(
+        &self,
+        g: &mut Graph,
+        input: &GpuBuffer<[f32; 4]>,
+        masked: bool,
+        indirect: Option<&GpuBuffer<u32>>,
+    ) {
+        let (w, n) = (self.w, self.n as u32);
+        let name = if masked {
+            "pcg.spmv_masked"
+        } else {
+            "pcg.spmv"
+        };
+        let fused = indirect.is_some() && self.contact.is_none();
+        let d = match indirect {
+            Some(ctl) => Dispatch::indirect(name, ids::SOLVER_SPMV, ctl),
+            None => Dispatch::new(name, ids::SOLVER_SPMV, [row_groups(self.n), 1, 1]),
+        };
         g.dispatch(
-            Dispatch::new(
-                if masked {
-                    "pcg.spmv_masked"
-                } else {
-                    "pcg.spmv"
-                },
-                ids::SOLVER_SPMV,
-                rows,
-            )
-            .workgroup_size(WG)
-            .spec(&[masked as u32])
-            .read(&w.diag)
-            .read(&w.off)
-            .read(&w.row_ptr)
-            .read(&w.incidence)
-            .read(input)
-            .write(&w.q)
-            .read(&w.groups)
-            .push(&(n as u32)),
+            d.workgroup_size(WG)
+                .spec(&[masked as u32, fused as u32])
+                .read(&w.diag)
+                .read(&w.off)
+                .read(&w.row_ptr)
+                .read(&w.incidence)
+                .read(input)
+                .write(&w.q)
+                .read(&w.groups)
+                .write(&w.part_pq)
+                .push(&n),
         );
-        match (masked, contact) {
+        match (masked, self.contact) {
             (false, Some(c)) => c.record_add_product(g, input, &w.q),
             (true, Some(c)) => c.record_add_masked_product(g, input, &w.q, &w.groups),
             _ => {}
         }
-    };
-    let record_groups = |g: &mut Graph| {
+        if let (Some(ctl), Some(_)) = (indirect, self.contact) {
+            // The couplings changed q after the SpMV: p·q partials in their own dispatch (one
+            // partial per WG rows, the layout of the fused ones).
+            g.dispatch(
+                Dispatch::indirect("pcg.pq_partials", ids::SOLVER_DOT_PARTIALS, ctl)
+                    .workgroup_size(WG)
+                    .spec(&[1])
+                    .read(input)
+                    .read(&w.q)
+                    .write(&w.part_pq)
+                    .push(&n),
+            );
+        }
+    }
+
+    fn stiffness_groups(&self, g: &mut Graph) {
+        let w = self.w;
         g.dispatch(
-            Dispatch::new("pcg.stiffness_groups", ids::SOLVER_STIFFNESS_GROUPS, rows)
-                .workgroup_size(WG)
-                .read(&w.stiffness)
-                .read(&w.thresholds)
-                .write(&w.groups)
-                .push(&[n as u32, GROUP_MIN as u32, GROUP_MAX as u32]),
+            Dispatch::new(
+                "pcg.stiffness_groups",
+                ids::SOLVER_STIFFNESS_GROUPS,
+                [row_groups(self.n), 1, 1],
+            )
+            .workgroup_size(WG)
+            .read(&w.stiffness)
+            .read(&w.thresholds)
+            .write(&w.groups)
+            .push(&[self.n as u32, GROUP_MIN as u32, GROUP_MAX as u32]),
         );
-    };
-    let record_dot =
-        |g: &mut Graph, a: &GpuBuffer<[f32; 4]>, b: &GpuBuffer<[f32; 4]>, slot: u32| {
-            let m = (n as u32).div_ceil(WG * ITEMS).max(1);
-            g.dispatch(
-                Dispatch::new("pcg.dot_partials", ids::SOLVER_DOT_PARTIALS, [m, 1, 1])
-                    .workgroup_size(WG)
-                    .spec(&[ITEMS])
-                    .read(a)
-                    .read(b)
-                    .write(&w.partials)
-                    .push(&(n as u32)),
-            );
-            g.dispatch(
-                Dispatch::new("pcg.dot_final", ids::SOLVER_DOT_FINAL, [1, 1, 1])
-                    .workgroup_size(WG)
-                    .read(&w.partials)
-                    .read_write(scalars)
-                    .push(&[m, slot]),
-            );
-        };
-    let record_update =
-        |g: &mut Graph, name: &str, mode: u32, num: u32, den: u32, acc: [Access; 4]| {
-            g.dispatch(
-                Dispatch::new(
-                    name,
-                    ids::SOLVER_PCG_UPDATE,
-                    [(n as u32).div_ceil(WG).max(1), 1, 1],
-                )
+    }
+
+    /// `pcg_update.comp` in `mode` (0 init, 1 step); `acc`: the real accesses of x, r, z, p.
+    fn update(&self, d: Dispatch, mode: u32, rz_slot: u32, acc: [Access; 4]) -> Dispatch {
+        let w = self.w;
+        d.workgroup_size(WG)
+            .spec(&[mode])
+            .read(&w.minv)
+            .read(self.scalars)
+            .bind(self.x, acc[0])
+            .bind(&w.r, acc[1])
+            .bind(&w.z, acc[2])
+            .bind(&w.p, acc[3])
+            .read(&w.q)
+            .read(self.b)
+            .read(&w.part_pq)
+            .write(&w.part_rz)
+            .write(&w.part_rr)
+            .write(&w.part_bb)
+            .push(&[self.n as u32, row_groups(self.n), rz_slot])
+    }
+
+    /// `pcg_control.comp` in `mode` (0 after init, 1 direction and decision).
+    fn control(&self, g: &mut Graph, name: &str, mode: u32, base: u32, it: u32) {
+        let w = self.w;
+        let m = row_groups(self.n);
+        let groups = if mode == 0 { [1, 1, 1] } else { [m, 1, 1] };
+        let (cin, cout) = (&w.ctl[(it % 2) as usize], &w.ctl[((it + 1) % 2) as usize]);
+        g.dispatch(
+            Dispatch::new(name, ids::SOLVER_PCG_CONTROL, groups)
                 .workgroup_size(WG)
                 .spec(&[mode])
-                .read(&w.minv)
-                .read(scalars)
-                .bind(x, acc[0])
-                .bind(&w.r, acc[1])
-                .bind(&w.z, acc[2])
-                .bind(&w.p, acc[3])
-                .read(&w.q)
-                .read(b)
-                .push(&[n as u32, num, den]),
-            );
-        };
-    let (rd, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
-    // pcg_update.comp binds x, r, z and p writable in every mode (the mode is a specialization
-    // constant), so a mode that only reads one still declares it written where a later node
-    // of the same level could read it: the synchronization validation in the tests checks the
-    // graph against what the SPIR-V may access.
-    let timed = CompileOptions {
-        graph_timestamps: true,
-        ..Default::default()
-    };
-    // `warm`: the grouped PCG of the warm start (masked SpMV, x starts at 0); otherwise the
-    // global PCG from the guess in x.
-    let record_init = |g: &mut Graph, warm: bool| {
+                .read_write(self.scalars)
+                .read(cin)
+                .write(cout)
+                .read(&w.part_rz)
+                .read(&w.part_rr)
+                .read(&w.part_bb)
+                .read(&w.z)
+                .read_write(&w.p)
+                .push(&[self.n as u32, m, base, it % 2]),
+        );
+    }
+
+    /// Init of a solve: r, z, p and the decision whether to iterate, into `ctl[0]`.
+    /// `warm`: the grouped PCG of the warm start (x = 0); otherwise the global PCG from x.
+    fn init(&self, g: &mut Graph, warm: bool) {
+        let (wr, rw) = (Access::WRITE, Access::READ | Access::WRITE);
+        let w = self.w;
         if warm {
-            record_groups(g);
-            g.fill("pcg.warm_zero_x", x, 0);
+            self.stiffness_groups(g);
+            g.fill("pcg.warm_zero_x", self.x, 0);
             // A·0 = 0: no SpMV needed.
             g.fill("pcg.warm_zero_q", &w.q, 0);
         } else {
-            record_spmv(g, x, false);
+            self.spmv(g, self.x, false, None);
         }
-        record_update(g, "pcg.init_vectors", 0, 0, 0, [rw, wr, wr, wr]);
-        record_dot(g, &w.r, &w.z, RZ[0]);
-        record_dot(g, b, b, BB);
-        record_dot(g, &w.r, &w.r, RR);
-    };
-    let record_iterate = |g: &mut Graph, masked: bool| {
-        for it in 0..k {
-            let (old, new) = (RZ[(it % 2) as usize], RZ[((it + 1) % 2) as usize]);
-            record_spmv(g, &w.p, masked);
-            record_dot(g, &w.p, &w.q, PQ);
-            record_update(g, "pcg.step", 1, old, PQ, [rw, rw, wr, rd]);
-            record_dot(g, &w.r, &w.z, new);
-            record_update(g, "pcg.direction", 2, new, old, [rd, rw, rd, rw]);
+        let d = Dispatch::new(
+            if warm {
+                "pcg.warm_init_vectors"
+            } else {
+                "pcg.init_vectors"
+            },
+            ids::SOLVER_PCG_UPDATE,
+            [row_groups(self.n), 1, 1],
+        );
+        // pcg_update.comp binds x, r, z and p writable in every mode (the mode is a
+        // specialization constant): declared written where the SPIR-V may write them, for the
+        // synchronization validation in the tests.
+        g.dispatch(self.update(d, 0, 0, [rw, wr, wr, wr]));
+        // As the "iteration before 0": writes ctl[0], iteration 0's input.
+        self.control(
+            g,
+            if warm {
+                "pcg.warm_init_control"
+            } else {
+                "pcg.init_control"
+            },
+            0,
+            if warm { WARM } else { GLOBAL },
+            1,
+        );
+    }
+
+    /// `k` iterations (3 dispatches each without contact couplings: SpMV with p·q partials,
+    /// step with r·z and r·r partials, direction with the decision), all recorded; those after
+    /// the device decided to stop launch no workgroup (SpMV, step) or only pass the decision on.
+    fn iterations(&self, g: &mut Graph, masked: bool) {
+        let w = self.w;
+        let rw = Access::READ | Access::WRITE;
+        let base = if masked { WARM } else { GLOBAL };
+        for it in 0..self.k {
+            let cin = &w.ctl[(it % 2) as usize];
+            self.spmv(g, &w.p, masked, Some(cin));
+            let d = Dispatch::indirect(
+                if masked { "pcg.warm_step" } else { "pcg.step" },
+                ids::SOLVER_PCG_UPDATE,
+                cin,
+            );
+            g.dispatch(self.update(d, 1, base + RZ + it % 2, [rw, rw, rw, rw]));
+            self.control(
+                g,
+                if masked {
+                    "pcg.warm_direction"
+                } else {
+                    "pcg.direction"
+                },
+                1,
+                base,
+                it,
+            );
         }
-        record_dot(g, &w.r, &w.r, RR);
-    };
-    let mut g = Graph::new("pcg.init");
-    record_init(&mut g, false);
-    let init = g.compile(ctx, timed)?;
-    let mut g = Graph::new("pcg.iterate");
-    record_iterate(&mut g, false);
-    let iterate = g.compile(ctx, timed)?;
-    let mut g = Graph::new("pcg.warm_init");
-    record_init(&mut g, true);
-    let warm_init = g.compile(ctx, timed)?;
-    let mut g = Graph::new("pcg.warm_iterate");
-    record_iterate(&mut g, true);
-    let warm_iterate = g.compile(ctx, timed)?;
-    let mut g = Graph::new("pcg.warm_discard");
-    g.fill("pcg.warm_discard_x", x, 0);
-    let warm_discard = g.compile(ctx, CompileOptions::default())?;
-    // q = A x and q = A_masked x alone (tests and diagnostics).
-    let mut g = Graph::new("pcg.multiply");
-    record_spmv(&mut g, x, false);
-    let multiply = g.compile(ctx, CompileOptions::default())?;
-    let mut g = Graph::new("pcg.multiply_masked");
-    record_groups(&mut g);
-    record_spmv(&mut g, x, true);
-    let multiply_masked = g.compile(ctx, CompileOptions::default())?;
-    Ok(Graphs {
-        init,
-        iterate,
-        warm_init,
-        warm_iterate,
-        warm_discard,
-        multiply,
-        multiply_masked,
-    })
+    }
+
+    /// x = 0 where the warm start's residual is not finite.
+    fn discard(&self, g: &mut Graph) {
+        g.dispatch(
+            Dispatch::new(
+                "pcg.warm_discard",
+                ids::SOLVER_PCG_DISCARD,
+                [row_groups(self.n), 1, 1],
+            )
+            .workgroup_size(WG)
+            .read(self.scalars)
+            .read_write(self.x)
+            .push(&[self.n as u32, WARM + REL as u32]),
+        );
+    }
+
+    fn graphs(&self, ctx: &Context) -> VkResult<Graphs> {
+        let timed = CompileOptions {
+            graph_timestamps: true,
+            ..Default::default()
+        };
+        let build = |name: &str, parts: &[&dyn Fn(&mut Graph)]| -> VkResult<CompiledGraph> {
+            let mut g = Graph::new(name);
+            for p in parts {
+                p(&mut g);
+            }
+            g.compile(ctx, timed)
+        };
+        let solve_parts = |g: &mut Graph| {
+            self.init(g, false);
+            self.iterations(g, false);
+        };
+        let warm_parts = |g: &mut Graph| {
+            self.init(g, true);
+            self.iterations(g, true);
+        };
+        let discard = |g: &mut Graph| self.discard(g);
+        let iterate = |g: &mut Graph| self.iterations(g, false);
+        let warm_iterate = |g: &mut Graph| self.iterations(g, true);
+        let multiply = |g: &mut Graph| self.spmv(g, self.x, false, None);
+        let multiply_masked = |g: &mut Graph| {
+            self.stiffness_groups(g);
+            self.spmv(g, self.x, true, None);
+        };
+        Ok(Graphs {
+            solve: build("pcg.solve", &[&solve_parts])?,
+            iterate: build("pcg.iterate", &[&iterate])?,
+            warm_start: build("pcg.warm_start", &[&warm_parts])?,
+            warm_iterate: build("pcg.warm_iterate", &[&warm_iterate])?,
+            discard_solve: build("pcg.discard_solve", &[&discard, &solve_parts])?,
+            warm_solve: build("pcg.warm_solve", &[&warm_parts, &discard, &solve_parts])?,
+            // q = A x and q = A_masked x alone (tests and diagnostics).
+            multiply: build("pcg.multiply", &[&multiply])?,
+            multiply_masked: build("pcg.multiply_masked", &[&multiply_masked])?,
+        })
+    }
 }
 
 const WG: u32 = 64;
-const ITEMS: u32 = 16;
 
 impl Pcg {
     /// Uploads the matrix and records the solver graphs (`iterations_per_run` iterations each).
@@ -425,7 +546,8 @@ impl Pcg {
             blocks.flat_map(|m| rows12(&m)).collect()
         };
         let zero = [0f32; 9];
-        let (diag, off, minv): (Vec<[f32; 9]>, Vec<[f32; 9]>, Vec<[f32; 9]>) = match values {
+        type Blocks = Vec<[f32; 9]>;
+        let (diag, off, minv): (Blocks, Blocks, Blocks) = match values {
             Some(a) => (
                 a.diag.clone(),
                 a.off.iter().map(|o| o.2).collect(),
@@ -440,6 +562,12 @@ impl Pcg {
             None => (vec![zero; n], vec![zero; pairs.len()], vec![zero; n]),
         };
         let vec4 = |name: &str| ctx.create_buffer::<[f32; 4]>(name, n, BufferUsage::STORAGE);
+        let partials = |name: &str| {
+            ctx.create_buffer::<f32>(name, row_groups(n) as usize, BufferUsage::STORAGE)
+        };
+        let control = |name: &str| {
+            ctx.create_buffer::<u32>(name, 4, BufferUsage::STORAGE | BufferUsage::INDIRECT)
+        };
         let w = Workspace {
             r: vec4("pcg.r")?,
             z: vec4("pcg.z")?,
@@ -458,11 +586,11 @@ impl Pcg {
             off: ctx.upload_buffer("pcg.off", &flat(&mut off.into_iter()), BufferUsage::STORAGE)?,
             row_ptr: ctx.upload_buffer("pcg.row_ptr", &count, BufferUsage::STORAGE)?,
             incidence: ctx.upload_buffer("pcg.incidence", &incidence, BufferUsage::STORAGE)?,
-            partials: ctx.create_buffer(
-                "pcg.partials",
-                (n as u32).div_ceil(WG * ITEMS).max(1) as usize,
-                BufferUsage::STORAGE,
-            )?,
+            part_pq: partials("pcg.partials_pq")?,
+            part_rz: partials("pcg.partials_rz")?,
+            part_rr: partials("pcg.partials_rr")?,
+            part_bb: partials("pcg.partials_bb")?,
+            ctl: [control("pcg.control_even")?, control("pcg.control_odd")?],
             stiffness: ctx.create_buffer("pcg.stiffness", n.max(1), BufferUsage::STORAGE)?,
             thresholds: ctx.upload_buffer(
                 "pcg.group_thresholds",
@@ -473,11 +601,12 @@ impl Pcg {
         };
         let x = vec4("pcg.x")?;
         let b = vec4("pcg.b")?;
-        // Host-visible: the residual is read after every run without a staging copy.
+        // Host-visible: the settings are written before a solve and the result read after it
+        // without a staging copy.
         let scalars = ctx.create_buffer::<f32>(
             "pcg.scalars",
-            8,
-            BufferUsage::HOST_READ | BufferUsage::STORAGE,
+            2 * BLOCK as usize,
+            BufferUsage::HOST_READ | BufferUsage::HOST_WRITE | BufferUsage::STORAGE,
         )?;
         let k = iterations_per_run.max(1);
         if !k.is_multiple_of(2) {
@@ -485,7 +614,16 @@ impl Pcg {
                 "iterations_per_run must be even (the rz slots alternate)".into(),
             ));
         }
-        let graphs = record_graphs(ctx, n, k, &w, &x, &b, &scalars, None)?;
+        let graphs = Recorder {
+            n,
+            k,
+            w: &w,
+            x: &x,
+            b: &b,
+            scalars: &scalars,
+            contact: None,
+        }
+        .graphs(ctx)?;
         // The compiled graphs keep every workspace buffer alive.
         Ok(Pcg {
             n,
@@ -507,8 +645,8 @@ impl Pcg {
         })
     }
 
-    /// Solves A x = b from `x0`, stopping at ‖r‖ ≤ `tol`·‖b‖ (checked after each run of
-    /// `iterations_per_run` iterations) or after `max_iterations`.
+    /// Solves A x = b from `x0`, stopping at ‖r‖ ≤ `tol`·‖b‖ or after `max_iterations` (or on
+    /// stagnation, [`Pcg::set_stagnation_window`]), decided on the device after every iteration.
     pub fn solve(
         &self,
         b: &[[f32; 3]],
@@ -594,9 +732,11 @@ impl Pcg {
     /// graphs), a block-Jacobi PCG from x = 0 on the masked system (blocks `A_ij` only where
     /// nodes `i` and `j` share a group) until `warm.tolerance` or `warm.max_iterations`, then
     /// the global PCG from that x until `tol` or `max_iterations` (counted separately). The
-    /// guess in [`Pcg::solution`] is overwritten when the warm start is enabled. Reads back
-    /// the same residual scalars as `solve_resident`, once per graph run. [`Pcg::last_gpu_ms`]
-    /// covers both solves, [`Pcg::last_warm_gpu_ms`] the grouped one.
+    /// guess in [`Pcg::solution`] is overwritten when the warm start is enabled. Both solves
+    /// decide on the device; when the warm start's cap fits one run of iterations, the whole
+    /// solve is one submission and the host reads its scalars once at the end (more runs, one
+    /// read each, otherwise). [`Pcg::last_gpu_ms`] covers both solves,
+    /// [`Pcg::last_warm_gpu_ms`] the grouped one (0 when both ran in one submission).
     pub fn solve_resident_warm(
         &self,
         tol: f32,
@@ -613,41 +753,66 @@ impl Pcg {
                 warm_relative_residual: 0.0,
             });
         }
-        self.graphs.warm_init.run()?;
-        let mut ms = self.graphs.warm_init.gpu_ms()?;
-        let mut s = [0f32; 8];
-        self.scalars.read_into(&mut s)?;
-        let bb = s[BB as usize];
-        let mut warm_iterations = 0;
-        let mut warm_rel = 0.0;
-        if bb > 0.0 {
-            let bnorm = bb.sqrt();
-            warm_rel = s[RR as usize].sqrt() / bnorm;
-            while warm_rel > warm.tolerance && warm_iterations < warm.max_iterations {
-                self.graphs.warm_iterate.run()?;
-                ms += self.graphs.warm_iterate.gpu_ms()?;
-                warm_iterations += self.iterations_per_run;
-                self.scalars.read_into(&mut s)?;
-                warm_rel = s[RR as usize].sqrt() / bnorm;
-                if !warm_rel.is_finite() {
-                    break;
-                }
-            }
-        }
-        if !warm_rel.is_finite() {
-            // The grouped system broke down (its masked blocks need not be positive definite
-            // where the Hessian is not): start the global PCG from 0 instead of from NaNs.
-            self.graphs.warm_discard.run()?;
-        }
-        self.warm_gpu_ms.set(ms);
-        let (iterations, relative_residual) = self.solve_resident(tol, max_iterations)?;
-        self.gpu_ms.set(self.gpu_ms.get() + ms);
+        self.set_limits(GLOBAL, tol, max_iterations, self.stagnation_window.get())?;
+        self.set_limits(WARM, warm.tolerance, warm.max_iterations, u32::MAX)?;
+        let g = &self.graphs;
+        let mut s = [0f32; 2 * BLOCK as usize];
+        let ms = if warm.max_iterations <= self.iterations_per_run {
+            g.warm_solve.run()?;
+            g.warm_solve.gpu_ms()?
+        } else {
+            let warm_ms = self.run_until_done(&g.warm_start, &g.warm_iterate, WARM, &mut s)?;
+            self.warm_gpu_ms.set(warm_ms);
+            g.discard_solve.run()?;
+            warm_ms + g.discard_solve.gpu_ms()?
+        };
+        let ms = ms + self.continue_until_done(GLOBAL, &g.iterate, &mut s)?;
+        self.gpu_ms.set(ms);
+        let warm_s = &s[WARM as usize..];
         Ok(WarmSolveStats {
-            iterations,
-            warm_iterations,
-            relative_residual,
-            warm_relative_residual: warm_rel,
+            iterations: s[ITER] as u32,
+            warm_iterations: warm_s[ITER] as u32,
+            relative_residual: s[REL],
+            warm_relative_residual: warm_s[REL],
         })
+    }
+
+    /// Writes a solve block's tolerance, iteration cap and stagnation window.
+    fn set_limits(&self, base: u32, tol: f32, max_iterations: u32, window: u32) -> VkResult<()> {
+        self.scalars.write_at(
+            base as usize + TOL,
+            &[tol, max_iterations as f32, window as f32],
+        )
+    }
+
+    /// Runs `first`, then `more` while the solve block at `base` is not done; returns the GPU
+    /// milliseconds and leaves the scalars in `s`.
+    fn run_until_done(
+        &self,
+        first: &CompiledGraph,
+        more: &CompiledGraph,
+        base: u32,
+        s: &mut [f32],
+    ) -> VkResult<f64> {
+        first.run()?;
+        let ms = first.gpu_ms()?;
+        Ok(ms + self.continue_until_done(base, more, s)?)
+    }
+
+    /// Reads the scalars and runs `more` while the solve block at `base` is not done (not
+    /// converged, under its cap and not stagnating, as the device decided).
+    fn continue_until_done(&self, base: u32, more: &CompiledGraph, s: &mut [f32]) -> VkResult<f64> {
+        let mut ms = 0.0;
+        loop {
+            self.scalars.read_into(s)?;
+            if s[base as usize + DONE] != 0.0 {
+                return Ok(ms);
+            }
+            // Not done after a whole run: the iterations continue from ctl[0] (runs have an
+            // even number of iterations).
+            more.run()?;
+            ms += more.gpu_ms()?;
+        }
     }
 
     /// Computes y = A x, or with `masked` the product with only the blocks whose two nodes
@@ -681,40 +846,17 @@ impl Pcg {
     }
 
     /// Solves with the right-hand side and initial guess already in [`Pcg::rhs`] and
-    /// [`Pcg::solution`] (written by other graphs), reading back only residual scalars.
-    /// Returns the iterations run and the final ‖r‖/‖b‖ (0 when b = 0).
+    /// [`Pcg::solution`] (written by other graphs). The device decides after every iteration
+    /// whether to stop (‖r‖ ≤ `tol`·‖b‖, `max_iterations`, the stagnation window); the host
+    /// submits one run of `iterations_per_run` iterations and reads the scalars once, more
+    /// only if the solve needs more iterations than one run holds. Returns the iterations run
+    /// and the final ‖r‖/‖b‖ (0 when b = 0).
     pub fn solve_resident(&self, tol: f32, max_iterations: u32) -> VkResult<(u32, f32)> {
-        self.graphs.init.run()?;
-        self.gpu_ms.set(self.graphs.init.gpu_ms()?);
-        let mut s = [0f32; 8];
-        self.scalars.read_into(&mut s)?;
-        let bb = s[BB as usize];
-        if bb == 0.0 {
-            return Ok((0, 0.0));
-        }
-        let bnorm = bb.sqrt();
-        let mut rel = s[RR as usize].sqrt() / bnorm;
-        let mut iterations = 0;
-        // Stagnation: no new best residual over the window.
-        let window = self.stagnation_window.get();
-        let (mut best, mut best_at) = (rel, 0u32);
-        while rel > tol && iterations < max_iterations {
-            self.graphs.iterate.run()?;
-            self.gpu_ms
-                .set(self.gpu_ms.get() + self.graphs.iterate.gpu_ms()?);
-            iterations += self.iterations_per_run;
-            self.scalars.read_into(&mut s)?;
-            rel = s[RR as usize].sqrt() / bnorm;
-            if !rel.is_finite() {
-                break;
-            }
-            if rel < best {
-                (best, best_at) = (rel, iterations);
-            } else if iterations - best_at >= window {
-                break;
-            }
-        }
-        Ok((iterations, rel))
+        self.set_limits(GLOBAL, tol, max_iterations, self.stagnation_window.get())?;
+        let mut s = [0f32; 2 * BLOCK as usize];
+        let ms = self.run_until_done(&self.graphs.solve, &self.graphs.iterate, GLOBAL, &mut s)?;
+        self.gpu_ms.set(ms);
+        Ok((s[ITER] as u32, s[REL]))
     }
 
     /// Records the solver graphs again, on the same buffers, with the contact couplings added
@@ -732,21 +874,22 @@ impl Pcg {
                 });
             }
         }
-        self.graphs = record_graphs(
-            ctx,
-            self.n,
-            self.iterations_per_run,
-            &self.w,
-            &self.x,
-            &self.b,
-            &self.scalars,
+        self.graphs = Recorder {
+            n: self.n,
+            k: self.iterations_per_run,
+            w: &self.w,
+            x: &self.x,
+            b: &self.b,
+            scalars: &self.scalars,
             contact,
-        )?;
+        }
+        .graphs(ctx)?;
         Ok(())
     }
 
     /// Stops [`Pcg::solve_resident`] when the relative residual has not reached a new minimum
-    /// over the last `window` iterations (checked per graph run; `u32::MAX`: never).
+    /// over the last `window` iterations (checked on the device after every iteration;
+    /// `u32::MAX`: never).
     pub fn set_stagnation_window(&self, window: u32) {
         self.stagnation_window.set(window.max(1));
     }
@@ -772,6 +915,11 @@ impl Pcg {
     /// written by the warm start (and by [`Pcg::multiply`] with `masked`).
     pub fn groups(&self) -> &GpuBuffer<i32> {
         &self.groups
+    }
+
+    /// Iterations recorded per graph run (the most one submission can do).
+    pub fn iterations_per_run(&self) -> u32 {
+        self.iterations_per_run
     }
 
     /// Number of block rows.

@@ -330,6 +330,9 @@ pub(crate) struct CounterCells {
     pub(crate) host_waits: AtomicU64,
     pub(crate) submits: AtomicU64,
     pub(crate) dispatches: AtomicU64,
+    /// The largest timeline value a host wait saw signalled: every ticket up to it is complete
+    /// (one queue signals its timeline in submission order), so waiting for one is no wait.
+    pub(crate) completed: AtomicU64,
 }
 
 /// State shared by everything created on one device; destroyed in order when the last user goes.
@@ -991,7 +994,13 @@ impl Context {
     }
 
     /// Waits at most `timeout` for the work behind `ticket`.
+    /// A ticket at or below one an earlier wait saw complete returns at once, without a host
+    /// wait (work submitted without waiting is covered by the wait for later work).
     pub fn wait_for(&self, ticket: Ticket, what: &str, timeout: Duration) -> VkResult<()> {
+        let completed = &self.shared.counters.completed;
+        if ticket.value <= completed.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let sems = [self.shared.timeline];
         let values = [ticket.value];
         let info = vk::SemaphoreWaitInfo::default()
@@ -1007,7 +1016,10 @@ impl Context {
                 .device
                 .wait_semaphores(&info, timeout.as_nanos().min(u64::MAX as u128) as u64)
         } {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                completed.fetch_max(ticket.value, Ordering::AcqRel);
+                Ok(())
+            }
             Err(vk::Result::TIMEOUT) => Err(VkError::Timeout {
                 what: what.to_string(),
                 timeout_ms: timeout.as_millis() as u64,

@@ -1168,6 +1168,8 @@ impl CompiledGraph {
     /// Waits at most `timeout`; a timeout or device loss names the last completed node when
     /// crash markers are on.
     pub fn wait_timeout(&self, t: Ticket, timeout: std::time::Duration) -> VkResult<()> {
+        // The context skips the wait (and does not count one) for a ticket an earlier wait saw
+        // complete, e.g. reading the timestamps after `run`.
         match self.ctx.wait_for(t, &self.name, timeout) {
             Ok(()) => self.collect_trace(t),
             Err(VkError::Timeout {

@@ -33,6 +33,9 @@ use crate::stepper::{check_scene, ContactHost, StepReport, Stepper};
 use crate::vk::{Context, GpuBuffer, VkResult};
 use graphs::{Bindings, Graphs, Sparsity, Workspace};
 
+/// The Newton right-hand side, the diagonal blocks and the energy ([`NewtonStepper::linearize`]).
+pub type Linearization = (Vec<[f32; 4]>, Vec<[f32; 4]>, f64);
+
 /// What the Newton stepper is and supports.
 pub const INFO: StepperInfo = StepperInfo {
     name: "newton",
@@ -47,6 +50,29 @@ pub const INFO: StepperInfo = StepperInfo {
     solid_models: None,
     record_into: false,
 };
+
+/// Most PCG iterations recorded per submission: a solve that needs more costs one more host
+/// wait per run; iterations recorded after the device decided to stop still cost an empty
+/// indirect dispatch each.
+const PCG_ITERATIONS_PER_RUN: u32 = 32;
+
+/// PCG iterations per run for `settings`: enough for the whole warm start and solve when the
+/// caps are small, [`PCG_ITERATIONS_PER_RUN`] at most; even (the r·z slots alternate).
+fn pcg_run_length(settings: &NewtonSettings) -> u32 {
+    let cap = settings
+        .pcg_max_iterations
+        .max(settings.warm_start.max_iterations)
+        .min(PCG_ITERATIONS_PER_RUN);
+    cap.max(2).next_multiple_of(2)
+}
+
+/// Which graphs of the step were submitted without a wait of their own.
+#[derive(Debug, Clone, Copy, Default)]
+struct Submitted {
+    predict: bool,
+    hessian: bool,
+    accept: bool,
+}
 
 /// A Newton–PCG implicit Euler stepper for the tets, cloth and rods of a [`SimModel`].
 pub struct NewtonStepper {
@@ -64,6 +90,8 @@ pub struct NewtonStepper {
     operator_generation: u64,
     ctx: Context,
     graphs: Graphs,
+    /// Graphs submitted without a wait whose GPU time is still to be added to the report.
+    submitted: std::cell::Cell<Submitted>,
     /// Kept alive for the graphs that bind them.
     _elements: TetElements,
     _sparsity: Sparsity,
@@ -130,7 +158,7 @@ impl NewtonStepper {
             &model.thin_elements,
         )?;
         let sparsity = Sparsity::new(ctx, model)?;
-        let pcg = Pcg::with_sparsity(ctx, n, sparsity.pairs(), 10)?;
+        let pcg = Pcg::with_sparsity(ctx, n, sparsity.pairs(), pcg_run_length(&settings))?;
         pcg.set_stagnation_window(settings.pcg_stagnation_window);
         let reduce = Reduce::new(ctx, n.max(elements.num_elements()))?;
         let graphs = Bindings {
@@ -157,6 +185,7 @@ impl NewtonStepper {
             operator_generation: 0,
             ctx: ctx.clone(),
             graphs,
+            submitted: std::cell::Cell::new(Submitted::default()),
             _elements: elements,
             _sparsity: sparsity,
             _reduce: reduce,
@@ -179,16 +208,42 @@ impl NewtonStepper {
         ])
     }
 
-    /// Writes the step's end time and runs the script and prediction graphs.
-    fn predict(&self, state: &GpuState, report: &mut StepReport) -> Result<(), SimError> {
+    /// Writes the step's end time and submits the script and prediction graphs without
+    /// waiting: the evaluation that follows reads nothing on the host before its own graph ran,
+    /// and its wait covers them (queue order). Their GPU time is added by
+    /// [`NewtonStepper::collect_submitted_ms`].
+    fn predict(&self, state: &GpuState) -> Result<(), SimError> {
         self.ws.time.write(&[state.clock.next_time() as f32])?;
         let g = &self.graphs;
         if let Some(script) = &g.script {
-            script.run()?;
-            report.gpu_ms.predict += script.gpu_ms()?;
+            script.submit()?;
         }
-        g.predict.run()?;
-        report.gpu_ms.predict += g.predict.gpu_ms()?;
+        g.predict.submit()?;
+        self.submitted.set(Submitted {
+            predict: true,
+            ..self.submitted.get()
+        });
+        Ok(())
+    }
+
+    /// Adds the GPU time of the graphs submitted without a wait of their own (prediction,
+    /// Hessian assembly, acceptance) once a later wait covered them: reading their timestamps
+    /// then needs no host wait.
+    fn collect_submitted_ms(&self, report: &mut StepReport) -> Result<(), SimError> {
+        let g = &self.graphs;
+        let s = self.submitted.replace(Submitted::default());
+        if s.predict {
+            if let Some(script) = &g.script {
+                report.gpu_ms.predict += script.gpu_ms()?;
+            }
+            report.gpu_ms.predict += g.predict.gpu_ms()?;
+        }
+        if s.hessian {
+            report.gpu_ms.hessian += g.hessian.gpu_ms()?;
+        }
+        if s.accept {
+            report.gpu_ms.line_search += g.accept.gpu_ms()?;
+        }
         Ok(())
     }
 
@@ -209,6 +264,7 @@ impl NewtonStepper {
         };
         graph.run()?;
         report.gpu_ms.evaluate += graph.gpu_ms()?;
+        self.collect_submitted_ms(report)?;
         let s = self.read_sums()?;
         report.gradient_norm = s[2];
         Ok(s[0] + s[1] + term_energy)
@@ -217,11 +273,14 @@ impl NewtonStepper {
     /// Backtracking line search on the objective from `energy`, starting at step `alpha0` (the
     /// energy terms' bound, at most 1); returns the accepted energy
     /// (if any), the last step α and the direction's largest vertex displacement.
+    /// With `chain` (no contact handler acts between iterates), the acceptance is submitted
+    /// without a wait of its own.
     fn line_search(
         &self,
         energy: f64,
         alpha0: f32,
         trial_energies: &dyn Fn() -> Result<(f64, f64), SimError>,
+        chain: bool,
         report: &mut StepReport,
     ) -> Result<(Option<f64>, f32, f64), SimError> {
         let g = &self.graphs;
@@ -241,8 +300,17 @@ impl NewtonStepper {
             dmax = s[3];
             let e = s[0] + s[1] + term_energy;
             if e <= energy + 1e-12 * energy.abs().max(1e-12) {
-                g.accept.run()?;
-                report.gpu_ms.line_search += g.accept.gpu_ms()?;
+                if chain {
+                    // Covered by the next evaluation's (or the velocity update's) wait.
+                    g.accept.submit()?;
+                    self.submitted.set(Submitted {
+                        accept: true,
+                        ..self.submitted.get()
+                    });
+                } else {
+                    g.accept.run()?;
+                    report.gpu_ms.line_search += g.accept.gpu_ms()?;
+                }
                 return Ok((Some(e), alpha, dmax));
             }
             alpha *= 0.5;
@@ -258,14 +326,25 @@ impl NewtonStepper {
         report: &mut StepReport,
     ) -> Result<IterationInfo, SimError> {
         let st = &self.settings;
-        self.graphs.hessian.run()?;
-        report.gpu_ms.hessian += self.graphs.hessian.gpu_ms()?;
-        report.gpu_ms.hessian += contacts.add_hessians()?;
+        if contacts.is_empty() {
+            // No contact handler reads or adds to the system: the PCG solve's wait covers the
+            // assembly (queue order).
+            self.graphs.hessian.submit()?;
+            self.submitted.set(Submitted {
+                hessian: true,
+                ..self.submitted.get()
+            });
+        } else {
+            self.graphs.hessian.run()?;
+            report.gpu_ms.hessian += self.graphs.hessian.gpu_ms()?;
+            report.gpu_ms.hessian += contacts.add_hessians()?;
+        }
         let solve = self.pcg.solve_resident_warm(
             st.pcg_tolerance,
             st.pcg_max_iterations,
             &st.warm_start,
         )?;
+        self.collect_submitted_ms(report)?;
         if !solve.relative_residual.is_finite() {
             // A NaN in the Newton system would otherwise freeze the simulation silently (no
             // trial step is accepted and no vertex moves).
@@ -318,7 +397,7 @@ impl NewtonStepper {
             let trials = || contacts.trial_energy();
             let alpha0 = contacts.max_step()?.min(1.0);
             info.alpha_start = alpha0;
-            let r = self.line_search(energy, alpha0, &trials, report)?;
+            let r = self.line_search(energy, alpha0, &trials, contacts.is_empty(), report)?;
             if r.0.is_some() || info.pcg_resumes >= st.pcg_resumes {
                 info.alpha = if r.0.is_some() { r.1 } else { 0.0 };
                 return Ok(r);
@@ -405,9 +484,9 @@ impl NewtonStepper {
         &self,
         state: &GpuState,
         energies: &[&dyn EnergyTerm],
-    ) -> Result<(Vec<[f32; 4]>, Vec<[f32; 4]>, f64), SimError> {
+    ) -> Result<Linearization, SimError> {
         let mut report = StepReport::default();
-        self.predict(state, &mut report)?;
+        self.predict(state)?;
         let sum = || -> Result<(f64, f64), SimError> {
             let mut s = (0.0, 0.0);
             for e in energies {
@@ -481,7 +560,7 @@ impl Stepper for NewtonStepper {
         let mut report = StepReport::default();
         contacts.at(Phase::StepStart, state)?;
         let t = state.clock.next_time();
-        self.predict(state, &mut report)?;
+        self.predict(state)?;
         let mut energy = self.evaluate_terms(contacts, true, &mut report)?;
         for outer in 0..self.settings.max_outer_iterations {
             if outer > 0 {
@@ -495,6 +574,7 @@ impl Stepper for NewtonStepper {
         }
         self.graphs.finish.run()?;
         report.gpu_ms.finish += self.graphs.finish.gpu_ms()?;
+        self.collect_submitted_ms(&mut report)?;
         report.energy = energy;
         contacts.at(Phase::Finished, state)?;
         state.clock.advance();

@@ -1,0 +1,89 @@
+#version 460
+// The device-driven PCG's decisions (no host round trip within a solve). Scalars of one solve
+// start at `base` (slots below); the host writes TOL, MAX and WINDOW before the solve and reads
+// ITER and REL after it. ctl_in / ctl_out are VkDispatchIndirectCommand (+ a done word): the
+// SpMV and step kernels of the next iteration run with ctl_out's workgroup count, 0 once done.
+// MODE 0 (after init, one workgroup): r·z, r·r, b·b from the partials; rel = ‖r‖/‖b‖ (0 when
+//   b = 0); done when b = 0, rel ≤ TOL (or NaN) or MAX = 0.
+// MODE 1 (direction, every row workgroup, dispatched directly): when ctl_in is done, only
+//   passes it on; otherwise β = rz_new / rz_old, p = z + β p, and workgroup 0 counts the
+//   iteration and decides: done when rel is not finite, rel ≤ TOL, ITER ≥ MAX, or no new best
+//   residual for WINDOW iterations (stagnation).
+// Every workgroup reduces the partials in the same fixed order (wg_sum.glsl): same bits.
+// Host: engine/src/linear/pcg.rs. Reference: cpu_reference/pcg.rs (DevicePcg, pcg_decision).
+#include "common.glsl"
+#include "wg_sum.glsl"
+layout(constant_id = 1) const uint MODE = 0;
+layout(std430, binding = 0) buffer Scalars { float scalars[]; };
+layout(std430, binding = 1) readonly buffer CtlIn { uvec4 ctl_in; };
+layout(std430, binding = 2) writeonly buffer CtlOut { uvec4 ctl_out; };
+layout(std430, binding = 3) readonly buffer PartRz { float part_rz[]; };
+layout(std430, binding = 4) readonly buffer PartRr { float part_rr[]; };
+layout(std430, binding = 5) readonly buffer PartBb { float part_bb[]; };
+layout(std430, binding = 6) readonly buffer Z { vec4 z[]; };
+layout(std430, binding = 7) buffer Pv { vec4 pv[]; };
+// m: partials and row workgroups; base: first scalar of this solve; old_slot: which of the two
+// r·z slots holds the current r·z (the new one goes to the other).
+layout(push_constant) uniform P { uint n; uint m; uint base; uint old_slot; } p;
+const uint RZ = 0u, RR = 2u, BB = 3u, REL = 4u, ITER = 5u, BEST = 6u, BEST_AT = 7u,
+           TOL = 8u, MAX = 9u, WINDOW = 10u, DONE = 11u;
+
+// The next iteration's dispatch arguments; DONE tells the host whether another run is needed.
+uvec4 control(bool done) {
+    scalars[p.base + DONE] = done ? 1.0 : 0.0;
+    return uvec4(done ? 0u : p.m, 1u, 1u, done ? 1u : 0u);
+}
+
+void main() {
+    bool first = gl_WorkGroupID.x == 0u && gl_LocalInvocationID.x == 0u;
+    if (MODE == 0u) {
+        vec3 sums;
+        SUM_PARTIALS3(sums, part_rz, part_rr, part_bb, p.m);
+        float rz = sums.x, rr = sums.y, bb = sums.z;
+        if (!first) return;
+        float rel = bb > 0.0 ? sqrt(rr) / sqrt(bb) : 0.0;
+        bool done = !(bb > 0.0) || !(rel > scalars[p.base + TOL]) || scalars[p.base + MAX] <= 0.0;
+        scalars[p.base + RZ] = rz;
+        scalars[p.base + RZ + 1u] = 0.0;
+        scalars[p.base + RR] = rr;
+        scalars[p.base + BB] = bb;
+        scalars[p.base + REL] = rel;
+        scalars[p.base + ITER] = 0.0;
+        scalars[p.base + BEST] = rel;
+        scalars[p.base + BEST_AT] = 0.0;
+        ctl_out = control(done);
+        return;
+    }
+    uvec4 c = ctl_in;
+    if (c.w != 0u) {
+        if (first) ctl_out = c;
+        return;
+    }
+    vec3 sums;
+    // The third sum (b·b partials of init) is unused here.
+    SUM_PARTIALS3(sums, part_rz, part_rr, part_rr, p.m);
+    float rz_new = sums.x, rr = sums.y;
+    float rz_old = scalars[p.base + RZ + p.old_slot];
+    float beta = rz_old > 0.0 ? rz_new / rz_old : 0.0;
+    if (isinf(beta) || isnan(beta)) beta = 0.0;
+    uint i = gl_GlobalInvocationID.x;
+    if (i < p.n) pv[i] = vec4(z[i].xyz + beta * pv[i].xyz, 0.0);
+    if (!first) return;
+    float it = scalars[p.base + ITER] + 1.0;
+    float rel = sqrt(rr) / sqrt(scalars[p.base + BB]);
+    bool done = isnan(rel) || isinf(rel);
+    if (!done) {
+        if (rel < scalars[p.base + BEST]) {
+            scalars[p.base + BEST] = rel;
+            scalars[p.base + BEST_AT] = it;
+        } else if (it - scalars[p.base + BEST_AT] >= scalars[p.base + WINDOW]) {
+            done = true;
+        }
+    }
+    done = done || !(rel > scalars[p.base + TOL]) || it >= scalars[p.base + MAX];
+    scalars[p.base + RZ + 1u - p.old_slot] = rz_new;
+    scalars[p.base + RR] = rr;
+    scalars[p.base + REL] = rel;
+    scalars[p.base + ITER] = it;
+    ctl_out = control(done);
+}
