@@ -11,8 +11,8 @@
 // max r_i (float bits, atomicMax). Vertices on no collision surface (tet interiors, rods) move
 // freely (α_i = 1). Shared fractions (two_way_group_fraction.comp): every vertex of a group
 // whose slot is non-zero moves by the group's fraction instead. Colliders
-// (two_way_collider_bound.comp): every α_i is finally capped at tw_alpha(cbound[i],
-// |y_i − x_i|, γ), so no vertex enters a collider's offset. One vertex per invocation.
+// (two_way_collider_bound.comp): every α_i is finally capped at its collider fraction
+// calpha[i], so no vertex enters a collider's offset. One vertex per invocation.
 // Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs::forward and
 // cpu_reference/two_way.rs::forward_released.
 #include "common.glsl"
@@ -28,7 +28,7 @@ layout(std430, binding = 7) buffer Blocked { uint blocked[]; };   // n + 1; [n]:
 layout(std430, binding = 8) readonly buffer AlphaC { uint alpha_c[]; }; // float bits
 layout(std430, binding = 9) readonly buffer Group { uint group_of[]; };
 layout(std430, binding = 10) readonly buffer GroupFraction { uint group_fraction[]; };
-layout(std430, binding = 11) readonly buffer Cbound { float cbound[]; };
+layout(std430, binding = 11) readonly buffer Calpha { float calpha[]; };
 layout(push_constant) uniform Push { TwParams p; };
 void main() {
     if ((s.flags & TW_STOP) != 0u) return;
@@ -46,7 +46,7 @@ void main() {
         uint g = group_of[i];
         if (g != TW_NO_GROUP && group_fraction[g] != 0u)
             alpha = uintBitsToFloat(group_fraction[g] - 1u);
-        alpha = min(alpha, tw_alpha(cbound[i], len, p.gamma));
+        alpha = min(alpha, calpha[i]);
         dmin[i] = 0x7f800000u;
         dfree[i] = 0x7f800000u;
         blocked[i] = 0u;

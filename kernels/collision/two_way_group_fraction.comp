@@ -21,7 +21,7 @@ layout(std430, binding = 4) readonly buffer OnSurface { uint on_surface[]; };
 layout(std430, binding = 5) readonly buffer Blocked { uint blocked[]; };   // n + 1; [n]: unsettled
 layout(std430, binding = 6) readonly buffer Group { uint group_of[]; };
 layout(std430, binding = 7) buffer GroupFraction { uint group_fraction[]; };
-layout(std430, binding = 8) readonly buffer Cbound { float cbound[]; };
+layout(std430, binding = 8) readonly buffer Calpha { float calpha[]; };
 layout(push_constant) uniform Push { TwParams p; };
 void main() {
     if ((s.flags & TW_STOP) != 0u) return;
@@ -36,6 +36,6 @@ void main() {
     }
     float len = length(y[i].xyz - x[i].xyz);
     float alpha = tw_alpha(min(s.bound, dm) - p.step_sep, len, p.gamma);
-    alpha = min(alpha, tw_alpha(cbound[i], len, p.gamma));
+    alpha = min(alpha, calpha[i]);
     atomicMin(group_fraction[g], floatBitsToUint(alpha) + 1u);
 }

@@ -6,7 +6,7 @@
 // floor-bound vertices under the floor pairs.
 // The floor pairs come listed (two_way_distances.comp), so the workgroup never scans all pairs.
 // 1. Every floor-bound vertex j starts at its released fraction α_j' (D_j' = min(D^(l),
-//    dfree[j]) - ξ_s, the forward step's formula, capped by its collider bound cbound[j]);
+//    dfree[j]) - ξ_s, the forward step's formula, capped by its collider fraction calpha[j]);
 //    α is lowered to the minimum over the floor pairs until no pair changes it, so every
 //    component C moves by one fraction α_C = min_{j in C} α_j' (common motion of stacked
 //    layers keeps their gaps).
@@ -38,7 +38,7 @@ layout(std430, binding = 7) coherent buffer FloorList { uint floor_list[]; };
 layout(std430, binding = 8) coherent buffer Alpha { uint alpha[]; };     // float bits per vertex
 // n + 2; [n]: unsettled, [n + 1]: floor pairs listed by two_way_distances (reset here).
 layout(std430, binding = 9) coherent buffer Blocked { uint blocked[]; };
-layout(std430, binding = 10) readonly buffer Cbound { float cbound[]; };
+layout(std430, binding = 10) readonly buffer Calpha { float calpha[]; };
 layout(push_constant) uniform Push { TwParams p; };
 const float EPS32 = 1.1920929e-7;
 const uint MAX_ROUNDS = 4096u;
@@ -53,7 +53,7 @@ void sync() {
 float released_alpha(uint j) {
     float len = length(y[j].xyz - x[j].xyz);
     float a = tw_alpha(min(s.bound, uintBitsToFloat(dfree[j])) - p.step_sep, len, p.gamma);
-    return min(a, tw_alpha(cbound[j], len, p.gamma));
+    return min(a, calpha[j]);
 }
 
 // Lowers every vertex's alpha (ALPHA) or raises blocked (else) to the extreme over the floor

@@ -411,7 +411,7 @@ pub fn step_alpha(d: f64, len: f64, fraction: f64) -> f64 {
 }
 
 /// The released fraction α_i' of vertex `i`: from D_i' = min(D^(l), dfree_i) − ξ_s, capped by
-/// its collider bound `cap` ([`collider_bounds`]; +∞ without one).
+/// its collider fraction `cap` ([`collider_fractions`]; 1 without one).
 #[allow(clippy::too_many_arguments)]
 fn released_alpha(
     x: &[Vec3],
@@ -424,7 +424,7 @@ fn released_alpha(
     i: usize,
 ) -> f64 {
     let len = (y[i] - x[i]).norm();
-    step_alpha(bound.min(dfree) - step_sep, len, fraction).min(step_alpha(cap, len, fraction))
+    step_alpha(bound.min(dfree) - step_sep, len, fraction).min(cap)
 }
 
 /// The floor-release step fractions (twin of `two_way_release.comp`): `Some(α_C)` for the
@@ -632,7 +632,7 @@ pub fn forward_step_grouped(
     on_surface: &[bool],
     groups: &[u32],
 ) -> f64 {
-    let inf = vec![f64::INFINITY; x.len()];
+    let ones = vec![1.0; x.len()];
     forward_step_capped(
         x,
         y,
@@ -645,13 +645,13 @@ pub fn forward_step_grouped(
         r,
         on_surface,
         groups,
-        &inf,
+        &ones,
     )
 }
 
-/// [`forward_step_grouped`] with a collider bound per vertex (`cap`, [`collider_bounds`]; +∞:
-/// none): every fraction, a floor-released component's included, is capped at
-/// `step_alpha(cap_i, |y_i − x_i|, fraction)` before and after the groups share theirs (twin of
+/// [`forward_step_grouped`] with a collider fraction per vertex (`cap`, [`collider_fractions`];
+/// 1: none): every fraction, a floor-released component's included, is capped at `cap_i`
+/// before and after the groups share theirs (twin of
 /// the collider caps in `two_way_release.comp`, `two_way_group_fraction.comp` and
 /// `two_way_forward.comp`).
 #[allow(clippy::too_many_arguments)]
@@ -699,7 +699,7 @@ pub fn forward_step_capped(
     };
     let capped = |alpha: &mut [f64]| {
         for (i, a) in alpha.iter_mut().enumerate() {
-            *a = a.min(step_alpha(cap[i], (y[i] - x[i]).norm(), fraction));
+            *a = a.min(cap[i]);
         }
     };
     capped(&mut alpha);
@@ -715,56 +715,91 @@ pub const COLLIDER_TARGET: f64 = 4e-6;
 /// The two-way backward step's collider constraints (twin of `two_way_collider_bound.comp`):
 /// every free vertex's target (`free[i]`) closer than [`COLLIDER_TARGET`] above a collider's
 /// offset surface at time `t` (its offset plus the vertex's clearance `clearance[i]`, m) is
-/// moved out along the collider's normal to that height, one pass in collider order.
+/// moved out along the collider's normal to the vertex's own height above that surface
+/// (at `x[i]`), at least [`COLLIDER_TARGET`], one pass in collider order.
 pub fn collider_targets(
+    x: &[Vec3],
     y: &mut [Vec3],
     free: &[bool],
     clearance: &[f64],
     colliders: &[Collider],
     t: f64,
 ) {
-    for ((yi, _), &extra) in y
-        .iter_mut()
-        .zip(free)
-        .zip(clearance)
-        .filter(|((_, &f), _)| f)
-    {
+    for (i, yi) in y.iter_mut().enumerate() {
+        if !free[i] {
+            continue;
+        }
         for c in colliders {
             let (gap, n) = c.gap(yi, t);
-            let d = gap - c.offset - extra;
+            let d = gap - c.offset - clearance[i];
             if d < COLLIDER_TARGET {
-                *yi += n * (COLLIDER_TARGET - d);
+                let height = (c.gap(&x[i], t).0 - c.offset - clearance[i]).max(COLLIDER_TARGET);
+                *yi += n * (height - d);
             }
         }
     }
 }
 
-/// The two-way forward step's collider bounds (twin of `two_way_collider_bound.comp`): per
-/// free vertex, the smallest distance of x_i above the offset surface (offset plus the vertex's
-/// `clearance`) of a collider it is outside of at time `t` (m); +∞ for fixed vertices and where
-/// there is none. A fraction capped at `step_alpha(bound, len, γ)` with γ < 1 keeps the vertex
-/// outside (the offset distance of a plane, sphere or box is 1-Lipschitz outside it).
-pub fn collider_bounds(
+/// The two-way forward step's collider fractions (twin of `two_way_collider_bound.comp`): per
+/// free vertex, the largest α in [0, 1] such that the straight move x_i + s (y_i − x_i), s ≤ α,
+/// stays at least m = ½ min(d, [`COLLIDER_TARGET`]) above the offset surface (offset plus the
+/// vertex's `clearance`) of every collider it is outside of at time `t` (d > 0 its distance
+/// above it now): planes by their linear distance, spheres by the first crossing of the sphere
+/// inflated by m, boxes by the 1-Lipschitz bound `step_alpha(d, |y_i − x_i|, fraction)`. 1 for
+/// fixed vertices and where no collider is in reach.
+pub fn collider_fractions(
     x: &[Vec3],
+    y: &[Vec3],
     free: &[bool],
     clearance: &[f64],
     colliders: &[Collider],
     t: f64,
+    fraction: f64,
 ) -> Vec<f64> {
-    x.iter()
-        .zip(free)
-        .zip(clearance)
-        .map(|((xi, &f), &extra)| {
-            let mut b = f64::INFINITY;
-            if f {
-                for c in colliders {
-                    let d = c.gap(xi, t).0 - c.offset - extra;
-                    if d > 0.0 {
-                        b = b.min(d);
-                    }
-                }
+    use crate::contact::colliders::Shape;
+    (0..x.len())
+        .map(|i| {
+            let mut alpha: f64 = 1.0;
+            if !free[i] {
+                return alpha;
             }
-            b
+            let dv = y[i] - x[i];
+            for c in colliders {
+                let (gap, n) = c.gap(&x[i], t);
+                let d = gap - c.offset - clearance[i];
+                if d.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
+                    continue;
+                }
+                let m = 0.5 * d.min(COLLIDER_TARGET);
+                let a = match c.shape {
+                    Shape::Plane { .. } => {
+                        let dd = n.dot(&dv);
+                        if dd < 0.0 {
+                            ((d - m) / -dd).clamp(0.0, 1.0)
+                        } else {
+                            1.0
+                        }
+                    }
+                    Shape::Sphere { center, .. } => {
+                        let e = x[i] - (Vec3::from(center) + Vec3::from(c.velocity) * t);
+                        let (aa, b) = (dv.dot(&dv), e.dot(&dv));
+                        if !(aa > 0.0) || b >= 0.0 {
+                            1.0
+                        } else {
+                            let cc = (d - m) * (2.0 * e.norm() - (d - m));
+                            let disc = b * b - aa * cc;
+                            if disc < 0.0 {
+                                1.0
+                            } else {
+                                (cc / (-b + disc.sqrt())).clamp(0.0, 1.0)
+                            }
+                        }
+                    }
+                    Shape::Box { .. } => step_alpha(d, dv.norm(), fraction),
+                };
+                alpha = alpha.min(a);
+            }
+            alpha
         })
         .collect()
 }
@@ -1552,7 +1587,7 @@ mod tests {
             let n_vt = (ty == TYPE_VT) as usize;
             let f = floor_distances(&x, &cons, n_vt, theta);
             assert!(f.closest[0].1 < theta);
-            let inf = vec![f64::INFINITY; x.len()];
+            let ones = vec![1.0; x.len()];
             let rel = release_fractions(
                 &x,
                 &y,
@@ -1564,7 +1599,7 @@ mod tests {
                 xi,
                 2.0 * xi,
                 theta,
-                &inf,
+                &ones,
             );
             total += 1;
             let Some(a) = rel[0] else { continue };

@@ -224,9 +224,9 @@ pub struct TwoWay {
     num_colliders: usize,
     /// The time at which the colliders are placed (s; [`TwoWay::set_collider_time`]).
     collider_time: GpuBuffer<f32>,
-    /// Per vertex, its distance above the nearest collider offset surface it is outside of
-    /// (m, +∞ without one; `two_way_collider_bound.comp`).
-    cbound: GpuBuffer<f32>,
+    /// Per vertex, the largest fraction of its move that keeps it out of every collider's
+    /// offset (1 without one in reach; `two_way_collider_bound.comp`).
+    collider_alpha: GpuBuffer<f32>,
     /// Per vertex, its clearance from colliders on top of their offsets (m; its body's
     /// `collider_offset`).
     collider_offsets: GpuBuffer<f32>,
@@ -491,8 +491,8 @@ impl TwoWay {
                 BufferUsage::HOST_WRITE | storage,
             )
             .map_err(err)?;
-        let cbound = ctx
-            .upload_buffer("two_way.cbound", &vec![f32::INFINITY; n.max(1)], storage)
+        let collider_alpha = ctx
+            .upload_buffer("two_way.collider_alpha", &vec![1f32; n.max(1)], storage)
             .map_err(err)?;
         let collider_offsets = ctx
             .upload_buffer("two_way.collider_offsets", &vec![0f32; n.max(1)], storage)
@@ -542,7 +542,7 @@ impl TwoWay {
             colliders,
             num_colliders: 0,
             collider_time,
-            cbound,
+            collider_alpha,
             collider_offsets,
         };
         s.workspace(16)?;
@@ -799,7 +799,7 @@ impl TwoWay {
                     .read(&self.inv_w)
                     .read(&self.colliders)
                     .read(&self.collider_time)
-                    .write(&self.cbound)
+                    .write(&self.collider_alpha)
                     .read(&self.collider_offsets)
                     .push(&self.params(0, self.num_colliders as u32)),
                 );
@@ -822,7 +822,7 @@ impl TwoWay {
                     .read_write(&floor_list)
                     .read_write(&self.alpha_c)
                     .read_write(&self.blocked)
-                    .read(&self.cbound)
+                    .read(&self.collider_alpha)
                     .push(&self.params(0, 0)),
                 );
             }
@@ -847,7 +847,7 @@ impl TwoWay {
                     .read(&self.blocked)
                     .read(&self.group_of)
                     .read_write(&self.group_fraction)
-                    .read(&self.cbound)
+                    .read(&self.collider_alpha)
                     .push(&self.params(0, 0)),
                 );
             }
@@ -869,7 +869,7 @@ impl TwoWay {
                 .read(&self.alpha_c)
                 .read(&self.group_of)
                 .read(&self.group_fraction)
-                .read(&self.cbound)
+                .read(&self.collider_alpha)
                 .push(&self.params(0, 0)),
             );
             g.dispatch(
@@ -952,7 +952,7 @@ impl TwoWay {
     /// [`crate::contact::colliders::pack_colliders`] makes them, `count` of them, and per vertex
     /// its clearance on top of their offsets (`vertex_offsets`, m; empty: 0). Every step
     /// then moves targets out of the colliders' offsets and caps each vertex's fraction so that
-    /// it never enters one (`two_way_collider_bound.comp`); fixed and scripted vertices are
+    /// its straight move never enters one (`two_way_collider_bound.comp`); fixed and scripted vertices are
     /// left alone. Re-records the step graphs (a set-up call, not per step); the collider
     /// geometry itself may be rewritten between solves (write or copy into
     /// [`TwoWay::colliders`], and [`TwoWay::set_collider_time`]).
@@ -1016,9 +1016,9 @@ impl TwoWay {
         self.collider_time.write(&[t as f32]).map_err(err)
     }
 
-    /// Reads the per-vertex collider bounds of the last step (m; +∞: none).
-    pub fn read_collider_bounds(&self) -> Result<Vec<f32>, String> {
-        let mut b = self.cbound.read().map_err(err)?;
+    /// Reads the per-vertex collider fractions of the last step (1: no collider in reach).
+    pub fn read_collider_fractions(&self) -> Result<Vec<f32>, String> {
+        let mut b = self.collider_alpha.read().map_err(err)?;
         b.truncate(self.n);
         Ok(b)
     }
