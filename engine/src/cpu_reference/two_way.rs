@@ -581,8 +581,6 @@ pub fn release_fractions(
     out
 }
 
-/// The forward step with floor release (twin of `two_way_forward.comp` with release on): like
-/// [`forward`] with step floor `step_sep`, except that floor-bound vertices (dmin_i < θ =
 /// One forward step from `x` toward `y` as the GPU takes it: with floor release (`release` =
 /// Some(θ), [`floor_distances`], [`release_fractions`], [`forward_released`], distance-bounded
 /// steps kept above 2ξ) or the paper's bound ([`vertex_distances`], [`forward`]) with the minimum
@@ -601,37 +599,6 @@ pub fn forward_step(
     on_surface: &[bool],
 ) -> f64 {
     let none = vec![u32::MAX; x.len()];
-    forward_step_grouped(
-        x,
-        y,
-        cons,
-        n_vt,
-        bound,
-        fraction,
-        min_separation,
-        release,
-        r,
-        on_surface,
-        &none,
-    )
-}
-
-/// [`forward_step`] with shared step fractions per vertex group ([`share_fractions`];
-/// `groups[i] == u32::MAX`: vertex i takes its own fraction).
-#[allow(clippy::too_many_arguments)]
-pub fn forward_step_grouped(
-    x: &mut [Vec3],
-    y: &[Vec3],
-    cons: &[[u32; 4]],
-    n_vt: usize,
-    bound: f64,
-    fraction: f64,
-    min_separation: f64,
-    release: Option<f64>,
-    r: &mut [f64],
-    on_surface: &[bool],
-    groups: &[u32],
-) -> f64 {
     let ones = vec![1.0; x.len()];
     forward_step_capped(
         x,
@@ -644,15 +611,16 @@ pub fn forward_step_grouped(
         release,
         r,
         on_surface,
-        groups,
+        &none,
         &ones,
     )
 }
 
-/// [`forward_step_grouped`] with a collider fraction per vertex (`cap`, [`collider_fractions`];
-/// 1: none): every fraction, a floor-released component's included, is capped at `cap_i`
-/// before and after the groups share theirs (twin of
-/// the collider caps in `two_way_release.comp`, `two_way_group_fraction.comp` and
+/// [`forward_step`] with shared step fractions per vertex group ([`share_fractions`];
+/// `groups[i] == u32::MAX`: vertex i takes its own fraction) and a collider fraction per vertex
+/// (`cap`, [`collider_fractions`]; 1: none): every fraction, a floor-released component's
+/// included, is capped at `cap_i` before and after the groups share theirs (twin of the
+/// collider caps in `two_way_release.comp`, `two_way_group_fraction.comp` and
 /// `two_way_forward.comp`).
 #[allow(clippy::too_many_arguments)]
 pub fn forward_step_capped(
