@@ -255,7 +255,6 @@ fn steps_match_the_reference(group: Option<fn(usize, usize) -> u32>, colliders: 
     }
     let free: Vec<bool> = inv_w.iter().map(|&w| w > 0.0).collect();
     let mut shared_steps = 0;
-    let mut collider_limited_steps = 0;
     // With a collider, the top sheet also slides 15 mm sideways over it, so straight moves
     // toward the targets (moved out of the collider) cut through its inflated surface.
     let target: Vec<[f64; 3]> =
@@ -346,7 +345,6 @@ fn steps_match_the_reference(group: Option<fn(usize, usize) -> u32>, colliders: 
                 (g - r).abs() < 1e-4,
                 "step {step} vertex {i}: collider fraction gpu {g} ref {r}"
             );
-            collider_limited_steps += (r < 1.0) as u32;
         }
         if group.is_some() && colliders.is_empty() {
             // The top sheet moved by one fraction (a uniform share of each vertex's motion).
@@ -406,7 +404,6 @@ fn steps_match_the_reference(group: Option<fn(usize, usize) -> u32>, colliders: 
         }
     }
     assert!(compared_contacts > 0, "the scene produced no contact pairs");
-    let _ = collider_limited_steps;
     if group.is_some() && colliders.is_empty() {
         assert!(
             shared_steps > 0,
