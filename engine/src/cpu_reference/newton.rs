@@ -70,22 +70,25 @@ pub fn linearize_at_step_start(
     // start (inertia, friction) stays where it was.
     let start = x;
     // Vertex i sees every collider with its clearance added to the collider's offset.
-    let seen = |i: usize| -> Vec<Collider> {
-        let extra = s.collider_offsets.get(i).copied().unwrap_or(0.0);
-        s.colliders
-            .iter()
-            .map(|c| Collider {
-                offset: c.offset + extra,
-                ..*c
-            })
-            .collect()
-    };
+    let seen_by: Vec<Vec<Collider>> = (0..n)
+        .map(|i| {
+            let extra = s.collider_offsets.get(i).copied().unwrap_or(0.0);
+            s.colliders
+                .iter()
+                .map(|c| Collider {
+                    offset: c.offset + extra,
+                    ..*c
+                })
+                .collect()
+        })
+        .collect();
+    let seen = |i: usize| -> &[Collider] { &seen_by[i] };
     let pushed: Vec<Vector3<f64>> = (0..n)
         .map(|i| {
             if s.inv_mass[i] == 0.0 || s.colliders.is_empty() {
                 x[i]
             } else {
-                push_out(&seen(i), &x[i], t, 0.5 * s.dhat)
+                push_out(seen(i), &x[i], t, 0.5 * s.dhat)
             }
         })
         .collect();
@@ -107,7 +110,7 @@ pub fn linearize_at_step_start(
         let lag = if fixed {
             None
         } else {
-            friction_lag(&seen(i), &x[i], t, s.h, kc, s.dhat)
+            friction_lag(seen(i), &x[i], t, s.h, kc, s.dhat)
         };
         let params = ContactParams {
             kc,
@@ -118,7 +121,7 @@ pub fn linearize_at_step_start(
         let (ec, gc, hc) = if fixed {
             (0.0, Vector3::zeros(), Matrix3::zeros())
         } else {
-            vertex_contact(&seen(i), &x[i], &start[i], lag.as_ref(), &params)
+            vertex_contact(seen(i), &x[i], &start[i], lag.as_ref(), &params)
         };
         let f = Vector3::from(s.external_forces[i]);
         let dx = x[i] - y;
