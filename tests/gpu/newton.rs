@@ -37,6 +37,7 @@ fn base_settings() -> NewtonSettings {
         max_outer_iterations: 1,
         max_halvings: None,
         pcg_resumes: 0,
+        device_loop: true,
     }
 }
 
@@ -562,5 +563,129 @@ fn newton_stops_on_the_gradient_norm() {
     assert!(g <= 1e-4, "at rest the unbalanced force is ~0: {g} N");
     assert_eq!(with, 0, "the gradient test stops before the first solve");
     assert!(without >= 1);
+    assert_no_validation_errors(&ctx);
+}
+
+/// `kernels/newton/control.comp` (the device-driven Newton loop's decisions) equals its
+/// reference `cpu_reference::newton::device_control` bit for bit in every mode, on random
+/// states: phases, energies that rise or fall (also by less than the slack, or to infinity),
+/// unfinished and non-finite PCG solves, line searches at their floor, displacements at the
+/// tolerance.
+#[test]
+fn device_control_matches_the_reference() {
+    use rand::Rng;
+    use supple::cpu_reference::newton::device_control;
+    use supple::stepper::newton::device_loop::{control_words, phase, ControlMode, ControlParams};
+    use supple::vk::{ids, BufferUsage, CompileOptions, Dispatch, Graph};
+    let ctx = context(false);
+    let mut rng = supple_gpu_tests::rng(77);
+    let host = BufferUsage::HOST_READ | BufferUsage::HOST_WRITE | BufferUsage::STORAGE;
+    let max_iterations = 5;
+    let n_words = control_words(max_iterations);
+    let words = ctx.create_buffer::<u32>("words", n_words, host).unwrap();
+    let sums = ctx.create_buffer::<[u32; 2]>("sums", 4, host).unwrap();
+    let pcg = ctx.create_buffer::<f32>("pcg", 24, host).unwrap();
+    let alpha = ctx.create_buffer::<f32>("alpha", 1, host).unwrap();
+    let mut settings = base_settings();
+    settings.max_iterations = max_iterations;
+    let modes = [
+        ControlMode::Start,
+        ControlMode::Solved,
+        ControlMode::Tried,
+        ControlMode::Accepted,
+        ControlMode::Evaluated,
+        ControlMode::Finished,
+    ];
+    let mut decided = [0usize; 6];
+    for case in 0..240 {
+        settings.gradient_tolerance = [0.0, 1e-3, 0.1][case % 3];
+        settings.tolerance = [1e-5, 1e-3][case % 2];
+        settings.max_halvings = [None, Some(3)][(case / 2) % 2];
+        settings.warm_start.enabled = case % 5 != 0;
+        let params = ControlParams::new(&settings);
+        let mode = modes[case % 6];
+        let graphs: Vec<_> = modes
+            .iter()
+            .map(|&m| {
+                let mut g = Graph::new("control");
+                g.dispatch(
+                    Dispatch::new("control", ids::NEWTON_CONTROL, [1, 1, 1])
+                        .workgroup_size(64)
+                        .spec(&[m as u32])
+                        .read_write(&words)
+                        .read(&sums)
+                        .read(&pcg)
+                        .read_write(&alpha)
+                        .push(&params),
+                );
+                g.compile(&ctx, CompileOptions::default()).unwrap()
+            })
+            .collect();
+        // A random state.
+        let mut w = vec![0u32; n_words];
+        w[0] = [
+            phase::ASSEMBLE,
+            phase::SOLVING,
+            phase::SEARCH,
+            phase::ACCEPT,
+            phase::EVALUATE,
+            phase::FINISH,
+            0,
+        ][rng.gen_range(0..7)];
+        w[1] = rng.gen_range(1..=max_iterations);
+        w[2] = rng.gen_range(0..4);
+        let e: f32 = rng.gen_range(0.1..10.0);
+        w[4] = e.to_bits();
+        w[5] = (e * 1e-8 * rng.gen_range(-1.0f32..1.0)).to_bits();
+        w[7] = rng.gen_range(0.0f32..0.01).to_bits();
+        let a0: f32 = [1.0, 0.25, 0.125, 2e-6][rng.gen_range(0..4)];
+        // Trial energies: lower, higher, equal, within the pair's low part, infinite.
+        let (s0, s1) = match rng.gen_range(0..5) {
+            0 => (e * 0.4, e * 0.5),
+            1 => (e * 0.7, e * 0.5),
+            2 => (e, 0.0),
+            3 => (e, f32::from_bits(w[5])),
+            _ => (f32::INFINITY, 1.0),
+        };
+        let mut s = [
+            s0,
+            s1,
+            rng.gen_range(0.0f32..0.2),
+            rng.gen_range(0.0f32..0.02),
+        ];
+        if case % 7 == 0 {
+            // Displacement exactly at the tolerance.
+            s[3] = settings.tolerance as f32;
+        }
+        let mut scal = vec![0f32; 24];
+        scal[params.slot_done as usize] = (rng.gen_range(0..3) > 0) as u32 as f32;
+        scal[params.slot_iterations as usize] = rng.gen_range(0..100) as f32;
+        scal[params.slot_warm_iterations as usize] = rng.gen_range(0..30) as f32;
+        scal[params.slot_residual as usize] =
+            [1e-5, 0.3, f32::NAN, f32::INFINITY][rng.gen_range(0..4)];
+        words.write(&w).unwrap();
+        sums.write(&s.map(|v| [v.to_bits(), 0])).unwrap();
+        pcg.write(&scal).unwrap();
+        alpha.write(&[a0]).unwrap();
+        graphs[mode as usize].run().unwrap();
+        let mut want = w.clone();
+        let mut a = a0;
+        device_control(mode as u32, &mut want, s, &scal, &mut a, &params);
+        if want != w {
+            decided[mode as usize] += 1;
+        }
+        assert_eq!(
+            words.read().unwrap(),
+            want,
+            "case {case}, mode {mode:?}, sums {s:?}"
+        );
+        assert_eq!(
+            alpha.read().unwrap()[0].to_bits(),
+            a.to_bits(),
+            "case {case}, mode {mode:?}"
+        );
+    }
+    // Every mode changed the state in some cases (the comparison is not vacuous).
+    assert!(decided.iter().all(|&d| d > 0), "{decided:?}");
     assert_no_validation_errors(&ctx);
 }

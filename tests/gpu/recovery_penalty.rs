@@ -77,6 +77,7 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         max_outer_iterations: 1,
         max_halvings: None,
         pcg_resumes: 0,
+        device_loop: true,
     };
     let driven = newton_driven(&ctx, &model, &[], ElementModel::StableNeoHookean, settings);
     let (stepper, state) = (&driven.stepper, &driven.state);

@@ -9,6 +9,7 @@ pub mod compact;
 pub mod contact;
 pub mod distance;
 pub mod fem;
+pub mod gate;
 pub mod integrate;
 pub mod newton;
 pub mod pcg;

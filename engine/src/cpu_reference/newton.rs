@@ -182,3 +182,126 @@ pub fn linearize_at_step_start(
         stiffness,
     }
 }
+
+/// One decision of the device-driven Newton loop (`kernels/newton/control.comp` in `mode`,
+/// [`crate::stepper::newton::device_loop::ControlMode`]) on the control `words`, with the
+/// reductions `sums` (element energy, inertia energy, max |g|, max |d|), the PCG scalars `pcg`
+/// and the line-search step `alpha`. f32 like the kernel, bit for bit.
+pub fn device_control(
+    mode: u32,
+    words: &mut [u32],
+    sums: [f32; 4],
+    pcg: &[f32],
+    alpha: &mut f32,
+    p: &crate::stepper::newton::device_loop::ControlParams,
+) {
+    use crate::stepper::newton::device_loop::{phase as ph, status as stat, words as w};
+    let two_sum = |a: f32, b: f32| {
+        let s = a + b;
+        let bb = s - a;
+        (s, (a - (s - bb)) + (b - bb))
+    };
+    let set = |words: &mut [u32], i: usize, v: f32| words[i] = v.to_bits();
+    let get = |words: &[u32], i: usize| f32::from_bits(words[i]);
+    let evaluated = |words: &mut [u32]| {
+        let (hi, lo) = two_sum(sums[0], sums[1]);
+        set(words, w::ENERGY_HI, hi);
+        set(words, w::ENERGY_LO, lo);
+        set(words, w::GNORM, sums[2]);
+        let stop = words[w::SOLVES] >= p.max_iterations
+            || (p.gradient_tolerance > 0.0 && sums[2] <= p.gradient_tolerance);
+        words[w::PHASE] = if stop { ph::FINISH } else { ph::ASSEMBLE };
+    };
+    let phase = words[w::PHASE];
+    match mode {
+        0 => {
+            words[..w::LOG].fill(0);
+            evaluated(words);
+        }
+        1 => {
+            if phase & (ph::ASSEMBLE | ph::SOLVING) == 0 {
+                return;
+            }
+            if pcg[p.slot_done as usize] == 0.0 {
+                words[w::PHASE] = ph::SOLVING;
+                return;
+            }
+            let k = words[w::SOLVES] as usize;
+            let rel = pcg[p.slot_residual as usize];
+            let at = w::LOG + k * w::LOG_WORDS;
+            words[at] = pcg[p.slot_iterations as usize] as u32;
+            words[at + 1] = if p.warm != 0 {
+                pcg[p.slot_warm_iterations as usize] as u32
+            } else {
+                0
+            };
+            set(words, at + 2, rel);
+            set(words, at + 3, 0.0);
+            words[w::SOLVES] = k as u32 + 1;
+            if !rel.is_finite() {
+                words[w::STATUS] |= stat::NOT_FINITE;
+                words[w::PHASE] = 0;
+                return;
+            }
+            words[w::TRIALS] = 0;
+            *alpha = 1.0;
+            words[w::PHASE] = ph::SEARCH;
+        }
+        2 => {
+            if phase & ph::SEARCH == 0 {
+                return;
+            }
+            let a = *alpha;
+            set(words, w::DMAX, sums[3]);
+            let (hi, lo) = two_sum(sums[0], sums[1]);
+            let e_hi = get(words, w::ENERGY_HI);
+            let diff = (hi - e_hi) + (lo - get(words, w::ENERGY_LO));
+            let slack = 1e-12f32 * e_hi.abs().max(1e-12);
+            let at = w::LOG + (words[w::SOLVES] as usize - 1) * w::LOG_WORDS;
+            if diff <= slack {
+                set(words, w::ENERGY_HI, hi);
+                set(words, w::ENERGY_LO, lo);
+                set(words, at + 3, a);
+                words[w::PHASE] = ph::ACCEPT;
+                return;
+            }
+            let a = a * 0.5;
+            *alpha = a;
+            words[w::TRIALS] += 1;
+            let go_on = if p.alpha_floor < 0.0 {
+                a > 1e-6
+            } else {
+                a >= p.alpha_floor && a > 0.0
+            };
+            if !go_on {
+                words[w::STATUS] |= stat::SEARCH_FAILED;
+                words[w::PHASE] = ph::FINISH;
+            }
+        }
+        3 => {
+            if phase & ph::ACCEPT == 0 {
+                return;
+            }
+            let (d, a) = (get(words, w::DMAX), *alpha);
+            let prod = d * a;
+            let err = d.mul_add(a, -prod);
+            let below = (prod - p.tolerance_hi) + (err - p.tolerance_lo);
+            words[w::PHASE] = if below < 0.0 {
+                ph::FINISH
+            } else {
+                ph::EVALUATE
+            };
+        }
+        4 => {
+            if phase & ph::EVALUATE != 0 {
+                evaluated(words);
+            }
+        }
+        _ => {
+            if phase & ph::FINISH != 0 {
+                words[w::PHASE] = 0;
+                words[w::STATUS] |= stat::DONE;
+            }
+        }
+    }
+}

@@ -360,7 +360,6 @@ impl TetElements {
         positions: &GpuBuffer<[f32; 4]>,
         out: &BlockAssembly<'_>,
     ) {
-        let (rd, wr) = (crate::vk::Access::READ, crate::vk::Access::WRITE);
         let sp = out.sparsity;
         let t = &self.thin;
         for (mode, name, start, entries, count, blocks) in [
@@ -403,9 +402,12 @@ impl TetElements {
                 .read(out.inv_mass)
                 .read(&sp.pair_buf)
                 .write(blocks)
-                .bind(out.inverse_diag, if mode == 0 { wr } else { rd })
+                // Written in mode 0 only, but the kernel's SPIR-V declares both bindings
+                // writable in every mode: declared written so that the synchronization
+                // validation sees the barrier before a later reader in the same graph.
+                .write(out.inverse_diag)
                 .read(out.contact_hess)
-                .bind(out.stiffness, if mode == 0 { wr } else { rd })
+                .write(out.stiffness)
                 .push(&AssemblyPush {
                     count: count as u32,
                     inv_h2: out.inv_h2,

@@ -4,6 +4,6 @@
 pub mod pcg;
 
 pub use pcg::{
-    BlockMatrixF32, MatrixFreeCouplings, Pcg, PcgSolve, WarmSolveStats, WarmStart, GROUP_MAX,
-    GROUP_MIN,
+    BlockMatrixF32, MatrixFreeCouplings, Pcg, PcgSolve, ResultSlots, SolveParts, WarmSolveStats,
+    WarmStart, GROUP_MAX, GROUP_MIN, RESULT_SLOTS,
 };

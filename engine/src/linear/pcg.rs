@@ -98,6 +98,39 @@ const BLOCK: u32 = 12;
 const GLOBAL: u32 = 0;
 const WARM: u32 = BLOCK;
 
+/// The nodes of one solve for a device-driven caller ([`Pcg::solve_parts`]).
+pub struct SolveParts {
+    /// The warm start's init (stiffness groups, x = 0, init and decision); with the warm start.
+    pub warm_init: Option<Graph>,
+    /// A run of the warm start's iterations; with the warm start.
+    pub warm_iterations: Option<Graph>,
+    /// x = 0 where the warm start broke down (with it), then the global init and decision.
+    pub init: Graph,
+    /// A run of global iterations.
+    pub iterations: Graph,
+}
+
+/// Slots of a solve's results in [`Pcg::scalars`] (f32 values).
+#[derive(Debug, Clone, Copy)]
+pub struct ResultSlots {
+    /// Iterations of the global solve.
+    pub iterations: u32,
+    /// Relative residual ‖r‖/‖b‖ of the global solve.
+    pub relative_residual: u32,
+    /// Non-zero once the global solve is done (converged, at its cap or stagnating).
+    pub done: u32,
+    /// Iterations of the warm start.
+    pub warm_iterations: u32,
+}
+
+/// Where [`Pcg::scalars`] holds the results.
+pub const RESULT_SLOTS: ResultSlots = ResultSlots {
+    iterations: GLOBAL + ITER as u32,
+    relative_residual: GLOBAL + REL as u32,
+    done: GLOBAL + DONE as u32,
+    warm_iterations: WARM + ITER as u32,
+};
+
 /// Smallest stiffness group: stiffness estimates below `10^GROUP_MIN` (including zero,
 /// negative and NaN values) fall into it.
 pub const GROUP_MIN: i32 = -30;
@@ -203,8 +236,11 @@ struct Workspace {
     part_rr: GpuBuffer<f32>,
     part_bb: GpuBuffer<f32>,
     /// Indirect dispatch arguments and done flag of the even and odd iterations
-    /// (`[groups, 1, 1, done]`): iteration k reads `ctl[k % 2]` and writes the other.
+    /// (`[groups, 1, 1, done]`): iteration k reads `ctl[k % 2]` and writes the other; the
+    /// global solve's and the warm start's own pairs, so a run of global iterations recorded
+    /// after the warm start's continues where the last run stopped (device-driven Newton).
     ctl: [GpuBuffer<u32>; 2],
+    ctl_warm: [GpuBuffer<u32>; 2],
     stiffness: GpuBuffer<f32>,
     thresholds: GpuBuffer<f32>,
     groups: GpuBuffer<i32>,
@@ -335,12 +371,22 @@ impl Recorder<'_> {
             .push(&[self.n as u32, row_groups(self.n), rz_slot])
     }
 
+    /// The control pair of the solve block at `base` (global or warm start).
+    fn ctl(&self, base: u32) -> &[GpuBuffer<u32>; 2] {
+        if base == WARM {
+            &self.w.ctl_warm
+        } else {
+            &self.w.ctl
+        }
+    }
+
     /// `pcg_control.comp` in `mode` (0 after init, 1 direction and decision).
     fn control(&self, g: &mut Graph, name: &str, mode: u32, base: u32, it: u32) {
         let w = self.w;
         let m = row_groups(self.n);
         let groups = if mode == 0 { [1, 1, 1] } else { [m, 1, 1] };
-        let (cin, cout) = (&w.ctl[(it % 2) as usize], &w.ctl[((it + 1) % 2) as usize]);
+        let ctl = self.ctl(base);
+        let (cin, cout) = (&ctl[(it % 2) as usize], &ctl[((it + 1) % 2) as usize]);
         g.dispatch(
             Dispatch::new(name, ids::SOLVER_PCG_CONTROL, groups)
                 .workgroup_size(WG)
@@ -405,7 +451,7 @@ impl Recorder<'_> {
         let rw = Access::READ | Access::WRITE;
         let base = if masked { WARM } else { GLOBAL };
         for it in 0..self.k {
-            let cin = &w.ctl[(it % 2) as usize];
+            let cin = &self.ctl(base)[(it % 2) as usize];
             self.spmv(g, &w.p, masked, Some(cin));
             let d = Dispatch::indirect(
                 if masked { "pcg.warm_step" } else { "pcg.step" },
@@ -565,8 +611,14 @@ impl Pcg {
         let partials = |name: &str| {
             ctx.create_buffer::<f32>(name, row_groups(n) as usize, BufferUsage::STORAGE)
         };
+        // Initially done (zero workgroups): iterations recorded without their init launch
+        // nothing (the device-driven Newton loop, [`Pcg::solve_parts`]).
         let control = |name: &str| {
-            ctx.create_buffer::<u32>(name, 4, BufferUsage::STORAGE | BufferUsage::INDIRECT)
+            ctx.upload_buffer::<u32>(
+                name,
+                &[0, 1, 1, 1],
+                BufferUsage::STORAGE | BufferUsage::INDIRECT,
+            )
         };
         let w = Workspace {
             r: vec4("pcg.r")?,
@@ -591,6 +643,10 @@ impl Pcg {
             part_rr: partials("pcg.partials_rr")?,
             part_bb: partials("pcg.partials_bb")?,
             ctl: [control("pcg.control_even")?, control("pcg.control_odd")?],
+            ctl_warm: [
+                control("pcg.warm_control_even")?,
+                control("pcg.warm_control_odd")?,
+            ],
             stiffness: ctx.create_buffer("pcg.stiffness", n.max(1), BufferUsage::STORAGE)?,
             thresholds: ctx.upload_buffer(
                 "pcg.group_thresholds",
@@ -775,6 +831,59 @@ impl Pcg {
             relative_residual: s[REL],
             warm_relative_residual: warm_s[REL],
         })
+    }
+
+    /// The nodes of one solve, split for a caller that gates them on the device (the
+    /// device-driven Newton loop, `stepper::newton`): recorded in this order they are the
+    /// solve [`Pcg::solve_resident_warm`] submits when the warm start fits one run, or the plain
+    /// solve from [`Pcg::solution`] without it. Gate the inits; run the iterations always:
+    /// they launch work only while their solve is unfinished, so a later submission of the
+    /// same nodes with the inits gated off continues a solve that needed more than one run.
+    /// The limits come from [`Pcg::set_solve_limits`]; the results are in [`Pcg::scalars`]
+    /// at [`RESULT_SLOTS`]. Without contact couplings only.
+    pub fn solve_parts(&self, warm: bool) -> SolveParts {
+        let r = Recorder {
+            n: self.n,
+            k: self.iterations_per_run,
+            w: &self.w,
+            x: &self.x,
+            b: &self.b,
+            scalars: &self.scalars,
+            contact: None,
+        };
+        let part = |name: &str, f: &dyn Fn(&mut Graph)| {
+            let mut g = Graph::new(name);
+            f(&mut g);
+            g
+        };
+        SolveParts {
+            warm_init: warm.then(|| part("pcg.warm_init", &|g| r.init(g, true))),
+            warm_iterations: warm.then(|| part("pcg.warm_iterations", &|g| r.iterations(g, true))),
+            init: part("pcg.init", &|g| {
+                if warm {
+                    r.discard(g);
+                }
+                r.init(g, false);
+            }),
+            iterations: part("pcg.iterations", &|g| r.iterations(g, false)),
+        }
+    }
+
+    /// Writes the limits of the global solve and of the warm start for solves run from
+    /// [`Pcg::solve_parts`] (the host-driven solves write their own).
+    pub fn set_solve_limits(
+        &self,
+        tol: f32,
+        max_iterations: u32,
+        warm: &WarmStart,
+    ) -> VkResult<()> {
+        self.set_limits(GLOBAL, tol, max_iterations, self.stagnation_window.get())?;
+        self.set_limits(WARM, warm.tolerance, warm.max_iterations, u32::MAX)
+    }
+
+    /// The solves' scalars (host-visible f32): settings and results, see [`RESULT_SLOTS`].
+    pub fn scalars(&self) -> &GpuBuffer<f32> {
+        &self.scalars
     }
 
     /// Writes a solve block's tolerance, iteration cap and stagnation window.

@@ -107,6 +107,21 @@ pub struct NewtonConfig {
     /// Re-lag friction normals and forces at every Newton iteration (fully implicit) instead of
     /// once per time step (semi-implicit).
     pub friction_per_iteration: bool,
+    /// Who decides the Newton loop's iterations, line search and stop test when no contact
+    /// handler acts between iterates (default device).
+    pub newton_loop: NewtonLoop,
+}
+
+/// Who runs the Newton loop's decisions ([`NewtonConfig::newton_loop`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NewtonLoop {
+    /// The device: iteration graphs gated by a control kernel, one host wait per batch of
+    /// graphs (the same trajectory as the host loop).
+    #[default]
+    Device,
+    /// The host: it reads the energies, norms and PCG results after every part.
+    Host,
 }
 
 impl Default for NewtonConfig {
@@ -123,6 +138,7 @@ impl Default for NewtonConfig {
             warm_start_tolerance: 1e-2,
             friction_slip_velocity: 1e-2,
             friction_per_iteration: false,
+            newton_loop: NewtonLoop::Device,
         }
     }
 }

@@ -81,13 +81,13 @@ pub enum Groups {
 /// A compute dispatch: kernel, launch size, specialization, bindings and push constants.
 #[derive(Clone)]
 pub struct Dispatch {
-    name: String,
-    kernel: KernelId,
-    groups: Groups,
-    workgroup_size: u32,
-    spec: Vec<u32>,
-    bindings: Vec<(BufferSlice, Access)>,
-    push: Vec<u8>,
+    pub(super) name: String,
+    pub(super) kernel: KernelId,
+    pub(super) groups: Groups,
+    pub(super) workgroup_size: u32,
+    pub(super) spec: Vec<u32>,
+    pub(super) bindings: Vec<(BufferSlice, Access)>,
+    pub(super) push: Vec<u8>,
 }
 
 impl Dispatch {
@@ -302,7 +302,7 @@ impl Node {
 #[derive(Clone)]
 pub struct Graph {
     name: String,
-    nodes: Vec<Node>,
+    pub(super) nodes: Vec<Node>,
 }
 
 /// Options for [`Graph::compile`].
@@ -394,6 +394,15 @@ impl Graph {
     /// Appends every node of `other` (graphs of sub-steps are concatenated this way).
     pub fn append(&mut self, other: Graph) {
         self.nodes.extend(other.nodes);
+    }
+
+    /// Prefixes every node's name with `prefix/` (a section of a larger graph: profiles and
+    /// traces then say which section a node ran in).
+    pub fn prefix_names(mut self, prefix: &str) -> Graph {
+        for n in &mut self.nodes {
+            n.name = format!("{prefix}/{}", n.name);
+        }
+        self
     }
 
     fn err(&self, message: String) -> VkError {

@@ -8,6 +8,7 @@ mod buffer;
 mod caps;
 mod context;
 mod error;
+mod gate;
 mod graph;
 mod kernel;
 pub mod trace;
@@ -19,6 +20,7 @@ pub use context::{
     HostVulkan, Ownership, Severity, Ticket, ValidationMessage, WorkgroupOverrides,
 };
 pub use error::{VkError, VkResult};
+pub use gate::GatedGraph;
 pub use graph::{
     Access, BarrierInfo, BufferSlice, CompileOptions, CompiledGraph, Dispatch, Graph, GraphProfile,
     Groups, Node, NodeKind, NodeTiming, Step,

@@ -39,7 +39,7 @@ struct VecPush {
 /// Modes of `kernels/newton/vectors.comp` (its specialization constant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
-enum VectorsMode {
+pub(super) enum VectorsMode {
     /// y = x + h v + h² (g + f/m); x_start = x.
     Predict = 0,
     /// Gradient, energy and right-hand side at x, friction re-lagged.
@@ -251,12 +251,7 @@ impl Bindings<'_> {
     }
 
     /// Gradient (mode `Gradient` or `GradientLagged`) and energies at x, max |g| into sum 2.
-    fn evaluate(
-        &self,
-        name: &str,
-        vector_name: &str,
-        mode: VectorsMode,
-    ) -> VkResult<CompiledGraph> {
+    pub fn evaluate_nodes(&self, name: &str, vector_name: &str, mode: VectorsMode) -> Graph {
         let (r, wr) = (Access::READ, Access::WRITE);
         let mut g = Graph::new(name);
         self.elements.record_gradient(&mut g, &self.state.x);
@@ -275,13 +270,13 @@ impl Bindings<'_> {
             &self.ws.sums,
             2,
         );
-        g.compile(self.ctx, opts())
+        g
     }
 
     /// The tets' analytic eigensystems and the in-time assembly of the element Hessians into
     /// the diagonal and edge blocks, inverse diagonal blocks and the stiffness estimates of the
     /// warm start.
-    fn hessian(&self) -> VkResult<CompiledGraph> {
+    pub fn hessian_nodes(&self) -> Graph {
         let (s, pcg) = (self.state, self.pcg);
         let mut g = Graph::new("newton.hessian");
         self.elements.record_hessian(&mut g, &s.x);
@@ -301,12 +296,12 @@ impl Bindings<'_> {
                 stiffness: pcg.stiffness(),
             },
         );
-        g.compile(self.ctx, opts())
+        g
     }
 
     /// x_trial = x + α d with its energy (the element kernel also leaves the gradient at
     /// x_trial, reused when the trial is accepted), and max |d| into sum 3.
-    fn trial(&self) -> VkResult<CompiledGraph> {
+    pub fn trial_nodes(&self) -> Graph {
         let (r, wr, rw) = (Access::READ, Access::WRITE, Access::READ | Access::WRITE);
         let mut g = Graph::new("newton.trial");
         // The direction (binding 8) is only read here, but vectors.comp binds it writable in
@@ -335,13 +330,13 @@ impl Bindings<'_> {
             &self.ws.sums,
             3,
         );
-        g.compile(self.ctx, opts())
+        g
     }
 
     /// Scripted (kinematic) vertices moved to their pose at the step's end.
-    fn script(&self) -> VkResult<Option<CompiledGraph>> {
+    pub fn script_nodes(&self) -> Option<Graph> {
         if !self.has_motion {
-            return Ok(None);
+            return None;
         }
         let s = self.state;
         let n = self.n();
@@ -356,13 +351,12 @@ impl Bindings<'_> {
                 .read(&self.ws.time)
                 .push(&(n as u32)),
         );
-        Ok(Some(g.compile(self.ctx, opts())?))
+        Some(g)
     }
 
-    /// Every graph of a step.
-    pub fn record(&self) -> VkResult<Graphs> {
+    /// y and x_start (free vertices pushed out of the colliders' offsets).
+    pub fn predict_nodes(&self) -> Graph {
         let (r, wr) = (Access::READ, Access::WRITE);
-        // Predict and velocity push free vertices out of the colliders' offsets: x read-write.
         let rw = r | wr;
         let mut g = Graph::new("newton.predict");
         self.vectors(
@@ -371,19 +365,20 @@ impl Bindings<'_> {
             VectorsMode::Predict,
             [rw, r, wr, wr, r, r, r, r, r, r, r, r, r],
         );
-        let predict = g.compile(self.ctx, opts())?;
-        let evaluate =
-            self.evaluate("newton.evaluate", "newton.gradient", VectorsMode::Gradient)?;
-        let evaluate_lagged = self.evaluate(
-            "newton.evaluate_lagged",
-            "newton.gradient_lagged",
-            VectorsMode::GradientLagged,
-        )?;
-        let hessian = self.hessian()?;
-        let trial = self.trial()?;
+        g
+    }
+
+    /// x = x_trial.
+    pub fn accept_nodes(&self) -> Graph {
         let mut g = Graph::new("newton.accept");
         g.copy("newton.accept", &self.ws.x_trial, &self.state.x);
-        let accept = g.compile(self.ctx, opts())?;
+        g
+    }
+
+    /// The velocity update (free vertices pushed out of the colliders' offsets first).
+    pub fn finish_nodes(&self) -> Graph {
+        let (r, wr) = (Access::READ, Access::WRITE);
+        let rw = r | wr;
         let mut g = Graph::new("newton.finish");
         self.vectors(
             &mut g,
@@ -391,16 +386,29 @@ impl Bindings<'_> {
             VectorsMode::Velocity,
             [rw, wr, r, r, r, r, r, r, r, r, r, r, r],
         );
-        let finish = g.compile(self.ctx, opts())?;
+        g
+    }
+
+    /// Every graph of a step.
+    pub fn record(&self) -> VkResult<Graphs> {
+        let c = |g: Graph| g.compile(self.ctx, opts());
         Ok(Graphs {
-            script: self.script()?,
-            predict,
-            evaluate,
-            evaluate_lagged,
-            hessian,
-            trial,
-            accept,
-            finish,
+            script: self.script_nodes().map(c).transpose()?,
+            predict: c(self.predict_nodes())?,
+            evaluate: c(self.evaluate_nodes(
+                "newton.evaluate",
+                "newton.gradient",
+                VectorsMode::Gradient,
+            ))?,
+            evaluate_lagged: c(self.evaluate_nodes(
+                "newton.evaluate_lagged",
+                "newton.gradient_lagged",
+                VectorsMode::GradientLagged,
+            ))?,
+            hessian: c(self.hessian_nodes())?,
+            trial: c(self.trial_nodes())?,
+            accept: c(self.accept_nodes())?,
+            finish: c(self.finish_nodes())?,
         })
     }
 }

@@ -13,6 +13,7 @@
 //! through the per-vertex penalty sums and act after every accepted iterate
 //! ([`Phase::Accepted`]).
 
+pub mod device_loop;
 mod graphs;
 mod settings;
 
@@ -31,6 +32,7 @@ use crate::scene::Scene;
 use crate::state::GpuState;
 use crate::stepper::{check_scene, ContactHost, StepReport, Stepper};
 use crate::vk::{Context, GpuBuffer, VkResult};
+use device_loop::DeviceLoop;
 use graphs::{Bindings, Graphs, Sparsity, Workspace};
 
 /// The Newton right-hand side, the diagonal blocks and the energy ([`NewtonStepper::linearize`]).
@@ -90,6 +92,8 @@ pub struct NewtonStepper {
     operator_generation: u64,
     ctx: Context,
     graphs: Graphs,
+    /// The device-driven loop, run when no contact handler acts (with settings it supports).
+    device_loop: Option<DeviceLoop>,
     /// Graphs submitted without a wait whose GPU time is still to be added to the report.
     submitted: std::cell::Cell<Submitted>,
     /// Kept alive for the graphs that bind them.
@@ -161,7 +165,7 @@ impl NewtonStepper {
         let pcg = Pcg::with_sparsity(ctx, n, sparsity.pairs(), pcg_run_length(&settings))?;
         pcg.set_stagnation_window(settings.pcg_stagnation_window);
         let reduce = Reduce::new(ctx, n.max(elements.num_elements()))?;
-        let graphs = Bindings {
+        let bindings = Bindings {
             ctx,
             state,
             ws: &ws,
@@ -172,8 +176,14 @@ impl NewtonStepper {
             settings: &settings,
             penalty_k,
             has_motion: model.has_motion(),
-        }
-        .record()?;
+        };
+        let graphs = bindings.record()?;
+        let device_loop =
+            if settings.device_loop && device_loop::eligible(&settings, pcg.iterations_per_run()) {
+                Some(DeviceLoop::record(&bindings)?)
+            } else {
+                None
+            };
         Ok(NewtonStepper {
             settings,
             info: INFO,
@@ -185,6 +195,7 @@ impl NewtonStepper {
             operator_generation: 0,
             ctx: ctx.clone(),
             graphs,
+            device_loop,
             submitted: std::cell::Cell::new(Submitted::default()),
             _elements: elements,
             _sparsity: sparsity,
@@ -560,6 +571,17 @@ impl Stepper for NewtonStepper {
         let mut report = StepReport::default();
         contacts.at(Phase::StepStart, state)?;
         let t = state.clock.next_time();
+        if let (Some(dl), true) = (&self.device_loop, contacts.is_empty()) {
+            // No handler acts between iterates: the device decides the whole step.
+            let st = &self.settings;
+            self.pcg
+                .set_solve_limits(st.pcg_tolerance, st.pcg_max_iterations, &st.warm_start)?;
+            self.ws.time.write(&[t as f32])?;
+            report.energy = dl.step(t, &mut report)?;
+            contacts.at(Phase::Finished, state)?;
+            state.clock.advance();
+            return Ok(report);
+        }
         self.predict(state)?;
         let mut energy = self.evaluate_terms(contacts, true, &mut report)?;
         for outer in 0..self.settings.max_outer_iterations {

@@ -52,6 +52,9 @@ pub struct NewtonSettings {
     /// After a failed line search, PCG resumes for one stagnation window from its last
     /// solution and the search is retried, at most this many times per Newton iteration.
     pub pcg_resumes: u32,
+    /// Run the Newton loop's decisions on the device when no contact handler acts between
+    /// iterates (`device_loop.rs`); false: the host decides after every part.
+    pub device_loop: bool,
 }
 
 impl NewtonSettings {
@@ -86,6 +89,7 @@ impl NewtonSettings {
             max_outer_iterations: needs.outer_iterations.max(1),
             max_halvings: needs.line_search_halvings,
             pcg_resumes: needs.line_search_resumes,
+            device_loop: s.newton_loop == crate::scene::NewtonLoop::Device,
         }
     }
 }

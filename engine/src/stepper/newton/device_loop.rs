@@ -1,0 +1,433 @@
+//! The device-driven Newton loop: with no contact handler between iterates, a step is one
+//! submission of the prediction and first evaluation, then iteration graphs submitted in
+//! batches with one host wait per batch. Each iteration graph holds one Newton iteration —
+//! Hessian assembly, a PCG run, [`TRIALS_PER_GRAPH`] line-search trials, the acceptance, the
+//! next evaluation and the velocity update — in sections gated on the device
+//! ([`crate::vk::GatedGraph`]) by the phase word that `kernels/newton/control.comp` writes
+//! after each part. An iteration whose PCG solve needs more than one run, or whose line search
+//! needs more trials, continues in the next graph. The decisions are the host loop's
+//! ([`super::NewtonStepper`]'s `iterate`), with the same comparisons, so both loops give the
+//! same trajectory bit for bit. Reference: `cpu_reference::newton::device_control`.
+
+use super::graphs::{Bindings, VectorsMode};
+use super::NewtonSettings;
+use crate::error::SimError;
+use crate::linear::RESULT_SLOTS;
+use crate::stepper::StepReport;
+use crate::vk::{
+    ids, BufferUsage, CompileOptions, CompiledGraph, Dispatch, GatedGraph, GpuBuffer, Graph,
+    VkResult,
+};
+use std::cell::Cell;
+
+/// Line-search trials recorded per iteration graph (a search that needs more continues in the
+/// next graph; most accept the first).
+pub const TRIALS_PER_GRAPH: usize = 3;
+
+/// Iteration graphs compiled and submitted round robin: a batch is at most this long, so no
+/// graph is submitted again before the wait that covers its last run.
+pub const GRAPH_COPIES: usize = 4;
+
+/// Words of the control buffer (`kernels/newton/control.comp`).
+pub mod words {
+    /// The phase: which sections the next gates open ([`super::phase`]).
+    pub const PHASE: usize = 0;
+    /// Newton iterations (linear solves) of the step so far.
+    pub const SOLVES: usize = 1;
+    /// Rejected trials of the current line search.
+    pub const TRIALS: usize = 2;
+    /// [`super::status`] bits.
+    pub const STATUS: usize = 3;
+    /// The objective at x as an exact f32 pair (hi, lo).
+    pub const ENERGY_HI: usize = 4;
+    /// Low part of the objective.
+    pub const ENERGY_LO: usize = 5;
+    /// Largest per-vertex gradient norm at the last evaluation (f32).
+    pub const GNORM: usize = 6;
+    /// Largest vertex displacement of the last direction (f32).
+    pub const DMAX: usize = 7;
+    /// First word of the per-solve log: PCG iterations, warm-start iterations, relative
+    /// residual (f32), accepted α (f32, 0 when the search failed).
+    pub const LOG: usize = 16;
+    /// Words per logged solve.
+    pub const LOG_WORDS: usize = 4;
+}
+
+/// Phase bits.
+pub mod phase {
+    /// Hessian assembly and the PCG inits.
+    pub const ASSEMBLE: u32 = 1;
+    /// A PCG solve that needs another run.
+    pub const SOLVING: u32 = 2;
+    /// Line-search trials.
+    pub const SEARCH: u32 = 4;
+    /// x = x_trial.
+    pub const ACCEPT: u32 = 8;
+    /// Gradient and energy at the accepted x.
+    pub const EVALUATE: u32 = 16;
+    /// The velocity update.
+    pub const FINISH: u32 = 32;
+}
+
+/// Status bits.
+pub mod status {
+    /// The last line search found no decrease.
+    pub const SEARCH_FAILED: u32 = 1;
+    /// A PCG solve ended with a residual that is not finite.
+    pub const NOT_FINITE: u32 = 2;
+    /// The step is complete.
+    pub const DONE: u32 = 4;
+}
+
+/// Modes of `kernels/newton/control.comp` (its specialization constant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum ControlMode {
+    /// After the step's first evaluation.
+    Start = 0,
+    /// After every PCG run.
+    Solved = 1,
+    /// After each line-search trial.
+    Tried = 2,
+    /// After x = x_trial.
+    Accepted = 3,
+    /// After an evaluation at the accepted x.
+    Evaluated = 4,
+    /// After the velocity update.
+    Finished = 5,
+}
+
+/// Push constants of `kernels/newton/control.comp`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ControlParams {
+    /// Newton iterations per step at most.
+    pub max_iterations: u32,
+    /// The largest f32 not above the gradient tolerance (N; 0: no gradient test).
+    pub gradient_tolerance: f32,
+    /// The displacement tolerance (m) as an f32 pair hi + lo.
+    pub tolerance_hi: f32,
+    /// Low part of the displacement tolerance.
+    pub tolerance_lo: f32,
+    /// The smallest α a line search tries (negative: none, the search fails once α ≤ 1e-6).
+    pub alpha_floor: f32,
+    /// Whether the warm start runs (its iterations are logged).
+    pub warm: u32,
+    /// PCG result slots ([`crate::linear::RESULT_SLOTS`]).
+    pub slot_iterations: u32,
+    /// Slot of the relative residual.
+    pub slot_residual: u32,
+    /// Slot of the done flag.
+    pub slot_done: u32,
+    /// Slot of the warm start's iterations.
+    pub slot_warm_iterations: u32,
+}
+
+impl ControlParams {
+    /// The parameters of `settings`' stop tests, exact in f32 for the host loop's f64 ones.
+    pub fn new(settings: &NewtonSettings) -> ControlParams {
+        let gtol = settings.gradient_tolerance;
+        let mut g = gtol as f32;
+        if f64::from(g) > gtol {
+            g = f32::from_bits(g.to_bits() - 1);
+        }
+        let hi = settings.tolerance as f32;
+        ControlParams {
+            max_iterations: settings.max_iterations,
+            gradient_tolerance: g,
+            tolerance_hi: hi,
+            tolerance_lo: (settings.tolerance - f64::from(hi)) as f32,
+            alpha_floor: settings
+                .max_halvings
+                .map_or(-1.0, |n| 0.5f32.powi(n as i32)),
+            warm: settings.warm_start.enabled as u32,
+            slot_iterations: RESULT_SLOTS.iterations,
+            slot_residual: RESULT_SLOTS.relative_residual,
+            slot_done: RESULT_SLOTS.done,
+            slot_warm_iterations: RESULT_SLOTS.warm_iterations,
+        }
+    }
+}
+
+/// Words the control buffer needs for `max_iterations` logged solves.
+pub fn control_words(max_iterations: u32) -> usize {
+    words::LOG + words::LOG_WORDS * max_iterations.max(1) as usize
+}
+
+/// Whether the device loop can run a step with `settings`: one outer iteration, no PCG
+/// resumption after a failed search, and a warm start that ends within one PCG run of
+/// `run_length` iterations.
+pub fn eligible(settings: &NewtonSettings, run_length: u32) -> bool {
+    settings.max_outer_iterations == 1
+        && settings.pcg_resumes == 0
+        && (!settings.warm_start.enabled || settings.warm_start.max_iterations <= run_length)
+}
+
+/// Part of the step's GPU time a node's section belongs to (by its name's prefix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Predict,
+    Evaluate,
+    Hessian,
+    Pcg,
+    Search,
+    Finish,
+}
+
+impl Part {
+    fn prefix(self) -> &'static str {
+        match self {
+            Part::Predict => "predict",
+            Part::Evaluate => "evaluate",
+            Part::Hessian => "hessian",
+            Part::Pcg => "pcg",
+            Part::Search => "search",
+            Part::Finish => "finish",
+        }
+    }
+
+    fn of(name: &str) -> Option<Part> {
+        let p = name.split('/').next()?;
+        [
+            Part::Predict,
+            Part::Evaluate,
+            Part::Hessian,
+            Part::Pcg,
+            Part::Search,
+            Part::Finish,
+        ]
+        .into_iter()
+        .find(|k| k.prefix() == p)
+    }
+}
+
+/// The compiled graphs of the device loop and its control buffer.
+pub(super) struct DeviceLoop {
+    control: GpuBuffer<u32>,
+    start: CompiledGraph,
+    iterations: Vec<CompiledGraph>,
+    /// The next iteration graph to submit.
+    next: Cell<usize>,
+    /// Iteration graphs the last step needed: the first batch of the next.
+    batch: Cell<usize>,
+    /// Iteration graphs a step may take before the loop is declared stuck.
+    max_graphs: usize,
+}
+
+impl DeviceLoop {
+    /// Records the start graph and [`GRAPH_COPIES`] iteration graphs over `b`.
+    pub fn record(b: &Bindings) -> VkResult<DeviceLoop> {
+        let st = b.settings;
+        let control = b.ctx.create_buffer::<u32>(
+            "newton.control",
+            control_words(st.max_iterations),
+            BufferUsage::HOST_READ | BufferUsage::STORAGE,
+        )?;
+        let params = ControlParams::new(st);
+        let ctl = |mode: ControlMode, part: Part| {
+            let mut g = Graph::new("newton.control");
+            g.dispatch(
+                Dispatch::new(
+                    format!("newton.control[{mode:?}]"),
+                    ids::NEWTON_CONTROL,
+                    [1, 1, 1],
+                )
+                .workgroup_size(64)
+                .spec(&[mode as u32])
+                .read_write(&control)
+                .read(&b.ws.sums)
+                .read(b.pcg.scalars())
+                .read_write(&b.ws.alpha)
+                .push(&params),
+            );
+            g.prefix_names(part.prefix())
+        };
+        // Per-node timestamps: the report's GPU time per part comes from them.
+        let profiled = CompileOptions {
+            timestamps: true,
+            graph_timestamps: true,
+            ..Default::default()
+        };
+        let mut start = Graph::new("newton.device_start");
+        if let Some(s) = b.script_nodes() {
+            start.append(s.prefix_names(Part::Predict.prefix()));
+        }
+        start.append(b.predict_nodes().prefix_names(Part::Predict.prefix()));
+        start.append(
+            b.evaluate_nodes("newton.evaluate", "newton.gradient", VectorsMode::Gradient)
+                .prefix_names(Part::Evaluate.prefix()),
+        );
+        start.append(ctl(ControlMode::Start, Part::Evaluate));
+        let start = start.compile(b.ctx, profiled)?;
+        let (mode, name) = if st.friction_per_iteration {
+            (VectorsMode::Gradient, "newton.gradient")
+        } else {
+            (VectorsMode::GradientLagged, "newton.gradient_lagged")
+        };
+        let word = words::PHASE as u32;
+        let mut iterations = Vec::with_capacity(GRAPH_COPIES);
+        for copy in 0..GRAPH_COPIES {
+            let mut gg = GatedGraph::new(format!("newton.iteration{copy}"));
+            let parts = b.pcg.solve_parts(st.warm_start.enabled);
+            let mut assemble = b.hessian_nodes().prefix_names(Part::Hessian.prefix());
+            if let Some(w) = parts.warm_init {
+                assemble.append(w.prefix_names(Part::Pcg.prefix()));
+            }
+            gg.gated(assemble, &control, word, phase::ASSEMBLE);
+            if let Some(w) = parts.warm_iterations {
+                gg.always(w.prefix_names(Part::Pcg.prefix()));
+            }
+            gg.gated(
+                parts.init.prefix_names(Part::Pcg.prefix()),
+                &control,
+                word,
+                phase::ASSEMBLE,
+            );
+            gg.always(parts.iterations.prefix_names(Part::Pcg.prefix()));
+            gg.always(ctl(ControlMode::Solved, Part::Pcg));
+            for _ in 0..TRIALS_PER_GRAPH {
+                let trial = b.trial_nodes().prefix_names(Part::Search.prefix());
+                gg.gated(trial, &control, word, phase::SEARCH);
+                gg.always(ctl(ControlMode::Tried, Part::Search));
+            }
+            let accept = b.accept_nodes().prefix_names(Part::Search.prefix());
+            gg.gated(accept, &control, word, phase::ACCEPT);
+            gg.always(ctl(ControlMode::Accepted, Part::Search));
+            let evaluate = b
+                .evaluate_nodes("newton.evaluate", name, mode)
+                .prefix_names(Part::Evaluate.prefix());
+            gg.gated(evaluate, &control, word, phase::EVALUATE);
+            gg.always(ctl(ControlMode::Evaluated, Part::Evaluate));
+            let finish = b.finish_nodes().prefix_names(Part::Finish.prefix());
+            gg.gated(finish, &control, word, phase::FINISH);
+            gg.always(ctl(ControlMode::Finished, Part::Finish));
+            iterations.push(gg.build(b.ctx)?.compile(b.ctx, profiled)?);
+        }
+        // Each iteration can take one graph per PCG run and per TRIALS_PER_GRAPH trials of
+        // a search (α halves down to 1e-6, at most 21 trials, without a floor).
+        let runs = st
+            .pcg_max_iterations
+            .div_ceil(b.pcg.iterations_per_run())
+            .max(1) as usize;
+        let trials = st.max_halvings.map_or(21, |n| n as usize + 1);
+        let per_iteration = runs + trials.div_ceil(TRIALS_PER_GRAPH) + 1;
+        Ok(DeviceLoop {
+            control,
+            start,
+            iterations,
+            next: Cell::new(0),
+            batch: Cell::new(1),
+            max_graphs: st.max_iterations.max(1) as usize * per_iteration + 1,
+        })
+    }
+
+    /// Runs one step from the prediction to the velocity update; fills `report` and returns
+    /// the objective at the end. The caller wrote the step's end time.
+    pub fn step(&self, t: f64, report: &mut StepReport) -> Result<f64, SimError> {
+        self.start.submit()?;
+        let mut run = 0usize;
+        let batch = self.batch.get().clamp(1, GRAPH_COPIES);
+        let mut first = true;
+        loop {
+            let mut submitted = Vec::with_capacity(batch);
+            for _ in 0..batch {
+                let i = self.next.get();
+                self.next.set((i + 1) % GRAPH_COPIES);
+                submitted.push((i, self.iterations[i].submit()?));
+            }
+            if let Some(&(i, ticket)) = submitted.last() {
+                self.iterations[i].wait(ticket)?;
+            }
+            run += batch;
+            if first {
+                add_profile(&self.start, report)?;
+                first = false;
+            }
+            for (i, _) in &submitted {
+                add_profile(&self.iterations[*i], report)?;
+            }
+            let w = self.words()?;
+            if w[words::PHASE] == 0 {
+                break;
+            }
+            if run >= self.max_graphs {
+                return Err(SimError::solver(
+                    "newton",
+                    format!(
+                        "the device-driven Newton loop at t = {t} s did not finish after \
+                         {run} iteration graphs (phase word {})",
+                        w[words::PHASE]
+                    ),
+                ));
+            }
+            // Not done: another batch as long (the step needed more graphs than the last one).
+        }
+        self.batch.set(run.clamp(1, GRAPH_COPIES));
+        self.read_report(t, report)
+    }
+
+    fn words(&self) -> Result<&[u32], SimError> {
+        self.control
+            .mapped()
+            .ok_or_else(|| SimError::solver("newton", "control buffer is not host-visible"))
+    }
+
+    /// Fills `report` from the control words of a finished step; returns the objective.
+    fn read_report(&self, t: f64, report: &mut StepReport) -> Result<f64, SimError> {
+        let w = self.words()?;
+        let f = |i: usize| f32::from_bits(w[i]);
+        let solves = w[words::SOLVES] as usize;
+        for k in 0..solves {
+            let at = words::LOG + k * words::LOG_WORDS;
+            let Some(entry) = w.get(at..at + words::LOG_WORDS) else {
+                break;
+            };
+            let residual = f32::from_bits(entry[2]);
+            report.pcg_iterations += entry[0];
+            report.pcg_warm_iterations += entry[1];
+            report.pcg_residual = residual as f64;
+            report.pcg_residual_max = report.pcg_residual_max.max(residual as f64);
+        }
+        report.newton_iterations = solves as u32;
+        report.gradient_norm = f(words::GNORM) as f64;
+        report.last_direction = f(words::DMAX) as f64;
+        if w[words::STATUS] & status::NOT_FINITE != 0 {
+            // A NaN in the Newton system would otherwise freeze the simulation silently.
+            return Err(SimError::solver(
+                "newton",
+                format!(
+                    "the Newton system at t = {t} s is not finite (PCG residual {}): NaN or \
+                     infinity in the Hessian or gradient",
+                    report.pcg_residual
+                ),
+            ));
+        }
+        Ok(f(words::ENERGY_HI) as f64 + f(words::ENERGY_LO) as f64)
+    }
+}
+
+/// Adds a completed graph's GPU time to the report's parts: per-node times summed by section,
+/// scaled to the graph's total (nodes of one level overlap).
+fn add_profile(g: &CompiledGraph, report: &mut StepReport) -> Result<(), SimError> {
+    let Some(p) = g.profile()? else {
+        return Ok(());
+    };
+    let mut parts = [0.0f64; 6];
+    let mut last = Part::Predict;
+    // Gate nodes carry no prefix: they belong to the section that follows them.
+    for n in p.nodes.iter().rev() {
+        let part = Part::of(&n.name).unwrap_or(last);
+        last = part;
+        parts[part as usize] += n.gpu_ms;
+    }
+    let sum: f64 = parts.iter().sum();
+    let scale = if sum > 0.0 { p.total_ms / sum } else { 0.0 };
+    let ms = &mut report.gpu_ms;
+    ms.predict += parts[Part::Predict as usize] * scale;
+    ms.evaluate += parts[Part::Evaluate as usize] * scale;
+    ms.hessian += parts[Part::Hessian as usize] * scale;
+    ms.pcg += parts[Part::Pcg as usize] * scale;
+    ms.line_search += parts[Part::Search as usize] * scale;
+    ms.finish += parts[Part::Finish as usize] * scale;
+    Ok(())
+}
