@@ -249,13 +249,19 @@ pub struct TwoWay {
 }
 
 /// Refuses, before anything is allocated, a pair workspace of `total` pairs that the device
-/// cannot bind: the split arrays (16 bytes per pair, [`SplitBuffer`]) against two bindings of
-/// `split_limit` bytes, the others (the sort keys, 8 bytes per pair, and the 4-byte arrays)
+/// cannot bind: the split arrays (16 bytes per pair, [`SplitBuffer`]; the separating
+/// directions only with floor release, `release`) against two bindings of `split_limit` bytes, the others (the sort keys, 8 bytes per pair, and the 4-byte arrays)
 /// against one binding of `device_limit` bytes. The error names the buffer, its size and the
 /// limit.
-fn check_workspace_sizes(total: usize, split_limit: u64, device_limit: u64) -> Result<(), String> {
-    for name in ["two_way.constraints", "two_way.pair_closest"] {
-        super::split::split_lengths(name, total.max(1), 16, split_limit)?;
+fn check_workspace_sizes(
+    total: usize,
+    release: bool,
+    split_limit: u64,
+    device_limit: u64,
+) -> Result<(), String> {
+    super::split::split_lengths("two_way.constraints", total.max(1), 16, split_limit)?;
+    if release {
+        super::split::split_lengths("two_way.pair_closest", total.max(1), 16, split_limit)?;
     }
     let whole = [
         ("two_way.sort_keys", 8),
@@ -629,6 +635,9 @@ impl TwoWay {
         let capacity = [p.vt_cap, p.ee_cap];
         let total = (p.vt_cap + p.ee_cap) as usize;
         let limit = self.binding_limit;
+        // Only floor release reads the pairs' separating directions.
+        let release = self.settings.floor_release.is_some();
+        let closest_len = if release { total } else { 1 };
         let storage = BufferUsage::STORAGE;
         // Drop the old workspace first (its buffers may be large).
         let old = self.ws.take();
@@ -645,7 +654,7 @@ impl TwoWay {
             ),
             old => {
                 drop(old);
-                check_workspace_sizes(total, limit, ctx.caps().max_storage_buffer_range)?;
+                check_workspace_sizes(total, release, limit, ctx.caps().max_storage_buffer_range)?;
                 (
                     SplitBuffer::new(ctx, "two_way.constraints", total, limit)?,
                     ctx.create_buffer("two_way.sort_keys", total, storage)
@@ -655,7 +664,7 @@ impl TwoWay {
                     RadixSort::new(ctx, total, SortKeys::U64).map_err(err)?,
                     ctx.create_buffer("two_way.lambda", total, storage)
                         .map_err(err)?,
-                    SplitBuffer::new(ctx, "two_way.pair_closest", total, limit)?,
+                    SplitBuffer::new(ctx, "two_way.pair_closest", closest_len, limit)?,
                     ctx.create_buffer("two_way.floor_list", total.max(1), storage)
                         .map_err(err)?,
                     {
@@ -968,7 +977,8 @@ impl TwoWay {
             ));
         }
         let p = self.search.params();
-        check_workspace_sizes((p.vt_cap + p.ee_cap) as usize, bytes, device)?;
+        let release = self.settings.floor_release.is_some();
+        check_workspace_sizes((p.vt_cap + p.ee_cap) as usize, release, bytes, device)?;
         self.binding_limit = bytes;
         let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
         self.workspace(cap)?;
