@@ -13,11 +13,12 @@
 layout(std430, binding = 0) readonly buffer State { TwState s; };
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 2) buffer Y { vec4 y[]; };
-layout(std430, binding = 3) readonly buffer Cons { uvec4 cons[]; };
+layout(std430, binding = 3) readonly buffer ConsLo { uvec4 cons_lo[]; };
 layout(std430, binding = 4) readonly buffer Meta { uint meta[]; };
 layout(std430, binding = 5) readonly buffer Offsets { uint offsets[]; };
 layout(std430, binding = 6) readonly buffer Grouped { uint grouped[]; };
 layout(std430, binding = 7) readonly buffer InvW { float inv_w[]; };
+layout(std430, binding = 8) readonly buffer ConsHi { uvec4 cons_hi[]; };
 layout(push_constant) uniform Push { TwParams p; };
 #include "two_way_sweep.glsl"
 void main() {

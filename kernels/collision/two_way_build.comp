@@ -1,10 +1,12 @@
 #version 460
-// Two-way IPM, after a proximity search: MODE 0 turns the pairs (appended by the search in a
-// run-dependent order) into contact constraints raw[i] = four vertices with sort keys
-// (type, a, b) (vertex–triangle before edge–edge; unused slots get the largest key) and writes
-// meta = {vertex–triangle count, total, ceil(total / WG), 1, 1}; after the radix sort of the
-// keys, MODE 2 gathers cons[k] = raw[vals[k]] — a canonical order, so the coloring and every
-// later step are deterministic; MODE 1 (after the coloring) writes the indirect arguments of
+// Two-way IPM, after a proximity search: MODE 0 gives every pair (appended by the search in a
+// run-dependent order; slot i < nvt the vertex–triangle pair i, else the edge–edge pair
+// i - nvt) its sort key (type, a, b) (vertex–triangle before edge–edge; unused slots get the
+// largest key) and writes meta = {vertex–triangle count nvt, total, ceil(total / WG), 1, 1};
+// after the radix sort of the keys, MODE 2 gathers constraint k = the four vertices of slot
+// vals[k], read from the pair lists (no copy of the unsorted constraints is stored) — a
+// canonical order, so the coloring and every later step are deterministic. The constraints
+// are split over two bindings (two_way_split.glsl); MODE 1 (after the coloring) writes the indirect arguments of
 // every color's sweep, {ceil(size_c / WG), 1, 1}.
 // Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs::constraints.
 #include "common.glsl"
@@ -15,13 +17,13 @@ layout(std430, binding = 1) readonly buffer PairsVt { uvec4 pairs_vt[]; };
 layout(std430, binding = 2) readonly buffer PairsEe { uvec4 pairs_ee[]; };
 layout(std430, binding = 3) readonly buffer Tris { uvec4 tris[]; };
 layout(std430, binding = 4) readonly buffer Edges { uvec2 edges[]; };
-layout(std430, binding = 5) buffer Cons { uvec4 cons[]; };
+layout(std430, binding = 5) buffer ConsLo { uvec4 cons_lo[]; };
 layout(std430, binding = 6) buffer Meta { uint meta[]; };
 layout(std430, binding = 7) readonly buffer Offsets { uint offsets[]; };
 layout(std430, binding = 8) writeonly buffer ColorArgs { uint color_args[]; };
 layout(std430, binding = 9) buffer Keys { uvec2 keys[]; };
 layout(std430, binding = 10) buffer Vals { uint vals[]; };
-layout(std430, binding = 11) buffer Raw { uvec4 raw[]; };
+layout(std430, binding = 11) buffer ConsHi { uvec4 cons_hi[]; };
 layout(push_constant) uniform Push {
     uint vt_cap;
     uint ee_cap;
@@ -29,6 +31,22 @@ layout(push_constant) uniform Push {
     uint b_bits;   // bits of the second index of a pair (1..=31)
     uint key_bits; // bits of the whole key (1 + a bits + b bits)
 };
+#define TW_SPLIT_CONS
+#define TW_SPLIT_CONS_WRITE
+#include "two_way_split.glsl"
+
+// The four vertices of pair slot j (vertex–triangle below meta[0], else edge–edge).
+uvec4 pair_vertices(uint j) {
+    uint nvt = meta[0];
+    if (j < nvt) {
+        uvec4 pr = pairs_vt[j];
+        uvec4 t = tris[pr.y];
+        return uvec4(pr.x, t.x, t.y, t.z);
+    }
+    uvec4 pr = pairs_ee[j - nvt];
+    uvec2 ea = edges[pr.x], eb = edges[pr.y];
+    return uvec4(ea.x, ea.y, eb.x, eb.y);
+}
 void main() {
     uint i = tw_index();
     if (MODE == 1u) {
@@ -41,7 +59,7 @@ void main() {
         return;
     }
     if (MODE == 2u) {
-        if (i < meta[1]) cons[i] = raw[vals[i]];
+        if (i < meta[1]) tw_set_con(i, pair_vertices(vals[i]));
         return;
     }
     uint nvt = min(status[1], vt_cap);
@@ -58,14 +76,10 @@ void main() {
     uint type = 0u, a = 0u, b = 0u;
     if (i < nvt) {
         uvec4 pr = pairs_vt[i];
-        uvec4 t = tris[pr.y];
-        raw[i] = uvec4(pr.x, t.x, t.y, t.z);
         a = pr.x;
         b = pr.y;
     } else if (i < nvt + nee) {
         uvec4 pr = pairs_ee[i - nvt];
-        uvec2 ea = edges[pr.x], eb = edges[pr.y];
-        raw[i] = uvec4(ea.x, ea.y, eb.x, eb.y);
         type = 1u;
         a = pr.x;
         b = pr.y;

@@ -21,22 +21,25 @@
 #include "two_way.glsl"
 layout(std430, binding = 0) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 1) buffer Y { vec4 y[]; };
-layout(std430, binding = 2) readonly buffer Cons { uvec4 cons[]; };
+layout(std430, binding = 2) readonly buffer ConsLo { uvec4 cons_lo[]; };
 layout(std430, binding = 3) readonly buffer Meta { uint meta[]; };
 layout(std430, binding = 4) readonly buffer Offsets { uint offsets[]; };
 layout(std430, binding = 5) readonly buffer Grouped { uint grouped[]; };
 layout(std430, binding = 6) readonly buffer InvW { float inv_w[]; };
+layout(std430, binding = 7) readonly buffer ConsHi { uvec4 cons_hi[]; };
 layout(push_constant) uniform Push {
     float delta;    // δ (m)
     float mu;       // Coulomb coefficient μ
     uint color;     // contact color of this dispatch
 } p;
+#define TW_SPLIT_CONS
+#include "two_way_split.glsl"
 void main() {
     uint k = tw_index();
     uint first = offsets[p.color];
     if (k >= offsets[p.color + 1u] - first) return;
     uint i = grouped[first + k];
-    uvec4 v = cons[i];
+    uvec4 v = tw_con(i);
     uint type = i < meta[0] ? TYPE_VT : TYPE_EE;
     vec3 q[4] = vec3[4](x[v.x].xyz, x[v.y].xyz, x[v.z].xyz, x[v.w].xyz);
     Closest cl = tw_closest(type, q);

@@ -18,7 +18,7 @@ layout(constant_id = 1) const uint BARRIER = 0;
 layout(std430, binding = 0) readonly buffer State { TwState s; };
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 2) buffer Y { vec4 y[]; };
-layout(std430, binding = 3) readonly buffer Cons { uvec4 cons[]; };
+layout(std430, binding = 3) readonly buffer ConsLo { uvec4 cons_lo[]; };
 layout(std430, binding = 4) readonly buffer Meta { uint meta[]; };
 layout(std430, binding = 5) readonly buffer Offsets { uint offsets[]; };   // MAX_COLORS + 1
 layout(std430, binding = 6) readonly buffer Grouped { uint grouped[]; };
@@ -28,6 +28,7 @@ layout(std430, binding = 9) readonly buffer Edges { uvec2 edges[]; };
 layout(std430, binding = 10) readonly buffer Rest { float rest[]; };
 layout(std430, binding = 11) buffer LambdaE { float lambda_e[]; };
 layout(std430, binding = 12) readonly buffer EdgeOffsets { uint edge_offsets[]; }; // p.count + 1
+layout(std430, binding = 13) readonly buffer ConsHi { uvec4 cons_hi[]; };
 layout(push_constant) uniform Push { TwParams p; };
 #include "two_way_sweep.glsl"
 void main() {

@@ -30,16 +30,21 @@
 layout(std430, binding = 0) readonly buffer State { TwState s; };
 layout(std430, binding = 1) readonly buffer X { vec4 x[]; };
 layout(std430, binding = 2) readonly buffer Y { vec4 y[]; };
-layout(std430, binding = 3) readonly buffer Cons { uvec4 cons[]; };
+layout(std430, binding = 3) readonly buffer ConsLo { uvec4 cons_lo[]; };
 layout(std430, binding = 4) readonly buffer Meta { uint meta[]; };
 layout(std430, binding = 5) readonly buffer Dfree { uint dfree[]; };
-layout(std430, binding = 6) readonly buffer PairClosest { vec4 closest[]; };
+layout(std430, binding = 6) readonly buffer PairClosestLo { vec4 closest_lo[]; };
 layout(std430, binding = 7) coherent buffer FloorList { uint floor_list[]; };
 layout(std430, binding = 8) coherent buffer Alpha { uint alpha[]; };     // float bits per vertex
 // n + 2; [n]: unsettled, [n + 1]: floor pairs listed by two_way_distances (reset here).
 layout(std430, binding = 9) coherent buffer Blocked { uint blocked[]; };
 layout(std430, binding = 10) readonly buffer Calpha { float calpha[]; };
+layout(std430, binding = 11) readonly buffer ConsHi { uvec4 cons_hi[]; };
+layout(std430, binding = 12) readonly buffer PairClosestHi { vec4 closest_hi[]; };
 layout(push_constant) uniform Push { TwParams p; };
+#define TW_SPLIT_CONS
+#define TW_SPLIT_CLOSEST
+#include "two_way_split.glsl"
 const float EPS32 = 1.1920929e-7;
 const uint MAX_ROUNDS = 4096u;
 shared uint changed;
@@ -64,7 +69,7 @@ bool settle(uint nf, bool spread_alpha) {
         if (lid == 0u) changed = 0u;
         sync();
         for (uint k = lid; k < nf; k += WG) {
-            uvec4 v = cons[floor_list[k]];
+            uvec4 v = tw_con(floor_list[k]);
             if (spread_alpha) {
                 uint a = min(min(alpha[v.x], alpha[v.y]), min(alpha[v.z], alpha[v.w]));
                 for (uint q = 0u; q < 4u; ++q) {
@@ -96,15 +101,15 @@ void main() {
     uint lid = gl_LocalInvocationID.x;
     uint nf = blocked[p.n + 1u];
     for (uint k = lid; k < nf; k += WG) {
-        uvec4 v = cons[floor_list[k]];
+        uvec4 v = tw_con(floor_list[k]);
         for (uint q = 0u; q < 4u; ++q) alpha[v[q]] = floatBitsToUint(released_alpha(v[q]));
     }
     sync();
     bool ok = settle(nf, true);
     for (uint k = lid; k < nf; k += WG) {
         uint i = floor_list[k];
-        uvec4 v = cons[i];
-        vec4 c = closest[i];
+        uvec4 v = tw_con(i);
+        vec4 c = tw_closest_at(i);
         float ln = length(c.xyz);
         bool pass = ln > 0.0;
         if (pass) {

@@ -18,15 +18,18 @@
 #include "penalty.glsl"
 layout(constant_id = 1) const uint ACCUMULATE = 0;
 layout(std430, binding = 0) readonly buffer Pos { vec4 pos[]; };
-layout(std430, binding = 1) readonly buffer Cons { uvec4 cons[]; };
+layout(std430, binding = 1) readonly buffer ConsLo { uvec4 cons_lo[]; };
 layout(std430, binding = 2) readonly buffer Meta { uint meta[]; };
 layout(std430, binding = 3) writeonly buffer Energy { float energy[]; };
 // Three ivec4 per vertex: (Σ c a n, 0), (diagonal xx yy zz, 0), (xy xz yz, 0).
 layout(std430, binding = 4) buffer Accum { ivec4 accum[]; };
+layout(std430, binding = 5) readonly buffer ConsHi { uvec4 cons_hi[]; };
 layout(push_constant) uniform P {
     float k;        // stiffness (N/m), for the energy only
     float d_r;      // repulsion distance (m)
 } p;
+#define TW_SPLIT_CONS
+#include "two_way_split.glsl"
 
 void add(uint v, float a, float sum_abs, float cval, vec3 n) {
     float h = abs(a) * sum_abs * PENALTY_HESS_SCALE;
@@ -48,7 +51,7 @@ void main() {
     uint i = tw_index();
     if (i >= meta[1]) return;
     energy[i] = 0.0;
-    uvec4 v = cons[i];
+    uvec4 v = tw_con(i);
     uint type = i < meta[0] ? TYPE_VT : TYPE_EE;
     vec3 q[4] = vec3[4](pos[v.x].xyz, pos[v.y].xyz, pos[v.z].xyz, pos[v.w].xyz);
     Closest cl = tw_closest(type, q);

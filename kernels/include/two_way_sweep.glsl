@@ -1,17 +1,23 @@
 // Two-way IPM backward step: the projected Gauss–Seidel update of one contact constraint and of
 // one edge-length constraint (Eq. 17), and the log-barrier baseline's gradient of one pair,
 // shared by the per-color kernels and the fused single-workgroup sweep. Include after the
-// buffer declarations: with TW_CONTACT_SWEEP the kernel declares x, y, cons, meta, lambda,
-// inv_w; with TW_EDGE_SWEEP x, y, edges, rest, lambda_e, inv_w; with TW_BARRIER_SWEEP x, y,
-// cons, meta, inv_w; all declare `p` (TwParams).
+// buffer declarations: with TW_CONTACT_SWEEP the kernel declares x, y, cons_lo, cons_hi, meta,
+// lambda, inv_w; with TW_EDGE_SWEEP x, y, edges, rest, lambda_e, inv_w; with TW_BARRIER_SWEEP
+// x, y, cons_lo, cons_hi, meta, inv_w; all declare `p` (TwParams). The constraints are split
+// over two bindings (two_way_split.glsl).
 // Reference: engine/src/cpu_reference/two_way.rs (contact_sweep, edge_sweep).
 #ifndef SUPPLE_TWO_WAY_SWEEP_GLSL
 #define SUPPLE_TWO_WAY_SWEEP_GLSL
 
+#if defined(TW_CONTACT_SWEEP) || defined(TW_BARRIER_SWEEP)
+#define TW_SPLIT_CONS
+#include "two_way_split.glsl"
+#endif
+
 #ifdef TW_CONTACT_SWEEP
 // Contact constraint i (vertex–triangle when i < meta[0], else edge–edge) linearised at x.
 void tw_contact_update(uint i) {
-    uvec4 v = cons[i];
+    uvec4 v = tw_con(i);
     uint type = i < meta[0] ? TYPE_VT : TYPE_EE;
     vec3 q[4] = vec3[4](x[v.x].xyz, x[v.y].xyz, x[v.z].xyz, x[v.w].xyz);
     Closest cl = tw_closest(type, q);
@@ -33,7 +39,7 @@ void tw_contact_update(uint i) {
 // target of its vertices by -½ w_v ∂B/∂x_v, ∂d/∂x_v = w_pair,v n (Closest weights, n the unit
 // closest-point difference).
 void tw_barrier_update(uint i) {
-    uvec4 v = cons[i];
+    uvec4 v = tw_con(i);
     vec3 q[4] = vec3[4](x[v.x].xyz, x[v.y].xyz, x[v.z].xyz, x[v.w].xyz);
     Closest cl = tw_closest(i < meta[0] ? TYPE_VT : TYPE_EE, q);
     float d = sqrt(cl.sq_dist);

@@ -915,3 +915,107 @@ fn past_the_color_limit(coloring: ContactColoring, cells: usize, d_max: f64, max
     assert!(rep.min_distance > 0.0 && rep.steps > 1, "{rep:?}");
     assert_no_validation_errors(&ctx);
 }
+
+/// Issue 22 item 3: the contact constraints and the floor-release directions are split over two
+/// bindings where one would exceed the device's `maxStorageBufferRange`. With the per-binding
+/// limit lowered below the pair count of a dense contact set (two sheets with a search
+/// distance of several cells), the constraints really use both bindings, and every kernel that
+/// reads them (build and gather, distances, floor release, contact or barrier sweeps fused and
+/// per color, friction, repulsion) gives the same bits as the unsplit storage. A limit that two
+/// bindings cannot meet is refused naming the buffer.
+#[test]
+fn split_constraint_storage_gives_the_same_bits() {
+    use supple::contact::two_way::{Repulsion, TwoWayReport};
+    use supple::vk::BufferUsage;
+    let ctx = context(false);
+    let s = sheets(8, 0.004, 0.01);
+    let n = s.x.len();
+    let inv_w = vec![1.0f32; n];
+    let dense = |backward, sweep_dispatch| TwoWaySettings {
+        d_min: 0.012,
+        d_max: 0.03,
+        backward,
+        sweep_dispatch,
+        contact_coloring: ContactColoring::Host,
+        steps_per_batch: 4,
+        ..Default::default()
+    };
+    // One solve (friction on) and a repulsion evaluation; `limit` lowers the binding size.
+    let run = |st: TwoWaySettings, limit: Option<u64>| {
+        let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+        if let Some(bytes) = limit {
+            tw.set_max_binding_bytes(bytes).expect("binding limit");
+        }
+        tw.set_friction(0.3).expect("friction");
+        tw.set_target(&s.y).expect("target");
+        let rep = tw.solve().expect("solve");
+        let (cons, n_vt) = tw.read_constraints().expect("constraints");
+        let bindings = tw.constraint_bindings().expect("workspace");
+        let storage = BufferUsage::STORAGE;
+        let x = tw.positions().read().unwrap();
+        let it = ctx.upload_buffer("test.iterate", &x, storage).unwrap();
+        let trial = ctx.upload_buffer("test.trial", &x, storage).unwrap();
+        let accum = ctx
+            .upload_buffer("test.accum", &vec![[0i32; 4]; 3 * n], storage)
+            .unwrap();
+        let repulsion =
+            Repulsion::new(&ctx, &tw, &it, &trial, &accum, 100.0, 0.02).expect("repulsion");
+        let (energy, _) = repulsion.evaluate().expect("evaluate");
+        let run = (
+            rep.steps,
+            rep.contact_pairs,
+            x,
+            tw.target().read().unwrap(),
+            cons,
+            n_vt,
+            tw.read_multipliers().expect("multipliers").0,
+            energy.to_bits(),
+            accum.read().unwrap(),
+        );
+        (run, bindings)
+    };
+    let cases = [
+        (Backward::GaussSeidel, SweepDispatch::Fused),
+        (Backward::GaussSeidel, SweepDispatch::PerColor),
+        (
+            Backward::LogBarrier {
+                strength: 1.0,
+                range: 0.01,
+            },
+            SweepDispatch::PerColor,
+        ),
+    ];
+    for (backward, dispatch) in cases {
+        let st = dense(backward, dispatch);
+        let (whole, [cap, hi]) = run(st, None);
+        let pairs = whole.1 as usize;
+        assert_eq!(hi, 0, "{backward:?}: one binding holds them on lavapipe");
+        // The smallest low binding two bindings can hold the capacity with; it must be
+        // below the pair count, or the high binding would hold none of them.
+        let lo = cap.div_ceil(2);
+        assert!(
+            pairs > lo && whole.0 > 1,
+            "{backward:?}: {pairs} pairs, capacity {cap}: the contact set is not dense enough"
+        );
+        let (split, bindings) = run(st, Some(16 * lo as u64));
+        assert_eq!(bindings, [lo, cap - lo], "{backward:?}: split as designed");
+        assert!(
+            whole == split,
+            "{backward:?} {dispatch:?}: split storage changed the results (steps {} vs {})",
+            whole.0,
+            split.0
+        );
+    }
+    // Past two bindings: refused, naming the buffer, its size and the limit.
+    let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, settings()).expect("solver");
+    let [cap, _] = tw.constraint_bindings().expect("workspace");
+    let limit = 16 * (cap as u64 / 2 - 1);
+    let e = tw.set_max_binding_bytes(limit).unwrap_err();
+    assert!(
+        e.contains("'two_way.constraints'")
+            && e.contains(&format!("{} bytes", 16 * cap))
+            && e.contains(&format!("{limit} bytes")),
+        "{e}"
+    );
+    assert_no_validation_errors(&ctx);
+}

@@ -30,8 +30,8 @@ pub(crate) struct FrictionInputs<'a> {
     pub positions: &'a GpuBuffer<[f32; 4]>,
     /// Target y (filtered in place).
     pub target: &'a GpuBuffer<[f32; 4]>,
-    /// Contact constraints.
-    pub cons: &'a GpuBuffer<[u32; 4]>,
+    /// Contact constraints (over two bindings).
+    pub cons: &'a super::split::SplitBuffer<[u32; 4]>,
     /// Solver metadata words.
     pub meta: &'a GpuBuffer<u32>,
     /// Per-color offsets of the grouped constraints.
@@ -44,7 +44,7 @@ pub(crate) struct FrictionInputs<'a> {
     pub color_args: &'a GpuBuffer<u32>,
     /// Color capacity of the workspace.
     pub color_cap: u32,
-    /// Identity of the workspace (search generation, color capacity).
+    /// Identity of the workspace (its recording serial, color capacity).
     pub key: (u64, u32),
     /// δ (m).
     pub delta: f64,
@@ -97,11 +97,12 @@ impl Friction {
                     .workgroup_size(WG)
                     .read(tw.positions)
                     .read_write(tw.target)
-                    .read(cons)
+                    .read(cons.lo())
                     .read(tw.meta)
                     .read(offsets)
                     .read(grouped)
                     .read(tw.inverse_weights)
+                    .read(cons.hi())
                     .push(&FrictionParams {
                         delta: tw.delta as f32,
                         mu: self.mu as f32,

@@ -9,6 +9,7 @@ pub mod handler;
 pub mod repulsion;
 pub mod settings;
 pub mod solve;
+pub mod split;
 
 pub use repulsion::Repulsion;
 pub use solve::{

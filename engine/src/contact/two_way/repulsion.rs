@@ -136,7 +136,7 @@ impl Repulsion {
                 .workgroup_size(WG)
                 .spec(&[accumulate as u32])
                 .read(x)
-                .read(cons)
+                .read(cons.lo())
                 .read(tw.meta_buffer())
                 .write(&energies)
                 .bind(
@@ -147,6 +147,7 @@ impl Repulsion {
                         Access::READ
                     },
                 )
+                .read(cons.hi())
                 .push(&push),
             );
             reduce.record(

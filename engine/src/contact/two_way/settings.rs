@@ -76,7 +76,9 @@ pub enum ContactColoring {
     /// collision vertices, on the GPU otherwise.
     Auto,
     /// Jones–Plassmann rounds on the GPU (the paper's choice; hundreds of small dispatches
-    /// when dense contact needs hundreds of colors).
+    /// when dense contact needs hundreds of colors). Constraints split over two bindings
+    /// (more than the device's `maxStorageBufferRange`, `two_way::split`) are colored on the
+    /// host.
     Gpu,
     /// Greedy coloring on the host of the constraints read back (deterministic; on a CPU
     /// device the "GPU" is the same CPU, and one pass beats hundreds of dispatched rounds).

@@ -16,6 +16,12 @@
 //!   stop flags). Kernels of a stopped solve return at once, so a batch may end early on the
 //!   device without a host round trip per step.
 //!
+//! Storage: the contact constraints and the floor-release directions (16 bytes per pair) are
+//! split over two bindings where one would exceed the device's `maxStorageBufferRange`
+//! ([`super::split`]); the unsorted constraints are not stored (the gather after the sort reads
+//! the pair lists). A workspace the device cannot bind is refused before any of it is
+//! allocated, naming the buffer, its size and the limit.
+//!
 //! Contact multipliers λ are warm-started across steps while the pair set is unchanged and
 //! reset by a new search (the pairs change); edge multipliers persist for the solver's life.
 //! Reference: [`crate::cpu_reference::two_way`].
@@ -23,6 +29,7 @@
 pub use super::settings::{
     Backward, ContactColoring, StepBound, SweepDispatch, TwoWaySettings, AUTO_SMALL_VERTICES,
 };
+use super::split::SplitBuffer;
 use crate::coloring::{greedy_coloring, pad, GpuColoring, GreedyOrder, MAX_COLORS};
 use crate::primitives::{RadixSort, SortKeys};
 use crate::proximity::spatial_hash::pad1;
@@ -151,16 +158,20 @@ impl std::ops::AddAssign for TwoWayReport {
 /// Buffers sized by the proximity pair capacities and the graphs that bind them.
 struct PairWorkspace {
     capacity: [u32; 2],
+    /// The per-binding limit the split buffers were allocated for (bytes).
+    binding_limit: u64,
     /// The search workspace generation the graphs were recorded for (its pair buffers).
     search_generation: u64,
-    cons: GpuBuffer<[u32; 4]>,
-    raw: GpuBuffer<[u32; 4]>,
+    /// Changes whenever this workspace is recorded again (new buffers or color capacity).
+    serial: u64,
+    /// Contact constraints (four vertices each) in canonical order.
+    cons: SplitBuffer<[u32; 4]>,
     keys: GpuBuffer<[u32; 2]>,
     vals: GpuBuffer<u32>,
     sort: RadixSort,
     lambda: GpuBuffer<f32>,
     /// Floor release: separating direction and distance of every pair at x^(l).
-    closest: GpuBuffer<[f32; 4]>,
+    closest: SplitBuffer<[f32; 4]>,
     /// Floor release: the floor pairs of the current step.
     floor_list: GpuBuffer<u32>,
     coloring: GpuColoring,
@@ -211,6 +222,11 @@ pub struct TwoWay {
     reset: CompiledGraph,
     args: Option<CompiledGraph>,
     ws: Option<PairWorkspace>,
+    /// Workspaces recorded so far (the next one's [`PairWorkspace::serial`]).
+    ws_serial: u64,
+    /// Largest binding of a split pair array (bytes; the device's `maxStorageBufferRange`
+    /// unless lowered by [`TwoWay::set_max_binding_bytes`]).
+    binding_limit: u64,
     searches: u32,
     last_colors: u32,
     /// Color contact constraints on the host ([`ContactColoring`]).
@@ -230,6 +246,40 @@ pub struct TwoWay {
     /// Per vertex, its clearance from colliders on top of their offsets (m; its body's
     /// `collider_offset`).
     collider_offsets: GpuBuffer<f32>,
+}
+
+/// Refuses, before anything is allocated, a pair workspace of `total` pairs that the device
+/// cannot bind: the split arrays (16 bytes per pair, [`SplitBuffer`]; the separating
+/// directions only with floor release, `release`) against two bindings of `split_limit` bytes, the others (the sort keys, 8 bytes per pair, and the 4-byte arrays)
+/// against one binding of `device_limit` bytes. The error names the buffer, its size and the
+/// limit.
+fn check_workspace_sizes(
+    total: usize,
+    release: bool,
+    split_limit: u64,
+    device_limit: u64,
+) -> Result<(), String> {
+    super::split::split_lengths("two_way.constraints", total.max(1), 16, split_limit)?;
+    if release {
+        super::split::split_lengths("two_way.pair_closest", total.max(1), 16, split_limit)?;
+    }
+    let whole = [
+        ("two_way.sort_keys", 8),
+        ("two_way.sort_values", 4),
+        ("two_way.lambda", 4),
+        ("two_way.floor_list", 4),
+        ("coloring.color", 4),
+    ];
+    for (name, elem) in whole {
+        let bytes = (total.max(1) as u64).saturating_mul(elem);
+        if bytes > device_limit {
+            return Err(format!(
+                "buffer '{name}' needs {bytes} bytes but the device's maxStorageBufferRange is \
+                 {device_limit} bytes"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn groups(n: usize) -> [u32; 3] {
@@ -272,7 +322,7 @@ fn host_color(
     const WORDS: usize = MAX_COLORS as usize / 64;
     h.cons.clear();
     h.cons.resize(pairs, [0; 4]);
-    ws.cons.read_into(&mut h.cons).map_err(err)?;
+    ws.cons.read_into(&mut h.cons)?;
     h.used.clear();
     h.used.resize(WORDS * n, 0);
     h.colors.clear();
@@ -530,6 +580,8 @@ impl TwoWay {
             reset,
             args: None,
             ws: None,
+            ws_serial: 0,
+            binding_limit: ctx.caps().max_storage_buffer_range,
             searches: 0,
             last_colors: 0,
             host_coloring: match settings.contact_coloring {
@@ -582,13 +634,16 @@ impl TwoWay {
         let p = self.search.params();
         let capacity = [p.vt_cap, p.ee_cap];
         let total = (p.vt_cap + p.ee_cap) as usize;
+        let limit = self.binding_limit;
+        // Only floor release reads the pairs' separating directions.
+        let release = self.settings.floor_release.is_some();
+        let closest_len = if release { total } else { 1 };
         let storage = BufferUsage::STORAGE;
         // Drop the old workspace first (its buffers may be large).
         let old = self.ws.take();
-        let (cons, raw, keys, vals, sort, lambda, closest, floor_list, coloring) = match old {
-            Some(w) if w.capacity == capacity => (
+        let (cons, keys, vals, sort, lambda, closest, floor_list, coloring) = match old {
+            Some(w) if w.capacity == capacity && w.binding_limit == limit => (
                 w.cons,
-                w.raw,
                 w.keys,
                 w.vals,
                 w.sort,
@@ -599,11 +654,9 @@ impl TwoWay {
             ),
             old => {
                 drop(old);
+                check_workspace_sizes(total, release, limit, ctx.caps().max_storage_buffer_range)?;
                 (
-                    ctx.create_buffer("two_way.constraints", total, storage)
-                        .map_err(err)?,
-                    ctx.create_buffer("two_way.constraints_raw", total, storage)
-                        .map_err(err)?,
+                    SplitBuffer::new(ctx, "two_way.constraints", total, limit)?,
                     ctx.create_buffer("two_way.sort_keys", total, storage)
                         .map_err(err)?,
                     ctx.create_buffer("two_way.sort_values", total, storage)
@@ -611,8 +664,7 @@ impl TwoWay {
                     RadixSort::new(ctx, total, SortKeys::U64).map_err(err)?,
                     ctx.create_buffer("two_way.lambda", total, storage)
                         .map_err(err)?,
-                    ctx.create_buffer("two_way.pair_closest", total.max(1), storage)
-                        .map_err(err)?,
+                    SplitBuffer::new(ctx, "two_way.pair_closest", closest_len, limit)?,
                     ctx.create_buffer("two_way.floor_list", total.max(1), storage)
                         .map_err(err)?,
                     {
@@ -654,13 +706,13 @@ impl TwoWay {
                     .read(self.search.pairs_ee())
                     .read(self.search.triangles())
                     .read(self.search.edges())
-                    .read_write(&cons)
+                    .read_write(cons.lo())
                     .read_write(&self.meta)
                     .read(coloring.offsets())
                     .write(&self.color_args)
                     .read_write(&keys)
                     .read_write(&vals)
-                    .read_write(&raw)
+                    .read_write(cons.hi())
                     .push(&push),
             );
         };
@@ -686,23 +738,26 @@ impl TwoWay {
                 .workgroup_size(WG)
                 .read_write(&self.state)
                 .read(x)
-                .read(&cons)
+                .read(cons.lo())
                 .read(&self.meta)
                 .read_write(&self.dmin)
                 .read_write(&self.dfree)
-                .write(&closest)
+                .write(closest.lo())
                 .write(&floor_list)
                 .read_write(&self.blocked)
+                .read(cons.hi())
+                .write(closest.hi())
                 .push(&self.params(0, 0)),
             );
-            // Bindings 0..=6 shared by the contact kernels: state, x, y, constraints, meta and
-            // the coloring's offsets and grouped indices.
+            // Bindings 0..=6 shared by the contact kernels: state, x, y, constraints (low
+            // binding), meta and the coloring's offsets and grouped indices; each kernel binds
+            // the constraints' high binding last.
             let contact_kernel = |d: Dispatch| {
                 d.workgroup_size(WG)
                     .read(&self.state)
                     .read(x)
                     .read_write(&self.y)
-                    .read(&cons)
+                    .read(cons.lo())
                     .read(&self.meta)
                     .read(coloring.offsets())
                     .read(coloring.grouped())
@@ -726,6 +781,7 @@ impl TwoWay {
                     g.dispatch(
                         color_kernel(name, ids::COLLISION_TWO_WAY_BARRIER, c)
                             .read(&self.inv_w)
+                            .read(cons.hi())
                             .push(&self.params(c, 0)),
                     );
                 }
@@ -747,6 +803,7 @@ impl TwoWay {
                         .read(&self.rest)
                         .read_write(&self.lambda_e)
                         .read(&self.edge_offsets)
+                        .read(cons.hi())
                         .push(&self.params(MAX_COLORS, self.edge_ranges.len() as u32)),
                     );
                 }
@@ -763,6 +820,7 @@ impl TwoWay {
                         color_kernel(name, ids::COLLISION_TWO_WAY_CONTACT_SWEEP, c)
                             .read_write(&lambda)
                             .read(&self.inv_w)
+                            .read(cons.hi())
                             .push(&self.params(c, 0)),
                     );
                 }
@@ -815,14 +873,16 @@ impl TwoWay {
                     .read(&self.state)
                     .read(x)
                     .read(&self.y)
-                    .read(&cons)
+                    .read(cons.lo())
                     .read(&self.meta)
                     .read(&self.dfree)
-                    .read(&closest)
+                    .read(closest.lo())
                     .read_write(&floor_list)
                     .read_write(&self.alpha_c)
                     .read_write(&self.blocked)
                     .read(&self.collider_alpha)
+                    .read(cons.hi())
+                    .read(closest.hi())
                     .push(&self.params(0, 0)),
                 );
             }
@@ -884,11 +944,13 @@ impl TwoWay {
             );
         }
         let batch = g.compile(ctx, opts).map_err(err)?;
+        self.ws_serial += 1;
         self.ws = Some(PairWorkspace {
             capacity,
+            binding_limit: limit,
             search_generation: self.search.generation(),
+            serial: self.ws_serial,
             cons,
-            raw,
             keys,
             vals,
             sort,
@@ -901,6 +963,38 @@ impl TwoWay {
             batch,
         });
         Ok(())
+    }
+
+    /// Lowers the largest binding the split pair arrays may use (bytes, at most the device's
+    /// `maxStorageBufferRange`) and reallocates the pair workspace at the current capacities;
+    /// the next solve starts with a proximity search. A small scene then exercises the split
+    /// storage (for tests; results are bit-identical).
+    pub fn set_max_binding_bytes(&mut self, bytes: u64) -> Result<(), String> {
+        let device = self.ctx.caps().max_storage_buffer_range;
+        if bytes < 16 || bytes > device {
+            return Err(format!(
+                "max binding bytes must be in [16, {device}] (maxStorageBufferRange), got {bytes}"
+            ));
+        }
+        let p = self.search.params();
+        let release = self.settings.floor_release.is_some();
+        check_workspace_sizes((p.vt_cap + p.ee_cap) as usize, release, bytes, device)?;
+        self.binding_limit = bytes;
+        let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
+        self.workspace(cap)?;
+        // The new buffers hold no constraints yet: the next solve starts with a search.
+        let mut st = self.read_state()?;
+        st.bound = -1.0;
+        self.state.write(&[st]).map_err(err)
+    }
+
+    /// How the contact constraints are stored: elements in the low and in the high binding
+    /// (`[capacity, 0]` while one binding holds them all).
+    pub fn constraint_bindings(&self) -> Option<[usize; 2]> {
+        self.ws.as_ref().map(|w| {
+            let lo = w.cons.lo_len();
+            [lo, w.cons.len() - lo]
+        })
     }
 
     /// Commands (dispatches and copies) recorded per step.
@@ -1094,8 +1188,7 @@ impl TwoWay {
     pub fn read_constraints(&self) -> Result<(Vec<[u32; 4]>, usize), String> {
         let ws = self.ws.as_ref().ok_or("no workspace")?;
         let meta = self.meta.read().map_err(err)?;
-        let mut c = ws.cons.read().map_err(err)?;
-        c.truncate(meta[1] as usize);
+        let c = ws.cons.read_prefix((meta[1] as usize).min(ws.cons.len()))?;
         Ok((c, meta[0] as usize))
     }
 
@@ -1156,7 +1249,10 @@ impl TwoWay {
         ws.build.run().map_err(err)?;
         let meta = self.meta.read().map_err(err)?;
         let pairs = meta[1] as usize;
-        let num_colors = if self.host_coloring {
+        // The Jones–Plassmann kernels bind the constraints as one buffer: split ones are
+        // colored on the host (only where the device's bindings are smaller than the pair
+        // set, i.e. on lavapipe, which colors on the host anyway).
+        let num_colors = if self.host_coloring || ws.cons.is_split() {
             let (colors, uncolored) = host_color(ws, pairs, self.n, &mut self.host_scratch)?;
             report.uncolored_contacts = report.uncolored_contacts.max(uncolored);
             colors
@@ -1164,7 +1260,7 @@ impl TwoWay {
             let seed = 0x9e37_79b9u32.wrapping_mul(self.searches + 1);
             let stats = ws
                 .coloring
-                .plan(&self.ctx, &ws.cons, pairs, self.n, seed)
+                .plan(&self.ctx, ws.cons.lo(), pairs, self.n, seed)
                 .and_then(|plan| plan.run_partial())
                 .map_err(|e| format!("coloring {pairs} contact constraints: {e}"))?;
             report.uncolored_contacts = report.uncolored_contacts.max(stats.overflowed);
@@ -1302,7 +1398,7 @@ impl TwoWay {
     pub(crate) fn contact_buffers(
         &self,
     ) -> Option<(
-        &GpuBuffer<[u32; 4]>,
+        &SplitBuffer<[u32; 4]>,
         &GpuBuffer<u32>,
         &GpuBuffer<u32>,
         u32,
@@ -1314,7 +1410,7 @@ impl TwoWay {
                 w.coloring.offsets(),
                 w.coloring.grouped(),
                 w.color_cap,
-                (w.search_generation, w.color_cap),
+                (w.serial, w.color_cap),
             )
         })
     }
