@@ -17,7 +17,8 @@
 // MODE 3 ACCEPTED (after x = x_trial): FINISH when |d|max · α < tolerance, else EVALUATE.
 // MODE 4 EVALUATED (after an evaluation): E(x) and |g|max; FINISH at the iteration cap or when
 //   the gradient test passes, else ASSEMBLE.
-// MODE 5 FINISHED (after the velocity update): phase 0, status DONE.
+// MODE 5 FINISHED (the last node of an iteration graph): counts the graph when the step was
+//   still running in it; after the velocity update, phase 0 and status DONE.
 // Reference: cpu_reference/newton.rs (`device_control`).
 #include "common.glsl"
 layout(constant_id = 1) const uint MODE = 0;
@@ -42,7 +43,7 @@ layout(push_constant) uniform P {
 
 // Words of the control buffer (keep in step with device_loop.rs).
 const uint PHASE = 0u, SOLVES = 1u, TRIALS = 2u, STATUS = 3u, ENERGY_HI = 4u, ENERGY_LO = 5u,
-           GNORM = 6u, DMAX = 7u, LOG = 16u, LOG_WORDS = 4u;
+           GNORM = 6u, DMAX = 7u, GRAPHS = 8u, LOG = 16u, LOG_WORDS = 4u;
 // Phase bits: the sections the next gates open.
 const uint ASSEMBLE = 1u, SOLVING = 2u, SEARCH = 4u, ACCEPT = 8u, EVALUATE = 16u, FINISH = 32u;
 // Status bits.
@@ -139,6 +140,8 @@ void main() {
         if ((phase & EVALUATE) == 0u) return;
         evaluated();
     } else {
+        // The last node of every iteration graph: counts the graphs the step used.
+        if (phase != 0u) words[GRAPHS] += 1u;
         if ((phase & FINISH) == 0u) return;
         words[PHASE] = 0u;
         words[STATUS] |= DONE;

@@ -298,6 +298,9 @@ pub fn device_control(
             }
         }
         _ => {
+            if phase != 0 {
+                words[w::GRAPHS] += 1;
+            }
             if phase & ph::FINISH != 0 {
                 words[w::PHASE] = 0;
                 words[w::STATUS] |= stat::DONE;

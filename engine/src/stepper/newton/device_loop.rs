@@ -46,6 +46,8 @@ pub mod words {
     pub const GNORM: usize = 6;
     /// Largest vertex displacement of the last direction (f32).
     pub const DMAX: usize = 7;
+    /// Iteration graphs the step ran in (the next step's first batch).
+    pub const GRAPHS: usize = 8;
     /// First word of the per-solve log: PCG iterations, warm-start iterations, relative
     /// residual (f32), accepted α (f32, 0 when the search failed).
     pub const LOG: usize = 16;
@@ -362,7 +364,9 @@ impl DeviceLoop {
             }
             // Not done: another batch as long (the step needed more graphs than the last one).
         }
-        self.batch.set(run.clamp(1, GRAPH_COPIES));
+        // The next step's first batch: the graphs this one used (not those it over-submitted).
+        let used = self.words()?[words::GRAPHS] as usize;
+        self.batch.set(used.clamp(1, GRAPH_COPIES));
         self.read_report(t, report)
     }
 
