@@ -21,9 +21,21 @@ use supple::proximity::{BodyFilter, ProximityMesh};
 use supple::vk::BufferUsage;
 use supple_gpu_tests::{assert_no_validation_errors, context};
 
+/// Two bodies: a sheet (body 0) and a triangle (body 1) with its corner over the sheet.
+struct CornerOverSheet {
+    /// Vertex positions (m).
+    x: Vec<[f64; 3]>,
+    /// Triangles of both bodies.
+    tris: Vec<[u32; 3]>,
+    /// Body id per vertex.
+    body: Vec<u32>,
+    /// The triangle's corner vertex.
+    corner: usize,
+}
+
 /// A 6 mm sheet of 24 × 24 cells and a tilted 3 mm triangle whose corner is `gap` above the
-/// sheet's centre: positions, triangles, body ids and the corner's index.
-fn corner_over_sheet(gap: f64) -> (Vec<[f64; 3]>, Vec<[u32; 3]>, Vec<u32>, usize) {
+/// sheet's centre.
+fn corner_over_sheet(gap: f64) -> CornerOverSheet {
     let sheet = cloth_grid([24, 24], [0.006, 0.006], [0.0, 0.0, 0.0]);
     let mut x = sheet.positions.clone();
     let corner = x.len();
@@ -35,7 +47,12 @@ fn corner_over_sheet(gap: f64) -> (Vec<[f64; 3]>, Vec<[u32; 3]>, Vec<u32>, usize
     let t = corner as u32;
     tris.push([t, t + 1, t + 2]);
     let body = (0..x.len()).map(|i| (i >= corner) as u32).collect();
-    (x, tris, body, corner)
+    CornerOverSheet {
+        x,
+        tris,
+        body,
+        corner,
+    }
 }
 
 /// The corner vertex's repulsion block sums past the old fixed-point range (> 128 in units of
@@ -46,7 +63,12 @@ fn corner_over_sheet(gap: f64) -> (Vec<[f64; 3]>, Vec<[u32; 3]>, Vec<u32>, usize
 #[test]
 fn a_vertex_in_hundreds_of_repulsion_pairs_keeps_a_positive_block_and_pcg_converges() {
     let ctx = context(true);
-    let (x, tris, body, corner) = corner_over_sheet(0.0005);
+    let CornerOverSheet {
+        x,
+        tris,
+        body,
+        corner,
+    } = corner_over_sheet(0.0005);
     let n = x.len();
     let mesh = ProximityMesh::new(tris.clone(), body).expect("mesh");
     // Pairs between the two bodies only (the flat sheet's own in-plane pairs are not the case).
