@@ -16,6 +16,7 @@
 // Host: engine/src/fem/elements.rs (record_assembly). Reference: cpu_reference/newton.rs.
 #include "common.glsl"
 #include "thin.glsl"
+#include "block3.glsl"
 layout(constant_id = 1) const uint MODE = 0;
 layout(std430, binding = 0) readonly buffer Eigen { vec4 eig[]; };
 layout(std430, binding = 1) readonly buffer Pos { vec4 pos[]; };
@@ -203,7 +204,8 @@ void main() {
             stiffness[k] = e;
         }
         store(k, d);
-        mat3 inv = inverse(d);
+        // Cholesky with floored pivots, not inverse(): see block3.glsl.
+        mat3 inv = block_inverse_spd(d);
         for (uint r = 0u; r < 3u; ++r) minv[3u * k + r] = vec4(inv[0][r], inv[1][r], inv[2][r], 0.0);
     } else {
         mat3 b = mat3(0.0);

@@ -94,7 +94,7 @@ fn repulsion_kernel_matches_the_reference() {
             rt.energy
         );
         let acc = accum.read().unwrap();
-        // Sums are fixed point without k: the gradient in 2^-26 m, the blocks in 2^-24.
+        // Sums are fixed point without k: the gradient in 2^-26 m, the blocks in 2^-20.
         let g_unit = k / PENALTY_GRAD_SCALE;
         let h_unit = k / PENALTY_HESS_SCALE;
         for i in 0..n {

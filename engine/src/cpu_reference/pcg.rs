@@ -240,6 +240,20 @@ pub fn pcg_device(
         .iter()
         .map(|d| d.try_inverse().unwrap_or_else(Matrix3::identity))
         .collect();
+    pcg_device_preconditioned(a, &minv, b, x0, tol, max_iter, window)
+}
+
+/// [`pcg_device`] with the block-Jacobi preconditioner given (`minv`, one block per row), e.g.
+/// the inverse blocks an assembly kernel wrote.
+pub fn pcg_device_preconditioned(
+    a: &BlockMatrix,
+    minv: &[Matrix3<f64>],
+    b: &[Vector3<f64>],
+    x0: &[Vector3<f64>],
+    tol: f64,
+    max_iter: u32,
+    window: u32,
+) -> PcgResult {
     let mut x = x0.to_vec();
     let ax = a.mul(&x);
     let mut r: Vec<Vector3<f64>> = b.iter().zip(&ax).map(|(b, ax)| b - ax).collect();
@@ -285,4 +299,31 @@ pub fn pcg_device(
         iterations: it,
         relative_residual: rel,
     }
+}
+
+/// The assembly kernel's block inverse (`kernels/include/block3.glsl` `block_inverse_spd`), in
+/// f32 like the kernel: Cholesky of the symmetrised block with every pivot floored at
+/// ε·max(diagonal) (ε = f32::EPSILON), D⁻¹ = L⁻ᵀ L⁻¹ (row-major in and out).
+pub fn block_inverse_spd(d: &[f32; 9]) -> [f32; 9] {
+    let (a00, a11, a22) = (d[0], d[4], d[8]);
+    let a10 = 0.5 * (d[3] + d[1]);
+    let a20 = 0.5 * (d[6] + d[2]);
+    let a21 = 0.5 * (d[7] + d[5]);
+    let floor = (f32::EPSILON * a00.max(a11.max(a22))).max(1e-30);
+    let l00 = a00.max(floor).sqrt();
+    let (l10, l20) = (a10 / l00, a20 / l00);
+    let l11 = (a11 - l10 * l10).max(floor).sqrt();
+    let l21 = (a21 - l20 * l10) / l11;
+    let l22 = (a22 - l20 * l20 - l21 * l21).max(floor).sqrt();
+    let (m00, m11, m22) = (1.0 / l00, 1.0 / l11, 1.0 / l22);
+    let m10 = -l10 * m00 / l11;
+    let m21 = -l21 * m11 / l22;
+    let m20 = -(l20 * m00 + l21 * m10) / l22;
+    let i00 = m00 * m00 + m10 * m10 + m20 * m20;
+    let i01 = m10 * m11 + m20 * m21;
+    let i02 = m20 * m22;
+    let i11 = m11 * m11 + m21 * m21;
+    let i12 = m21 * m22;
+    let i22 = m22 * m22;
+    [i00, i01, i02, i01, i11, i12, i02, i12, i22]
 }

@@ -266,8 +266,9 @@ pub fn rollback(positions: &mut [[f32; 4]], prev: &[[f32; 4]], flags: &mut [u32]
 
 /// Fixed-point scale of the penalty gradient sums (units per metre; `kernels/include/penalty.glsl`).
 pub const PENALTY_GRAD_SCALE: f64 = 67_108_864.0;
-/// Fixed-point scale of the penalty Hessian sums (units per 1; `kernels/include/penalty.glsl`).
-pub const PENALTY_HESS_SCALE: f64 = 16_777_216.0;
+/// Fixed-point scale of the penalty Hessian sums (units per 1, ±2048 in i32;
+/// `kernels/include/penalty.glsl`).
+pub const PENALTY_HESS_SCALE: f64 = 1_048_576.0;
 
 /// The penalty energy of a constraint set and its derivatives (`kernels/recovery/penalty.comp`).
 #[derive(Debug, Clone, PartialEq)]
