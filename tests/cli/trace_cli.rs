@@ -126,6 +126,7 @@ fn run_trace_has_one_event_per_node_per_frame_summing_to_the_gpu_step_time() {
                 "pcg",
                 "line_search",
                 "finish",
+                "device_loop",
             ]
             .iter()
             .map(|p| num(&gpu[*p], p))

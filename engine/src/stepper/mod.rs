@@ -38,12 +38,22 @@ pub struct StepGpuMs {
     pub line_search: f64,
     /// Velocity update.
     pub finish: f64,
+    /// The device-driven Newton loop's iteration graphs when they ran without per-node
+    /// timestamps (their parts are then not told apart; with per-node timestamps — a trace,
+    /// `--nodes` — their nodes are counted in the parts above and this stays 0).
+    pub device_loop: f64,
 }
 
 impl StepGpuMs {
     /// Sum of the parts.
     pub fn total(&self) -> f64 {
-        self.predict + self.evaluate + self.hessian + self.pcg + self.line_search + self.finish
+        self.predict
+            + self.evaluate
+            + self.hessian
+            + self.pcg
+            + self.line_search
+            + self.finish
+            + self.device_loop
     }
 }
 
@@ -54,6 +64,7 @@ impl std::ops::AddAssign for StepGpuMs {
         self.hessian += o.hessian;
         self.pcg += o.pcg;
         self.line_search += o.line_search;
+        self.device_loop += o.device_loop;
         self.finish += o.finish;
     }
 }

@@ -244,9 +244,10 @@ impl DeviceLoop {
             );
             g.prefix_names(part.prefix())
         };
-        // Per-node timestamps: the report's GPU time per part comes from them.
+        // Whole-graph timestamps; per-node ones only while the context asks for them (a
+        // trace, `--nodes`): on lavapipe they cost more than the iteration graphs save.
         let profiled = CompileOptions {
-            timestamps: true,
+            timestamps: false,
             graph_timestamps: true,
             ..Default::default()
         };
@@ -342,11 +343,11 @@ impl DeviceLoop {
             }
             run += batch;
             if first {
-                add_profile(&self.start, report)?;
+                add_profile(&self.start, report, Part::Predict)?;
                 first = false;
             }
             for (i, _) in &submitted {
-                add_profile(&self.iterations[*i], report)?;
+                add_profile(&self.iterations[*i], report, Part::Search)?;
             }
             let w = self.words()?;
             if w[words::PHASE] == 0 {
@@ -410,12 +411,21 @@ impl DeviceLoop {
     }
 }
 
-/// Adds a completed graph's GPU time to the report's parts: per-node times summed by section,
-/// scaled to the graph's total (nodes of one level overlap).
-fn add_profile(g: &CompiledGraph, report: &mut StepReport) -> Result<(), SimError> {
+/// Adds a completed graph's GPU time to the report: with per-node timestamps, its nodes'
+/// times summed by part and scaled to the graph's total; without, the whole graph under `device_loop` (the start graph under
+/// `predict`).
+fn add_profile(g: &CompiledGraph, report: &mut StepReport, whole: Part) -> Result<(), SimError> {
     let Some(p) = g.profile()? else {
         return Ok(());
     };
+    let ms = &mut report.gpu_ms;
+    if p.nodes.is_empty() {
+        match whole {
+            Part::Predict => ms.predict += p.total_ms,
+            _ => ms.device_loop += p.total_ms,
+        }
+        return Ok(());
+    }
     let mut parts = [0.0f64; 6];
     let mut last = Part::Predict;
     // Gate nodes carry no prefix: they belong to the section that follows them.
@@ -424,9 +434,9 @@ fn add_profile(g: &CompiledGraph, report: &mut StepReport) -> Result<(), SimErro
         last = part;
         parts[part as usize] += n.gpu_ms;
     }
+    // Scaled to the graph's total: the barriers between levels take GPU time no node owns.
     let sum: f64 = parts.iter().sum();
     let scale = if sum > 0.0 { p.total_ms / sum } else { 0.0 };
-    let ms = &mut report.gpu_ms;
     ms.predict += parts[Part::Predict as usize] * scale;
     ms.evaluate += parts[Part::Evaluate as usize] * scale;
     ms.hessian += parts[Part::Hessian as usize] * scale;
