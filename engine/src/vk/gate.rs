@@ -120,7 +120,7 @@ impl GatedGraph {
                     mask,
                 } => {
                     // The section's slots are bound from its first: aligned for the binding.
-                    while (counts.len() * 16) as u64 % align != 0 {
+                    while !((counts.len() * 16) as u64).is_multiple_of(align) {
                         counts.push([0, 1, 1, 0]);
                     }
                     let first = counts.len();
@@ -226,7 +226,7 @@ fn copy_dispatch(name: &str, src: BufferSlice, dst: BufferSlice) -> VkResult<Dis
 
 /// The 4-byte words of a range (fills and copies of gated sections move whole words).
 fn words(name: &str, b: &BufferSlice) -> VkResult<u32> {
-    if b.size % 4 != 0 || b.size / 4 > u32::MAX as u64 {
+    if !b.size.is_multiple_of(4) || b.size / 4 > u32::MAX as u64 {
         return Err(VkError::Graph {
             graph: name.to_string(),
             message: format!(
