@@ -833,6 +833,19 @@ impl Pcg {
         })
     }
 
+    /// A recorder over this solver's workspace, with the contact couplings `contact`.
+    fn recorder<'a>(&'a self, contact: Option<&'a dyn MatrixFreeCouplings>) -> Recorder<'a> {
+        Recorder {
+            n: self.n,
+            k: self.iterations_per_run,
+            w: &self.w,
+            x: &self.x,
+            b: &self.b,
+            scalars: &self.scalars,
+            contact,
+        }
+    }
+
     /// The nodes of one solve, split for a caller that gates them on the device (the
     /// device-driven Newton loop, `stepper::newton`): recorded in this order they are the
     /// solve [`Pcg::solve_resident_warm`] submits when the warm start fits one run, or the plain
@@ -842,15 +855,7 @@ impl Pcg {
     /// The limits come from [`Pcg::set_solve_limits`]; the results are in [`Pcg::scalars`]
     /// at [`RESULT_SLOTS`]. Without contact couplings only.
     pub fn solve_parts(&self, warm: bool) -> SolveParts {
-        let r = Recorder {
-            n: self.n,
-            k: self.iterations_per_run,
-            w: &self.w,
-            x: &self.x,
-            b: &self.b,
-            scalars: &self.scalars,
-            contact: None,
-        };
+        let r = self.recorder(None);
         let part = |name: &str, f: &dyn Fn(&mut Graph)| {
             let mut g = Graph::new(name);
             f(&mut g);
@@ -983,16 +988,7 @@ impl Pcg {
                 });
             }
         }
-        self.graphs = Recorder {
-            n: self.n,
-            k: self.iterations_per_run,
-            w: &self.w,
-            x: &self.x,
-            b: &self.b,
-            scalars: &self.scalars,
-            contact,
-        }
-        .graphs(ctx)?;
+        self.graphs = self.recorder(contact).graphs(ctx)?;
         Ok(())
     }
 
