@@ -74,10 +74,17 @@ fn run_writes_frames_and_a_report_deterministically() {
             assert!(f["newton_iterations"].as_u64().unwrap() >= 1);
             assert!(f["min_volume_ratio"].as_f64().unwrap() > 0.0);
             assert!(f["max_speed"].as_f64().is_some());
+            // The scene has no collision method: the device-driven Newton loop runs, and
+            // without per-node timestamps its iteration graphs report as one part.
             let gpu = &f["gpu_ms"];
+            let part = |k: &str| {
+                gpu[k]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("gpu_ms.{k}: {gpu}"))
+            };
+            assert!(part("predict") > 0.0, "{gpu}");
             assert!(
-                gpu["hessian"].as_f64().is_some_and(|x| x > 0.0)
-                    && gpu["pcg"].as_f64().is_some_and(|x| x > 0.0),
+                part("device_loop") > 0.0 || (part("hessian") > 0.0 && part("pcg") > 0.0),
                 "{gpu}"
             );
         }
