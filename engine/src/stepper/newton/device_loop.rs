@@ -397,15 +397,7 @@ impl DeviceLoop {
         report.gradient_norm = f(words::GNORM) as f64;
         report.last_direction = f(words::DMAX) as f64;
         if w[words::STATUS] & status::NOT_FINITE != 0 {
-            // A NaN in the Newton system would otherwise freeze the simulation silently.
-            return Err(SimError::solver(
-                "newton",
-                format!(
-                    "the Newton system at t = {t} s is not finite (PCG residual {}): NaN or \
-                     infinity in the Hessian or gradient",
-                    report.pcg_residual
-                ),
-            ));
+            return Err(super::not_finite_system(t, report.pcg_residual));
         }
         Ok(f(words::ENERGY_HI) as f64 + f(words::ENERGY_LO) as f64)
     }

@@ -68,6 +68,19 @@ fn pcg_run_length(settings: &NewtonSettings) -> u32 {
     cap.max(2).next_multiple_of(2)
 }
 
+/// The error for a Newton system at time `t` whose PCG solve ended at a residual that is not
+/// finite: a NaN would otherwise freeze the simulation silently (no trial step is accepted and
+/// no vertex moves).
+fn not_finite_system(t: f64, residual: f64) -> SimError {
+    SimError::solver(
+        "newton",
+        format!(
+            "the Newton system at t = {t} s is not finite (PCG residual {residual}): NaN or \
+             infinity in the Hessian or gradient"
+        ),
+    )
+}
+
 /// Which graphs of the step were submitted without a wait of their own.
 #[derive(Debug, Clone, Copy, Default)]
 struct Submitted {
@@ -357,16 +370,7 @@ impl NewtonStepper {
         )?;
         self.collect_submitted_ms(report)?;
         if !solve.relative_residual.is_finite() {
-            // A NaN in the Newton system would otherwise freeze the simulation silently (no
-            // trial step is accepted and no vertex moves).
-            return Err(SimError::solver(
-                "newton",
-                format!(
-                    "the Newton system at t = {t} s is not finite (PCG residual {}): NaN or \
-                     infinity in the Hessian or gradient",
-                    solve.relative_residual
-                ),
-            ));
+            return Err(not_finite_system(t, solve.relative_residual as f64));
         }
         report.pcg_warm_iterations += solve.warm_iterations;
         report.pcg_residual = solve.relative_residual as f64;
