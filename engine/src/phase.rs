@@ -24,6 +24,8 @@ bitflags::bitflags! {
         const FINISHED = 16;
         /// [`Phase::Velocities`].
         const VELOCITIES = 32;
+        /// [`Phase::ScriptMoved`].
+        const SCRIPT_MOVED = 64;
     }
 }
 
@@ -51,6 +53,11 @@ pub enum Phase {
     /// velocities hold u′ = u + h M⁻¹ f, positions are still the start of the step; a handler
     /// may change the velocities (contact impulses) that the position update then uses.
     Velocities,
+    /// After a minimising stepper moved its scripted vertices by part of the way to their pose
+    /// at the step's end (the energy terms' step bound allowed no more): positions changed
+    /// outside a Newton iterate, and the solve starts again from them (a term restarts its
+    /// per-solve state). Also after the first move of a step when it was bounded.
+    ScriptMoved,
 }
 
 impl Phase {
@@ -63,6 +70,7 @@ impl Phase {
             Phase::Accepted => Phases::ACCEPTED,
             Phase::Finished => Phases::FINISHED,
             Phase::Velocities => Phases::VELOCITIES,
+            Phase::ScriptMoved => Phases::SCRIPT_MOVED,
         }
     }
 }
@@ -184,6 +192,13 @@ pub trait EnergyTerm: Send {
     /// Largest line-search step (fraction of the Newton direction) the term allows.
     fn max_step(&self) -> Result<f32, SimError> {
         Ok(1.0)
+    }
+
+    /// Whether [`EnergyTerm::max_step`] may bound a step below 1 (a CCD bound): the stepper
+    /// then moves its scripted vertices within that bound too, instead of jumping them to their
+    /// pose at the step's end.
+    fn bounds_steps(&self) -> bool {
+        false
     }
 
     /// Outer update after a converged inner solve (augmented-Lagrangian multipliers); `true`

@@ -348,15 +348,10 @@ const TWISTED_PAIR: &str = include_str!("../../scenes/bal_twisted_pair.toml");
 
 #[test]
 fn twisted_pair_half_turn_stays_apart_below_the_newton_cap() {
-    // The issue asks for 2 turns of each end (144 steps); this scene does not get there: at
-    // 1.67 turns a tet inverts after steps at the Newton cap (the beams wind around each other
-    // with their ends held at x = ±0.5 m), and already within the first turn (12 frames) an
-    // iterate intersects: the Newton stepper moves the scripted end vertices to their
-    // end-of-step pose before the solve (`newton.script`), a jump that neither the barrier nor
-    // the CCD-bounded line search sees, and near the ends it carries one beam's end triangle
-    // through the other's (docs/measurements.md). Half a turn (36 steps, 6 frames) runs clean:
-    // the beams touch (active pairs) and every accepted Newton iterate is intersection-free, at
-    // a positive distance and joined to the previous one by a collision-free motion.
+    // Half a turn (36 steps, 6 frames): the beams touch (active pairs) and every accepted Newton
+    // iterate, and every position after a move of the scripted end vertices (which move within
+    // the CCD bound, `stepper/newton/script.rs`), is intersection-free, at a positive distance
+    // and joined to the previous one by a collision-free motion.
     let sc = scene(TWISTED_PAIR, "bal_twisted_pair.toml", &[]);
     let (sim, stats, iterates) = run_observed(&sc, 6);
     let surface = body_surface(&sim);

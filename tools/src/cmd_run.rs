@@ -174,7 +174,7 @@ impl RunState {
 }
 
 /// The keys of a frame's statistics that only Newton (an energy-minimising stepper) fills in.
-const NEWTON_ONLY_KEYS: [&str; 7] = [
+const NEWTON_ONLY_KEYS: [&str; 9] = [
     "newton_iterations",
     "pcg_iterations",
     "pcg_warm_iterations",
@@ -182,6 +182,8 @@ const NEWTON_ONLY_KEYS: [&str; 7] = [
     "pcg_residual",
     "pcg_relative_residual_max",
     "gradient_norm",
+    "script_rounds",
+    "script_short_steps",
 ];
 
 /// A frame's statistics as report.json writes them: every key of [`FrameStats`], less

@@ -193,6 +193,14 @@ impl ContactSet {
         Ok(())
     }
 
+    /// Whether any energy term bounds the steps of the iterates ([`EnergyTerm::bounds_steps`]).
+    pub fn bounds_steps(&self) -> bool {
+        self.handlers
+            .iter()
+            .filter_map(|h| h.energy())
+            .any(|e| e.bounds_steps())
+    }
+
     /// Whether any handler adds an energy term.
     pub fn has_energy(&self) -> bool {
         self.handlers.iter().any(|h| h.energy().is_some())

@@ -308,3 +308,45 @@ pub fn device_control(
         }
     }
 }
+
+/// The scripted vertices' moves of one step (`kernels/newton/script.comp` modes 1 and 2), in
+/// f64 from the model's motions ([`crate::model::Motion::position`]).
+pub mod script {
+    use crate::model::SimModel;
+
+    /// Mode 1: per vertex, the move from `x` to its scripted pose at time `t` (s); zero for free
+    /// vertices.
+    pub fn direction(model: &SimModel, x: &[[f64; 3]], t: f64) -> Vec<[f64; 3]> {
+        x.iter()
+            .enumerate()
+            .map(|(i, xi)| match model.vertex_motion.get(i) {
+                Some(&m) if m != u32::MAX => {
+                    let p = model.motions[m as usize].position(model.positions[i], t);
+                    [p[0] - xi[0], p[1] - xi[1], p[2] - xi[2]]
+                }
+                _ => [0.0; 3],
+            })
+            .collect()
+    }
+
+    /// Mode 2: `x + alpha · dir` for scripted vertices, `x` for free ones.
+    pub fn advance(
+        model: &SimModel,
+        x: &[[f64; 3]],
+        dir: &[[f64; 3]],
+        alpha: f64,
+    ) -> Vec<[f64; 3]> {
+        x.iter()
+            .zip(dir)
+            .enumerate()
+            .map(|(i, (xi, d))| match model.vertex_motion.get(i) {
+                Some(&m) if m != u32::MAX => [
+                    xi[0] + alpha * d[0],
+                    xi[1] + alpha * d[1],
+                    xi[2] + alpha * d[2],
+                ],
+                _ => *xi,
+            })
+            .collect()
+    }
+}

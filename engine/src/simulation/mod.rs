@@ -64,6 +64,11 @@ pub struct FrameStats {
     pub device_bytes: u64,
     /// Largest per-vertex gradient norm at the last Newton evaluation of the frame (N).
     pub gradient_norm: f64,
+    /// Newton solves after a step's first that moves of scripted vertices within the step
+    /// started, summed over the frame's time steps (CCD-bounded energy terms only).
+    pub script_rounds: u32,
+    /// Time steps of the frame that ended with scripted vertices short of their pose.
+    pub script_short_steps: u32,
     /// GPU milliseconds per part of the stepper, summed over the frame's time steps
     /// (whole-graph timestamps; XPBD's constraint sweeps and the symplectic step count as
     /// `evaluate`).
@@ -83,6 +88,8 @@ impl FrameStats {
         self.pcg_residual = r.pcg_residual;
         self.pcg_relative_residual_max = self.pcg_relative_residual_max.max(r.pcg_residual_max);
         self.gradient_norm = r.gradient_norm;
+        self.script_rounds += r.script_rounds;
+        self.script_short_steps += u32::from(r.script_short);
         self.gpu_ms += r.gpu_ms;
     }
 

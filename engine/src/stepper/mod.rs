@@ -90,6 +90,11 @@ pub struct StepReport {
     pub pcg_residual_max: f64,
     /// Largest per-vertex gradient norm of the objective at the last evaluation (N).
     pub gradient_norm: f64,
+    /// Solves after the first that moves of the scripted vertices within the step started
+    /// (Newton with a CCD-bounded energy term: a move the bound cut short is resumed).
+    pub script_rounds: u32,
+    /// Whether the step ended with scripted vertices short of their pose.
+    pub script_short: bool,
 }
 
 /// A time integrator over the simulation's [`GpuState`]; its [`ContactHost`] part is what

@@ -225,6 +225,7 @@ pub struct BalFrameStats {
     pub ccd_bound_min: Option<f64>,
     /// Line-search halvings forced by the active-pair cap (`max_active_pairs`).
     pub cap_rejections: u32,
+
     /// Proximity searches run.
     pub searches: u32,
     /// Workspace rebuilds (active list grown or search reallocated).
@@ -279,6 +280,10 @@ struct Inner {
     /// Energy of the last `evaluate` (J), for `add_gradient`'s change.
     last_energy: f64,
     step_iterations: u32,
+    /// Newton iterations of the solve in progress (a bounded scripted move starts a new one).
+    solve_iterations: u32,
+    /// Whether a solve of the step in progress reached the stepper's Newton iteration cap.
+    solve_at_cap: bool,
     /// Most pairs in A′ at an iterate of the step in progress.
     step_augmented: u32,
     stats: BalFrameStats,
@@ -430,6 +435,8 @@ impl BalHandler {
             converged: false,
             last_energy: 0.0,
             step_iterations: 0,
+            solve_iterations: 0,
+            solve_at_cap: false,
             step_augmented: 0,
             stats: BalFrameStats::default(),
         };
@@ -743,6 +750,10 @@ impl EnergyTerm for BalHandler {
         self.max_step_inner(&mut inner)
     }
 
+    fn bounds_steps(&self) -> bool {
+        true
+    }
+
     fn uses_penalty_sums(&self) -> bool {
         false
     }
@@ -783,6 +794,10 @@ impl EnergyTerm for BalHandler {
             s.line_search_failures += 1;
         }
         inner.step_iterations += 1;
+        inner.solve_iterations += 1;
+        if inner.solve_iterations >= self.newton_cap {
+            inner.solve_at_cap = true;
+        }
     }
 }
 
@@ -792,11 +807,11 @@ impl ContactHandler for BalHandler {
     }
 
     fn phases(&self, _time: f64) -> Phases {
-        Phases::STEP_START | Phases::ACCEPTED | Phases::FINISHED
+        Phases::STEP_START | Phases::ACCEPTED | Phases::FINISHED | Phases::SCRIPT_MOVED
     }
 
     fn at(&mut self, phase: Phase, state: &GpuState) -> Result<(), SimError> {
-        if phase == Phase::Accepted {
+        if matches!(phase, Phase::Accepted | Phase::ScriptMoved) {
             if let Some(observe) = self.observer.as_mut() {
                 observe(&state.x.read()?[..state.num_vertices()]);
             }
@@ -808,6 +823,8 @@ impl ContactHandler for BalHandler {
                 inner.bal.reset().map_err(failed)?;
                 inner.iteration = 0;
                 inner.step_iterations = 0;
+                inner.solve_iterations = 0;
+                inner.solve_at_cap = false;
                 inner.step_augmented = 0;
                 inner.converged = false;
                 inner.aug_nonempty = false;
@@ -820,6 +837,16 @@ impl ContactHandler for BalHandler {
                     self.research(&mut inner)?;
                 }
             }
+            Phase::ScriptMoved => {
+                // The solve starts again from the moved positions (Algorithm 1 from its start:
+                // σ⁰, A′ and the multipliers anew); the step's counts go on.
+                inner.bal.reset().map_err(failed)?;
+                inner.iteration = 0;
+                inner.converged = false;
+                inner.aug_nonempty = false;
+                inner.dmin_prev = f64::INFINITY;
+                inner.solve_iterations = 0;
+            }
             Phase::Accepted => {
                 inner.bal.dual_update().map_err(failed)?;
                 let ms = inner.bal.gpu_ms().map_err(failed)?.dual;
@@ -827,6 +854,7 @@ impl ContactHandler for BalHandler {
             }
             Phase::Finished => {
                 let n = inner.step_iterations;
+                let at_cap = inner.solve_at_cap;
                 let converged = inner.converged;
                 let augmented = inner.step_augmented;
                 let s = &mut inner.stats;
@@ -836,7 +864,7 @@ impl ContactHandler for BalHandler {
                 if !converged {
                     s.unconverged_steps += 1;
                 }
-                if n >= self.newton_cap {
+                if at_cap {
                     s.steps_at_cap += 1;
                 }
             }

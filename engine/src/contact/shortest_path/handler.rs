@@ -238,7 +238,7 @@ impl ContactHandler for ShortestPathHandler {
             }
             Phase::Predicted => self.predicted(),
             Phase::Iteration { k, of } => self.iteration(k, of),
-            Phase::Finished | Phase::Velocities => Ok(()),
+            Phase::Finished | Phase::Velocities | Phase::ScriptMoved => Ok(()),
         }
     }
 

@@ -9,7 +9,7 @@
 //! ([`super::NewtonStepper`]'s `iterate`), with the same comparisons, so both loops give the
 //! same trajectory bit for bit. Reference: `cpu_reference::newton::device_control`.
 
-use super::graphs::{Bindings, VectorsMode};
+use super::graphs::{Bindings, ScriptMode, VectorsMode};
 use super::NewtonSettings;
 use crate::error::SimError;
 use crate::linear::RESULT_SLOTS;
@@ -252,7 +252,7 @@ impl DeviceLoop {
             ..Default::default()
         };
         let mut start = Graph::new("newton.device_start");
-        if let Some(s) = b.script_nodes() {
+        if let Some(s) = b.script_nodes(ScriptMode::Jump) {
             start.append(s.prefix_names(Part::Predict.prefix()));
         }
         start.append(b.predict_nodes().prefix_names(Part::Predict.prefix()));

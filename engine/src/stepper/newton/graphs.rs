@@ -36,7 +36,30 @@ struct VecPush {
     _pad: u32,
 }
 
-/// Modes of `kernels/newton/vectors.comp` (its specialization constant).
+/// Modes of `kernels/newton/script.comp` (its specialization constant 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub(super) enum ScriptMode {
+    /// x = p(t) for scripted vertices.
+    Jump = 0,
+    /// d = p(t) − x for scripted vertices, 0 for free ones.
+    Direction = 1,
+    /// x += α d for scripted vertices.
+    Advance = 2,
+}
+
+impl ScriptMode {
+    /// The graph and node name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScriptMode::Jump => "newton.script",
+            ScriptMode::Direction => "newton.script_direction",
+            ScriptMode::Advance => "newton.script_advance",
+        }
+    }
+}
+
+/// Modes of `kernels/newton/vectors.comp` (its specialization constant 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub(super) enum VectorsMode {
@@ -139,6 +162,10 @@ impl Sparsity {
 pub(super) struct Graphs {
     /// Scripted vertices to their pose at the step's end (with scripted motion only).
     pub script: Option<CompiledGraph>,
+    /// The direction from the scripted vertices to that pose (0 for free vertices).
+    pub script_direction: Option<CompiledGraph>,
+    /// The scripted vertices advanced by α along that direction.
+    pub script_advance: Option<CompiledGraph>,
     /// y and x_start.
     pub predict: CompiledGraph,
     /// Gradient, energy and right-hand side at x, friction re-lagged.
@@ -333,22 +360,30 @@ impl Bindings<'_> {
         g
     }
 
-    /// Scripted (kinematic) vertices moved to their pose at the step's end.
-    pub fn script_nodes(&self) -> Option<Graph> {
+    /// One dispatch of `script.comp` in `mode` (with scripted motion only): the jump to the
+    /// pose at the step's end, the direction to it, or the advance along it by α.
+    pub fn script_nodes(&self, mode: ScriptMode) -> Option<Graph> {
         if !self.has_motion {
             return None;
         }
-        let s = self.state;
+        let (r, rw) = (Access::READ, Access::READ | Access::WRITE);
+        let (s, ws) = (self.state, self.ws);
         let n = self.n();
-        let mut g = Graph::new("newton.script");
+        let name = mode.name();
+        // The direction is written by mode 1 and read by mode 2; every mode binds it writable.
+        let x_acc = if mode == ScriptMode::Direction { r } else { rw };
+        let mut g = Graph::new(name);
         g.dispatch(
-            Dispatch::new("newton.script", ids::NEWTON_SCRIPT, groups(n))
+            Dispatch::new(name, ids::NEWTON_SCRIPT, groups(n))
                 .workgroup_size(WG)
-                .read_write(&s.x)
+                .spec(&[mode as u32])
+                .bind(&s.x, x_acc)
                 .read(&s.x0)
                 .read(&s.vertex_motion)
                 .read(&s.motions)
-                .read(&self.ws.time)
+                .read(&ws.time)
+                .bind(self.pcg.solution(), rw)
+                .read(&ws.alpha)
                 .push(&(n as u32)),
         );
         Some(g)
@@ -393,7 +428,12 @@ impl Bindings<'_> {
     pub fn record(&self) -> VkResult<Graphs> {
         let c = |g: Graph| g.compile(self.ctx, opts());
         Ok(Graphs {
-            script: self.script_nodes().map(c).transpose()?,
+            script: self.script_nodes(ScriptMode::Jump).map(c).transpose()?,
+            script_direction: self
+                .script_nodes(ScriptMode::Direction)
+                .map(c)
+                .transpose()?,
+            script_advance: self.script_nodes(ScriptMode::Advance).map(c).transpose()?,
             predict: c(self.predict_nodes())?,
             evaluate: c(self.evaluate_nodes(
                 "newton.evaluate",

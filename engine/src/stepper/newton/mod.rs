@@ -15,6 +15,7 @@
 
 pub mod device_loop;
 mod graphs;
+pub mod script;
 mod settings;
 
 pub use settings::NewtonSettings;
@@ -34,6 +35,7 @@ use crate::stepper::{check_scene, ContactHost, StepReport, Stepper};
 use crate::vk::{Context, GpuBuffer, VkResult};
 use device_loop::DeviceLoop;
 use graphs::{Bindings, Graphs, Sparsity, Workspace};
+use script::ScriptProgress;
 
 /// The Newton right-hand side, the diagonal blocks and the energy ([`NewtonStepper::linearize`]).
 pub type Linearization = (Vec<[f32; 4]>, Vec<[f32; 4]>, f64);
@@ -43,7 +45,8 @@ pub const INFO: StepperInfo = StepperInfo {
     name: "newton",
     phases: Phases::STEP_START
         .union(Phases::ACCEPTED)
-        .union(Phases::FINISHED),
+        .union(Phases::FINISHED)
+        .union(Phases::SCRIPT_MOVED),
     minimises_energy: true,
     scripted_motion: true,
     loads: true,
@@ -85,6 +88,8 @@ fn not_finite_system(t: f64, residual: f64) -> SimError {
 #[derive(Debug, Clone, Copy, Default)]
 struct Submitted {
     predict: bool,
+    /// The scripted vertices' jump went with the prediction.
+    script: bool,
     hessian: bool,
     accept: bool,
 }
@@ -236,15 +241,16 @@ impl NewtonStepper {
     /// waiting: the evaluation that follows reads nothing on the host before its own graph ran,
     /// and its wait covers them (queue order). Their GPU time is added by
     /// [`NewtonStepper::collect_submitted_ms`].
-    fn predict(&self, state: &GpuState) -> Result<(), SimError> {
+    fn predict(&self, state: &GpuState, jump_script: bool) -> Result<(), SimError> {
         self.ws.time.write(&[state.clock.next_time() as f32])?;
         let g = &self.graphs;
-        if let Some(script) = &g.script {
+        if let (Some(script), true) = (&g.script, jump_script) {
             script.submit()?;
         }
         g.predict.submit()?;
         self.submitted.set(Submitted {
             predict: true,
+            script: jump_script,
             ..self.submitted.get()
         });
         Ok(())
@@ -257,7 +263,7 @@ impl NewtonStepper {
         let g = &self.graphs;
         let s = self.submitted.replace(Submitted::default());
         if s.predict {
-            if let Some(script) = &g.script {
+            if let (Some(script), true) = (&g.script, s.script) {
                 report.gpu_ms.predict += script.gpu_ms()?;
             }
             report.gpu_ms.predict += g.predict.gpu_ms()?;
@@ -480,6 +486,30 @@ impl NewtonStepper {
         Ok(energy)
     }
 
+    /// The outer loop of a step's solve from the objective `energy` at x: Newton iterations,
+    /// then the energy terms' outer update, until they are converged or the outer cap; returns
+    /// the objective at the end.
+    fn solve_step(
+        &mut self,
+        t: f64,
+        mut energy: f64,
+        state: &GpuState,
+        contacts: &mut ContactSet,
+        report: &mut StepReport,
+    ) -> Result<f64, SimError> {
+        for outer in 0..self.settings.max_outer_iterations {
+            if outer > 0 {
+                // The terms changed (multipliers, stiffness): the objective at x changed too.
+                energy = self.evaluate_terms(contacts, true, report)?;
+            }
+            energy = self.iterate(t, energy, state, contacts, report)?;
+            if contacts.outer_update()? {
+                break;
+            }
+        }
+        Ok(energy)
+    }
+
     /// Records the PCG graphs again when an energy term's matrix-free couplings were rebuilt
     /// since they were recorded ([`EnergyTerm::operator_generation`]: a term's workspace grew).
     fn refresh_operator(&mut self, contacts: &ContactSet) -> Result<(), SimError> {
@@ -501,7 +531,7 @@ impl NewtonStepper {
         energies: &[&dyn EnergyTerm],
     ) -> Result<Linearization, SimError> {
         let mut report = StepReport::default();
-        self.predict(state)?;
+        self.predict(state, true)?;
         let sum = || -> Result<(f64, f64), SimError> {
             let mut s = (0.0, 0.0);
             for e in energies {
@@ -586,18 +616,15 @@ impl Stepper for NewtonStepper {
             state.clock.advance();
             return Ok(report);
         }
-        self.predict(state)?;
-        let mut energy = self.evaluate_terms(contacts, true, &mut report)?;
-        for outer in 0..self.settings.max_outer_iterations {
-            if outer > 0 {
-                // The terms changed (multipliers, stiffness): the objective at x changed too.
-                energy = self.evaluate_terms(contacts, true, &mut report)?;
-            }
-            energy = self.iterate(t, energy, state, contacts, &mut report)?;
-            if contacts.outer_update()? {
-                break;
-            }
-        }
+        let bounded = self.bounded_script(contacts);
+        let script = if bounded {
+            self.advance_script(state, contacts, true, &mut report)?
+        } else {
+            ScriptProgress::Reached
+        };
+        self.predict(state, !bounded)?;
+        let energy = self.evaluate_terms(contacts, true, &mut report)?;
+        let energy = self.solve_with_script(t, energy, script, state, contacts, &mut report)?;
         self.graphs.finish.run()?;
         report.gpu_ms.finish += self.graphs.finish.gpu_ms()?;
         self.collect_submitted_ms(&mut report)?;
