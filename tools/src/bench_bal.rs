@@ -265,6 +265,10 @@ struct TwistFrame {
     newton_iterations_max: u32,
     steps_at_cap: u32,
     min_distance_over_dhat: Option<f64>,
+    /// Solves started by resumed moves of the scripted ends (the CCD bound stopped them short).
+    script_rounds: u32,
+    /// Steps that ended with the scripted ends short of their pose.
+    script_short_steps: u32,
     wall_ms: f64,
 }
 
@@ -302,8 +306,12 @@ fn twisted_pair(
             break;
         }
         let t = Instant::now();
-        let b = match sim.step_frame() {
-            Ok(s) => s.contact::<BalFrameStats>(),
+        let (b, script_rounds, script_short_steps) = match sim.step_frame() {
+            Ok(s) => (
+                s.contact::<BalFrameStats>(),
+                s.script_rounds,
+                s.script_short_steps,
+            ),
             Err(e) => {
                 stopped = Some(format!("frame {f}: {e}"));
                 break;
@@ -319,6 +327,8 @@ fn twisted_pair(
             newton_iterations_max: b.newton_iterations_max,
             steps_at_cap: b.steps_at_cap,
             min_distance_over_dhat: b.min_distance_over_dhat,
+            script_rounds,
+            script_short_steps,
             wall_ms: ms,
         });
         if f % 12 == 0 {

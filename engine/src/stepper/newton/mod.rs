@@ -617,6 +617,8 @@ impl Stepper for NewtonStepper {
             return Ok(report);
         }
         let bounded = self.bounded_script(contacts);
+        // The scripted pose is the one at the step's end.
+        self.ws.time.write(&[t as f32])?;
         let script = if bounded {
             self.advance_script(state, contacts, true, &mut report)?
         } else {
