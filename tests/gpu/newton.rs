@@ -661,6 +661,9 @@ fn device_control_matches_the_reference() {
         scal[params.slot_done as usize] = (rng.gen_range(0..3) > 0) as u32 as f32;
         scal[params.slot_iterations as usize] = rng.gen_range(0..100) as f32;
         scal[params.slot_warm_iterations as usize] = rng.gen_range(0..30) as f32;
+        scal[params.slot_exit as usize] = rng.gen_range(1..=5) as f32;
+        scal[params.slot_model as usize] = rng.gen_range(0.0f32..10.0);
+        scal[params.slot_remaining as usize] = rng.gen_range(0.0f32..1.0);
         scal[params.slot_residual as usize] =
             [1e-5, 0.3, f32::NAN, f32::INFINITY][rng.gen_range(0..4)];
         words.write(&w).unwrap();
