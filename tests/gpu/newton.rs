@@ -665,9 +665,9 @@ fn device_control_matches_the_reference() {
         // Their own generator: the states above keep their sequence (a state with SOLVES at
         // max_iterations in a solving phase, which the loop never reaches, would log past
         // the buffer's end).
-        scal[params.slot_exit as usize] = log_rng.gen_range(1..=5) as f32;
-        scal[params.slot_model as usize] = log_rng.gen_range(0.0f32..10.0);
-        scal[params.slot_remaining as usize] = log_rng.gen_range(0.0f32..1.0);
+        scal[params.slot_exit as usize] = log_rng.random_range(1..=5) as f32;
+        scal[params.slot_model as usize] = log_rng.random_range(0.0f32..10.0);
+        scal[params.slot_remaining as usize] = log_rng.random_range(0.0f32..1.0);
         scal[params.slot_residual as usize] =
             [1e-5, 0.3, f32::NAN, f32::INFINITY][rng.gen_range(0..4)];
         words.write(&w).unwrap();
