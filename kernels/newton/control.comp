@@ -39,11 +39,14 @@ layout(push_constant) uniform P {
     uint slot_residual;
     uint slot_done;
     uint slot_warm_iterations;
+    uint slot_exit;           // exit code, model decrease and ½ r·z left (linear/pcg.rs)
+    uint slot_model;
+    uint slot_remaining;
 } p;
 
 // Words of the control buffer (keep in step with device_loop.rs).
 const uint PHASE = 0u, SOLVES = 1u, TRIALS = 2u, STATUS = 3u, ENERGY_HI = 4u, ENERGY_LO = 5u,
-           GNORM = 6u, DMAX = 7u, GRAPHS = 8u, LOG = 16u, LOG_WORDS = 4u;
+           GNORM = 6u, DMAX = 7u, GRAPHS = 8u, LOG = 16u, LOG_WORDS = 7u;
 // Phase bits: the sections the next gates open.
 const uint ASSEMBLE = 1u, SOLVING = 2u, SEARCH = 4u, ACCEPT = 8u, EVALUATE = 16u, FINISH = 32u;
 // Status bits.
@@ -93,6 +96,9 @@ void main() {
         words[at + 1u] = p.warm != 0u ? uint(pcg[p.slot_warm_iterations]) : 0u;
         set_f(at + 2u, rel);
         set_f(at + 3u, 0.0);
+        words[at + 4u] = uint(pcg[p.slot_exit]);
+        set_f(at + 5u, pcg[p.slot_model]);
+        set_f(at + 6u, pcg[p.slot_remaining]);
         words[SOLVES] = k + 1u;
         if (isnan(rel) || isinf(rel)) {
             words[STATUS] |= NOT_FINITE;

@@ -4,11 +4,16 @@
 // ITER and REL after it. ctl_in / ctl_out are VkDispatchIndirectCommand (+ a done word): the
 // SpMV and step kernels of the next iteration run with ctl_out's workgroup count, 0 once done.
 // MODE 0 (after init, one workgroup): r·z, r·r, b·b from the partials; rel = ‖r‖/‖b‖ (0 when
-//   b = 0); done when b = 0, rel ≤ TOL (or NaN) or MAX = 0.
+//   b = 0); done when b = 0, rel ≤ TOL (or NaN) or MAX = 0, or r·z ≤ 0 (breakdown).
 // MODE 1 (direction, every row workgroup, dispatched directly): when ctl_in is done, only
 //   passes it on; otherwise β = rz_new / rz_old, p = z + β p, and workgroup 0 counts the
-//   iteration and decides: done when rel is not finite, rel ≤ TOL, ITER ≥ MAX, or no new best
-//   residual for WINDOW iterations (stagnation).
+//   iteration, adds ½ α r·z_old to the quadratic model's decrease (α as pcg_update.comp
+//   computed it, from the same p·q partials in the same order) and decides: done when rel is
+//   not finite, rel ≤ TOL, p·q ≤ 0 or r·z_new ≤ 0 (breakdown: the step was 0 and CG cannot go
+//   on), ITER ≥ MAX, or no new best residual for WINDOW iterations (stagnation). REMAIN:
+//   ½ r·z now, the preconditioner's estimate of the model decrease still available.
+// EXIT says why (0 running, 1 converged, 2 stagnated, 3 iteration cap, 4 breakdown,
+// 5 non-finite residual). A NaN p·q or r·z is not a breakdown: it makes the residual NaN.
 // Every workgroup reduces the partials in the same fixed order (wg_sum.glsl): same bits.
 // Host: engine/src/linear/pcg.rs. Reference: cpu_reference/pcg.rs (DevicePcg, pcg_decision).
 #include "common.glsl"
@@ -22,11 +27,16 @@ layout(std430, binding = 4) readonly buffer PartRr { float part_rr[]; };
 layout(std430, binding = 5) readonly buffer PartBb { float part_bb[]; };
 layout(std430, binding = 6) readonly buffer Z { vec4 z[]; };
 layout(std430, binding = 7) buffer Pv { vec4 pv[]; };
+layout(std430, binding = 8) readonly buffer PartPq { float part_pq[]; };
 // m: partials and row workgroups; base: first scalar of this solve; old_slot: which of the two
 // r·z slots holds the current r·z (the new one goes to the other).
 layout(push_constant) uniform P { uint n; uint m; uint base; uint old_slot; } p;
 const uint RZ = 0u, RR = 2u, BB = 3u, REL = 4u, ITER = 5u, BEST = 6u, BEST_AT = 7u,
-           TOL = 8u, MAX = 9u, WINDOW = 10u, DONE = 11u;
+           TOL = 8u, MAX = 9u, WINDOW = 10u, DONE = 11u, PQ = 12u, MODEL = 13u, EXIT = 14u,
+           REMAIN = 15u;
+const float CONVERGED = 1.0, STAGNATED = 2.0, CAP = 3.0, BREAKDOWN = 4.0, NON_FINITE = 5.0;
+
+bool finite(float v) { return !(isnan(v) || isinf(v)); }
 
 // The next iteration's dispatch arguments; DONE tells the host whether another run is needed.
 uvec4 control(bool done) {
@@ -42,7 +52,12 @@ void main() {
         float rz = sums.x, rr = sums.y, bb = sums.z;
         if (!first) return;
         float rel = bb > 0.0 ? sqrt(rr) / sqrt(bb) : 0.0;
-        bool done = !(bb > 0.0) || !(rel > scalars[p.base + TOL]) || scalars[p.base + MAX] <= 0.0;
+        float why = 0.0;
+        if (!finite(rel)) why = NON_FINITE;
+        else if (!(rel > scalars[p.base + TOL])) why = CONVERGED;
+        else if (scalars[p.base + MAX] <= 0.0) why = CAP;
+        else if (rz <= 0.0) why = BREAKDOWN;
+        bool done = why != 0.0;
         scalars[p.base + RZ] = rz;
         scalars[p.base + RZ + 1u] = 0.0;
         scalars[p.base + RR] = rr;
@@ -51,6 +66,10 @@ void main() {
         scalars[p.base + ITER] = 0.0;
         scalars[p.base + BEST] = rel;
         scalars[p.base + BEST_AT] = 0.0;
+        scalars[p.base + PQ] = 0.0;
+        scalars[p.base + MODEL] = 0.0;
+        scalars[p.base + EXIT] = why;
+        scalars[p.base + REMAIN] = 0.5 * rz;
         ctl_out = control(done);
         return;
     }
@@ -60,9 +79,8 @@ void main() {
         return;
     }
     vec3 sums;
-    // The third sum (b·b partials of init) is unused here.
-    SUM_PARTIALS3(sums, part_rz, part_rr, part_rr, p.m);
-    float rz_new = sums.x, rr = sums.y;
+    SUM_PARTIALS3(sums, part_rz, part_rr, part_pq, p.m);
+    float rz_new = sums.x, rr = sums.y, pq = sums.z;
     float rz_old = scalars[p.base + RZ + p.old_slot];
     float beta = rz_old > 0.0 ? rz_new / rz_old : 0.0;
     if (isinf(beta) || isnan(beta)) beta = 0.0;
@@ -71,16 +89,29 @@ void main() {
     if (!first) return;
     float it = scalars[p.base + ITER] + 1.0;
     float rel = sqrt(rr) / sqrt(scalars[p.base + BB]);
-    bool done = isnan(rel) || isinf(rel);
-    if (!done) {
+    // The step length pcg_update.comp used (same partials, same order: same bits).
+    float alpha = pq > 0.0 ? rz_old / pq : 0.0;
+    if (isinf(alpha) || isnan(alpha)) alpha = 0.0;
+    bool stagnated = false;
+    if (finite(rel)) {
         if (rel < scalars[p.base + BEST]) {
             scalars[p.base + BEST] = rel;
             scalars[p.base + BEST_AT] = it;
         } else if (it - scalars[p.base + BEST_AT] >= scalars[p.base + WINDOW]) {
-            done = true;
+            stagnated = true;
         }
     }
-    done = done || !(rel > scalars[p.base + TOL]) || it >= scalars[p.base + MAX];
+    float why = 0.0;
+    if (!finite(rel)) why = NON_FINITE;
+    else if (!(rel > scalars[p.base + TOL])) why = CONVERGED;
+    else if (pq <= 0.0 || rz_new <= 0.0) why = BREAKDOWN;
+    else if (it >= scalars[p.base + MAX]) why = CAP;
+    else if (stagnated) why = STAGNATED;
+    bool done = why != 0.0;
+    scalars[p.base + PQ] = pq;
+    scalars[p.base + MODEL] += 0.5 * alpha * rz_old;
+    scalars[p.base + EXIT] = why;
+    scalars[p.base + REMAIN] = 0.5 * rz_new;
     scalars[p.base + RZ + 1u - p.old_slot] = rz_new;
     scalars[p.base + RR] = rr;
     scalars[p.base + REL] = rel;

@@ -579,6 +579,7 @@ fn device_control_matches_the_reference() {
     use supple::vk::{ids, BufferUsage, CompileOptions, Dispatch, Graph};
     let ctx = context(false);
     let mut rng = supple_gpu_tests::rng(77);
+    let mut log_rng = supple_gpu_tests::rng(78);
     let host = BufferUsage::HOST_READ | BufferUsage::HOST_WRITE | BufferUsage::STORAGE;
     let max_iterations = 5;
     let n_words = control_words(max_iterations);
@@ -661,6 +662,12 @@ fn device_control_matches_the_reference() {
         scal[params.slot_done as usize] = (rng.gen_range(0..3) > 0) as u32 as f32;
         scal[params.slot_iterations as usize] = rng.gen_range(0..100) as f32;
         scal[params.slot_warm_iterations as usize] = rng.gen_range(0..30) as f32;
+        // Their own generator: the states above keep their sequence (a state with SOLVES at
+        // max_iterations in a solving phase, which the loop never reaches, would log past
+        // the buffer's end).
+        scal[params.slot_exit as usize] = log_rng.random_range(1..=5) as f32;
+        scal[params.slot_model as usize] = log_rng.random_range(0.0f32..10.0);
+        scal[params.slot_remaining as usize] = log_rng.random_range(0.0f32..1.0);
         scal[params.slot_residual as usize] =
             [1e-5, 0.3, f32::NAN, f32::INFINITY][rng.gen_range(0..4)];
         words.write(&w).unwrap();

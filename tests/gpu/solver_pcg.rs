@@ -6,7 +6,7 @@ use rand::Rng;
 use supple::cpu_reference::pcg::{
     decade_thresholds, pcg, pcg_device, pcg_warm_started, stiffness_groups, BlockMatrix,
 };
-use supple::linear::{BlockMatrixF32, Pcg, WarmStart, GROUP_MAX, GROUP_MIN};
+use supple::linear::{BlockMatrixF32, Pcg, SolveExit, WarmStart, GROUP_MAX, GROUP_MIN};
 use supple_gpu_tests::{assert_no_validation_errors, context, rng};
 
 /// A random SPD block matrix: random sparse off-diagonal blocks, diagonal blocks made
@@ -609,6 +609,7 @@ fn the_device_decides_when_pcg_stops_with_one_wait_per_run() {
         if cpu.relative_residual > tol as f64 {
             // Capped: the cap is exact, not rounded to a run.
             assert_eq!(got.iterations, max_it);
+            assert_eq!(got.exit, SolveExit::IterationCap);
         } else {
             assert!(
                 got.iterations.abs_diff(cpu.iterations) <= 1,
@@ -646,8 +647,8 @@ fn stagnation_stops_pcg_on_the_device_and_reruns_are_bit_identical() {
     solver.set_stagnation_window(10);
     let first = solver.solve(&b32, &vec![[0.0; 3]; n], 0.0, 2000).unwrap();
     println!(
-        "tolerance 0, window 10: {} iterations, residual {:.2e}",
-        first.iterations, first.relative_residual
+        "tolerance 0, window 10: {} iterations, residual {:.2e}, {:?}",
+        first.iterations, first.relative_residual, first.exit
     );
     assert!(
         first.iterations < 2000 && first.iterations > 10,
@@ -659,7 +660,137 @@ fn stagnation_stops_pcg_on_the_device_and_reruns_are_bit_identical() {
         "{}",
         first.relative_residual
     );
+    // The recurred residual keeps falling in f32 until r·z underflows to 0 (an exact zero: a
+    // breakdown) or the window sees no new best.
+    assert!(
+        matches!(first.exit, SolveExit::Stagnated | SolveExit::Breakdown),
+        "{:?}",
+        first.exit
+    );
     let again = solver.solve(&b32, &vec![[0.0; 3]; n], 0.0, 2000).unwrap();
     assert_eq!(first, again, "a rerun differs");
+    assert_no_validation_errors(&ctx);
+}
+
+/// An indefinite matrix with a positive block-Jacobi preconditioner: [[2I, 3I], [3I, 2I]] has
+/// eigenvalues 5 and −1; b in the −1 eigenspace makes p·q < 0 at the first iteration.
+fn indefinite_pair() -> (BlockMatrix, Vec<Vector3<f64>>) {
+    let a = BlockMatrix {
+        diag: vec![Matrix3::identity() * 2.0; 2],
+        off: vec![(0, 1, Matrix3::identity() * 3.0)],
+    };
+    (
+        a,
+        vec![Vector3::new(1.0, 0.5, 0.0), Vector3::new(-1.0, -0.5, 0.0)],
+    )
+}
+
+/// A breakdown (p·q ≤ 0 or r·z ≤ 0) stops the solve on the device after the breaking
+/// iteration with exit "breakdown", at the reference's iteration count, not at the cap (the
+/// old kernels took a step of 0 and went on to the cap).
+#[test]
+fn a_breakdown_stops_pcg_on_the_device_with_its_own_exit() {
+    let ctx = context(false);
+    // A grid Laplacian shifted negative (indefinite, diagonal blocks still positive): CG runs
+    // a few iterations before p·q turns non-positive.
+    let mut cases = vec![indefinite_pair()];
+    for shift in [-0.3, -0.6] {
+        cases.push(grid_laplacian(4, shift));
+    }
+    let mut breakdowns = 0;
+    for (k, (a, b)) in cases.iter().enumerate() {
+        let n = a.rows();
+        let zero = vec![Vector3::zeros(); n];
+        let want = pcg_device(a, b, &zero, 1e-6, 200, u32::MAX);
+        let solver = Pcg::new(&ctx, &to_f32(a), 8).unwrap();
+        let got = solver
+            .solve(&vec32(b), &vec![[0.0; 3]; n], 1e-6, 200)
+            .unwrap();
+        println!(
+            "case {k}: GPU {:?} after {} iterations (residual {:.3e}), reference {:?} after {} ({:.3e})",
+            got.exit, got.iterations, got.relative_residual, want.exit, want.iterations,
+            want.relative_residual
+        );
+        assert_eq!(got.exit, want.exit, "case {k}");
+        assert_eq!(got.iterations, want.iterations, "case {k}");
+        if want.exit == SolveExit::Breakdown {
+            breakdowns += 1;
+            assert!(got.iterations < 200, "case {k}: stopped at the cap");
+        }
+    }
+    // The pair breaks down at its first iteration; at least one grid breaks down too.
+    let (a, b) = indefinite_pair();
+    let got = Pcg::new(&ctx, &to_f32(&a), 8)
+        .unwrap()
+        .solve(&vec32(&b), &[[0.0; 3]; 2], 1e-6, 200)
+        .unwrap();
+    assert_eq!((got.exit, got.iterations), (SolveExit::Breakdown, 1));
+    assert!(
+        got.x.iter().all(|v| *v == [0.0; 3]),
+        "a step of 0: {:?}",
+        got.x
+    );
+    assert!(breakdowns >= 2, "only {breakdowns} of the cases broke down");
+    assert_no_validation_errors(&ctx);
+}
+
+/// The quadratic model's decrease ½ Σ αᵢ rᵢ·zᵢ: equal to the f64 reference's within 1e-3
+/// (relative), positive and non-decreasing over iterations on an SPD system (each cap's
+/// solve is a prefix of the next: same bits), equal to ½ bᵀx from x = 0 within 1e-3, and its
+/// fraction of the estimated optimum grows to 1 as the solve converges.
+#[test]
+fn the_model_decrease_is_monotone_and_equals_the_reference() {
+    let ctx = context(false);
+    let (a, b) = grid_laplacian(6, 0.05);
+    let n = a.rows();
+    let b32 = vec32(&b);
+    let zero = vec![Vector3::zeros(); n];
+    let solver = Pcg::new(&ctx, &to_f32(&a), 8).unwrap();
+    let mut last = 0.0f32;
+    let mut last_fraction = 0.0f64;
+    for cap in 1..=40u32 {
+        let want = pcg_device(&a, &b, &zero, 1e-6, cap, u32::MAX);
+        let got = solver.solve(&b32, &vec![[0.0; 3]; n], 1e-6, cap).unwrap();
+        assert_eq!(got.iterations, want.iterations, "cap {cap}");
+        assert_eq!(got.exit, want.exit, "cap {cap}");
+        let d = got.model.decrease;
+        let rel_err = (d as f64 - want.model_decrease).abs() / want.model_decrease;
+        assert!(
+            rel_err <= 1e-3,
+            "cap {cap}: {d} vs reference {}",
+            want.model_decrease
+        );
+        assert!(d > 0.0 && d >= last, "cap {cap}: {d} after {last}");
+        let half_bx: f64 = 0.5
+            * b.iter()
+                .zip(&got.x)
+                .map(|(b, x)| b.x * x[0] as f64 + b.y * x[1] as f64 + b.z * x[2] as f64)
+                .sum::<f64>();
+        assert!(
+            (half_bx - d as f64).abs() <= 1e-3 * half_bx,
+            "cap {cap}: ½bᵀx {half_bx} vs {d}"
+        );
+        let remaining_err = (got.model.remaining as f64 - want.model_remaining).abs();
+        assert!(
+            remaining_err <= 1e-3 * want.model_decrease,
+            "cap {cap}: remaining {} vs reference {}",
+            got.model.remaining,
+            want.model_remaining
+        );
+        let fraction = got.model.fraction();
+        assert!(fraction > 0.0 && fraction <= 1.0, "cap {cap}: {fraction}");
+        if cap % 10 == 0 {
+            println!(
+                "cap {cap}: {:?}, decrease {d:.6e} (reference {:.6e}), fraction {fraction:.4}",
+                got.exit, want.model_decrease
+            );
+        }
+        (last, last_fraction) = (d, fraction.max(last_fraction));
+    }
+    let done = solver.solve(&b32, &vec![[0.0; 3]; n], 1e-6, 1000).unwrap();
+    assert_eq!(done.exit, SolveExit::Converged);
+    assert!(done.model.decrease >= last);
+    assert!(done.model.fraction() > 0.9999, "{:?}", done.model);
+    assert!(done.model.fraction() >= last_fraction, "{:?}", done.model);
     assert_no_validation_errors(&ctx);
 }

@@ -84,6 +84,13 @@ struct Report {
     device_bytes: u64,
     /// Largest relative residual of any PCG solve of the timed frames (0 without Newton).
     pcg_relative_residual_max: f64,
+    /// The timed frames' global PCG solves by why they stopped (`converged`, `stagnated`,
+    /// `iteration_cap`, `breakdown`, `non_finite`; all 0 without Newton).
+    pcg_exits: supple::stepper::PcgExits,
+    /// Smallest fraction of its estimated optimum quadratic-model decrease that a global PCG
+    /// solve of the timed frames reached (absent without Newton).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pcg_model_fraction_min: Option<f64>,
     repeat: u32,
     /// Surface collision handling (absent without `collision.method`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -476,6 +483,8 @@ fn measure(args: &Args, ctx: &supple::Context, scene: &Scene) -> Result<Report, 
     let (mut times, mut newton, mut pcg, mut warm) = (Vec::new(), 0u64, 0u64, 0u64);
     let (mut waits, mut submits, mut dispatches, mut device_bytes) = (0u64, 0u64, 0u64, 0u64);
     let mut residual_max = 0.0f64;
+    let mut exits = supple::stepper::PcgExits::default();
+    let mut fraction_min: Option<f64> = None;
     let mut repeat_medians = Vec::new();
     let mut model_size = (0, 0);
     let mut col = CollisionSummary::default();
@@ -521,6 +530,11 @@ fn measure(args: &Args, ctx: &supple::Context, scene: &Scene) -> Result<Report, 
             dispatches += s.dispatches;
             device_bytes = s.device_bytes;
             residual_max = residual_max.max(s.pcg_relative_residual_max);
+            if s.pcg_exits.total() > 0 {
+                let f = s.pcg_model_fraction_min;
+                fraction_min = Some(fraction_min.map_or(f, |m| m.min(f)));
+            }
+            exits += s.pcg_exits;
             let r = s.contact::<supple::contact::shortest_path::ShortestPathFrameStats>();
             if r.detections > 0 || r.ccd_detections > 0 {
                 rec.frames += 1;
@@ -671,6 +685,8 @@ fn measure(args: &Args, ctx: &supple::Context, scene: &Scene) -> Result<Report, 
         dispatches_per_frame: dispatches as f64 / n,
         device_bytes,
         pcg_relative_residual_max: residual_max,
+        pcg_exits: exits,
+        pcg_model_fraction_min: fraction_min,
         repeat: args.repeat.max(1),
         collision,
         recovery,

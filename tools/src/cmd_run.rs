@@ -174,8 +174,10 @@ impl RunState {
 }
 
 /// The keys of a frame's statistics that only Newton (an energy-minimising stepper) fills in.
-const NEWTON_ONLY_KEYS: [&str; 9] = [
+const NEWTON_ONLY_KEYS: [&str; 11] = [
     "newton_iterations",
+    "pcg_exits",
+    "pcg_model_fraction_min",
     "pcg_iterations",
     "pcg_warm_iterations",
     "energy",

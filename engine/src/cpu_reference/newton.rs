@@ -237,6 +237,9 @@ pub fn device_control(
             };
             set(words, at + 2, rel);
             set(words, at + 3, 0.0);
+            words[at + 4] = pcg[p.slot_exit as usize] as u32;
+            set(words, at + 5, pcg[p.slot_model as usize]);
+            set(words, at + 6, pcg[p.slot_remaining as usize]);
             words[w::SOLVES] = k as u32 + 1;
             if !rel.is_finite() {
                 words[w::STATUS] |= stat::NOT_FINITE;

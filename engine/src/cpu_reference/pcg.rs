@@ -58,6 +58,12 @@ pub struct PcgResult {
     pub iterations: u32,
     /// Final ‖r‖ / ‖b‖.
     pub relative_residual: f64,
+    /// Why the solve stopped.
+    pub exit: SolveExit,
+    /// The quadratic model's decrease `½ Σ αᵢ rᵢ·zᵢ` over the iterations.
+    pub model_decrease: f64,
+    /// `½ r·z` at the end (the preconditioned estimate of the decrease still available).
+    pub model_remaining: f64,
 }
 
 fn dot(a: &[Vector3<f64>], b: &[Vector3<f64>]) -> f64 {
@@ -85,13 +91,17 @@ pub fn pcg(
     let mut p = z.clone();
     let mut rz = dot(&r, &z);
     let mut it = 0;
+    let mut model_decrease = 0.0;
+    let mut broke = false;
     while it < max_iter && dot(&r, &r).sqrt() > tol * bnorm {
         let q = a.mul(&p);
         let pq = dot(&p, &q);
         if pq <= 0.0 {
+            broke = true;
             break;
         }
         let alpha = rz / pq;
+        model_decrease += 0.5 * alpha * rz;
         for k in 0..x.len() {
             x[k] += alpha * p[k];
             r[k] -= alpha * q[k];
@@ -106,14 +116,26 @@ pub fn pcg(
         it += 1;
     }
     let relative_residual = dot(&r, &r).sqrt() / bnorm;
+    let exit = if !relative_residual.is_finite() {
+        SolveExit::NonFinite
+    } else if relative_residual <= tol {
+        SolveExit::Converged
+    } else if broke {
+        SolveExit::Breakdown
+    } else {
+        SolveExit::IterationCap
+    };
     PcgResult {
         x,
         iterations: it,
         relative_residual,
+        exit,
+        model_decrease,
+        model_remaining: 0.5 * rz,
     }
 }
 
-pub use crate::linear::pcg::{decade_thresholds, GROUP_MAX, GROUP_MIN};
+pub use crate::linear::pcg::{decade_thresholds, SolveExit, GROUP_MAX, GROUP_MIN};
 
 /// Stiffness group of one node, `⌊log10(max(e, 10^GROUP_MIN))⌋` clamped to `GROUP_MAX`: the
 /// largest `k` with `decade_thresholds()[k - GROUP_MIN] ≤ e` (paper §4.2.2).
@@ -222,11 +244,50 @@ impl PcgDecision {
         }
         stop || rel <= tol || it >= max_iter
     }
+
+    /// The device's exit reason after iteration `it` (1-based) reached `rel` with the
+    /// iteration's `pq` and the new `rz`, or `None` to go on (`kernels/solver/pcg_control.comp`):
+    /// a non-finite residual, then the tolerance, a breakdown (p·q ≤ 0 or r·z ≤ 0), the cap,
+    /// and stagnation ([`PcgDecision::stop_after`]'s window).
+    #[allow(clippy::too_many_arguments)]
+    pub fn exit_after(
+        &mut self,
+        it: u32,
+        rel: f64,
+        pq: f64,
+        rz: f64,
+        tol: f64,
+        max_iter: u32,
+        window: u32,
+    ) -> Option<SolveExit> {
+        let mut stagnated = false;
+        if rel.is_finite() {
+            if rel < self.best {
+                (self.best, self.best_at) = (rel, it);
+            } else if it - self.best_at >= window {
+                stagnated = true;
+            }
+        }
+        if !rel.is_finite() {
+            Some(SolveExit::NonFinite)
+        } else if rel <= tol {
+            Some(SolveExit::Converged)
+        } else if pq <= 0.0 || rz <= 0.0 {
+            Some(SolveExit::Breakdown)
+        } else if it >= max_iter {
+            Some(SolveExit::IterationCap)
+        } else if stagnated {
+            Some(SolveExit::Stagnated)
+        } else {
+            None
+        }
+    }
 }
 
-/// Block-Jacobi PCG with the device-driven solver's rules: the stop test of [`PcgDecision`]
-/// after every iteration (`window`: the stagnation window, `u32::MAX` for none), none when
-/// ‖b‖ = 0 (x unchanged, residual 0), and a step of 0 instead of a stop when p·q ≤ 0.
+/// Block-Jacobi PCG with the device-driven solver's rules: the exit test of
+/// [`PcgDecision::exit_after`] after every iteration (`window`: the stagnation window,
+/// `u32::MAX` for none), none when ‖b‖ = 0 (x unchanged, residual 0); on a breakdown (p·q ≤ 0
+/// or r·z ≤ 0) the breaking iteration takes a step of 0 and counts, and the solve stops.
 pub fn pcg_device(
     a: &BlockMatrix,
     b: &[Vector3<f64>],
@@ -258,11 +319,14 @@ pub fn pcg_device_preconditioned(
     let ax = a.mul(&x);
     let mut r: Vec<Vector3<f64>> = b.iter().zip(&ax).map(|(b, ax)| b - ax).collect();
     let bb = dot(b, b);
-    if bb <= 0.0 {
+    if bb <= 0.0 || bb.is_nan() {
         return PcgResult {
             x,
             iterations: 0,
             relative_residual: 0.0,
+            exit: SolveExit::Converged,
+            model_decrease: 0.0,
+            model_remaining: 0.0,
         };
     }
     let bnorm = bb.sqrt();
@@ -272,12 +336,24 @@ pub fn pcg_device_preconditioned(
     let mut rel = dot(&r, &r).sqrt() / bnorm;
     let mut decision = PcgDecision::new(rel);
     let mut it = 0;
-    let mut done = rel.is_nan() || rel <= tol || max_iter == 0;
-    while !done {
+    let mut model_decrease = 0.0;
+    let mut exit = if !rel.is_finite() {
+        Some(SolveExit::NonFinite)
+    } else if rel <= tol {
+        Some(SolveExit::Converged)
+    } else if max_iter == 0 {
+        Some(SolveExit::IterationCap)
+    } else if rz <= 0.0 {
+        Some(SolveExit::Breakdown)
+    } else {
+        None
+    };
+    while exit.is_none() {
         let q = a.mul(&p);
         let pq = dot(&p, &q);
         let alpha = if pq > 0.0 { rz / pq } else { 0.0 };
         let alpha = if alpha.is_finite() { alpha } else { 0.0 };
+        model_decrease += 0.5 * alpha * rz;
         for k in 0..x.len() {
             x[k] += alpha * p[k];
             r[k] -= alpha * q[k];
@@ -292,12 +368,15 @@ pub fn pcg_device_preconditioned(
         }
         it += 1;
         rel = dot(&r, &r).sqrt() / bnorm;
-        done = decision.stop_after(it, rel, tol, max_iter, window);
+        exit = decision.exit_after(it, rel, pq, rz, tol, max_iter, window);
     }
     PcgResult {
         x,
         iterations: it,
         relative_residual: rel,
+        exit: exit.unwrap_or(SolveExit::NonFinite),
+        model_decrease,
+        model_remaining: 0.5 * rz,
     }
 }
 

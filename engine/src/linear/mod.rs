@@ -4,6 +4,6 @@
 pub mod pcg;
 
 pub use pcg::{
-    BlockMatrixF32, MatrixFreeCouplings, Pcg, PcgSolve, ResultSlots, SolveParts, WarmSolveStats,
-    WarmStart, GROUP_MAX, GROUP_MIN, RESULT_SLOTS,
+    BlockMatrixF32, MatrixFreeCouplings, ModelDecrease, Pcg, PcgSolve, ResultSlots, SolveExit,
+    SolveParts, WarmSolveStats, WarmStart, GROUP_MAX, GROUP_MIN, RESULT_SLOTS,
 };

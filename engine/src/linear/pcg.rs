@@ -32,6 +32,88 @@ pub struct BlockMatrixF32 {
     pub off: Vec<(u32, u32, [f32; 9])>,
 }
 
+/// Why a PCG solve stopped, as the device decided (`kernels/solver/pcg_control.comp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SolveExit {
+    /// ‖r‖ ≤ tolerance·‖b‖ (also b = 0).
+    #[default]
+    Converged,
+    /// No new smallest residual over the stagnation window.
+    Stagnated,
+    /// The iteration cap.
+    IterationCap,
+    /// p·q ≤ 0 or r·z ≤ 0: an indefinite matrix or preconditioner, or an exact zero; the
+    /// breaking iteration took a step of 0 and the solve stopped after it.
+    Breakdown,
+    /// The relative residual is NaN or infinite.
+    NonFinite,
+}
+
+impl SolveExit {
+    /// Every exit reason, in the order of [`SolveExit::index`].
+    pub const ALL: [SolveExit; 5] = [
+        SolveExit::Converged,
+        SolveExit::Stagnated,
+        SolveExit::IterationCap,
+        SolveExit::Breakdown,
+        SolveExit::NonFinite,
+    ];
+
+    /// The reason from the device's exit code (1 to 5; `None` for 0, a solve not finished).
+    pub fn from_code(code: f32) -> Option<SolveExit> {
+        match code as u32 {
+            1 => Some(SolveExit::Converged),
+            2 => Some(SolveExit::Stagnated),
+            3 => Some(SolveExit::IterationCap),
+            4 => Some(SolveExit::Breakdown),
+            5 => Some(SolveExit::NonFinite),
+            _ => None,
+        }
+    }
+
+    /// Position in [`SolveExit::ALL`] (for per-reason counters).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name used in reports: `converged`, `stagnated`, `iteration_cap`, `breakdown`,
+    /// `non_finite`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolveExit::Converged => "converged",
+            SolveExit::Stagnated => "stagnated",
+            SolveExit::IterationCap => "iteration_cap",
+            SolveExit::Breakdown => "breakdown",
+            SolveExit::NonFinite => "non_finite",
+        }
+    }
+}
+
+/// The quadratic model of one solve, from the scalars the kernels reduce anyway: CG from `x0`
+/// decreases `f(x) = ½ xᵀAx − bᵀx` by `½ Σ αᵢ rᵢ·zᵢ` over its iterations (positive and
+/// non-decreasing on an SPD system); `½ r·z` at the end (the preconditioner's estimate of the
+/// remaining `½ rᵀA⁻¹r`) added to it estimates the optimum decrease.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ModelDecrease {
+    /// `½ Σ αᵢ rᵢ·zᵢ` over the iterations run (in the units of `xᵀb`).
+    pub decrease: f32,
+    /// `½ r·z` at the end: the estimate of the decrease still available.
+    pub remaining: f32,
+}
+
+impl ModelDecrease {
+    /// decrease / (decrease + remaining): 1 at the optimum, near 0 for a useless capped
+    /// solve; 1 when both are 0 (b = 0 or a solve that converged at its start).
+    pub fn fraction(&self) -> f64 {
+        let (d, r) = (self.decrease as f64, self.remaining.max(0.0) as f64);
+        if d + r > 0.0 {
+            d / (d + r)
+        } else {
+            1.0
+        }
+    }
+}
+
 /// Outcome of a solve.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PcgSolve {
@@ -43,6 +125,23 @@ pub struct PcgSolve {
     pub relative_residual: f32,
     /// Iterations of the stiffness-group warm start before the global PCG (0 without it).
     pub warm_iterations: u32,
+    /// Why the global solve stopped.
+    pub exit: SolveExit,
+    /// The global solve's quadratic-model decrease.
+    pub model: ModelDecrease,
+}
+
+/// The exit reason and model decrease of the solve block at `base` in the scalars `s`.
+fn block_outcome(s: &[f32], base: u32) -> (SolveExit, ModelDecrease) {
+    let b = &s[base as usize..base as usize + BLOCK as usize];
+    let exit = SolveExit::from_code(b[EXIT]).unwrap_or(SolveExit::NonFinite);
+    (
+        exit,
+        ModelDecrease {
+            decrease: b[MODEL],
+            remaining: b[REMAIN],
+        },
+    )
 }
 
 /// Settings of the block-Jacobi warm start by stiffness groups ([`Pcg::solve_resident_warm`]).
@@ -80,20 +179,31 @@ pub struct WarmSolveStats {
     pub relative_residual: f32,
     /// Final ‖b − A_masked x‖ / ‖b‖ of the grouped solve (0 when it did not run).
     pub warm_relative_residual: f32,
+    /// Why the global PCG stopped.
+    pub exit: SolveExit,
+    /// The global PCG's quadratic-model decrease.
+    pub model: ModelDecrease,
 }
 
 /// Scalars of one solve, from its block's first slot: r·z (two alternating slots), r·r, b·b,
 /// the relative residual, the iterations, the best residual and its iteration (written by the
 /// device), the tolerance, the iteration cap and the stagnation window (written by the host
-/// before the solve) and whether the solve is done (1) or needs another run (0). See `kernels/solver/pcg_control.comp`.
+/// before the solve), whether the solve is done (1) or needs another run (0), the last p·q, the
+/// model decrease and the exit code (device). See `kernels/solver/pcg_control.comp`.
 const RZ: u32 = 0;
 const REL: usize = 4;
 const ITER: usize = 5;
 /// The tolerance; the iteration cap and the stagnation window follow it.
 const TOL: usize = 8;
 const DONE: usize = 11;
+/// The last iteration's p·q, the quadratic model's decrease ½ Σ α r·z and the exit code
+/// ([`SolveExit::from_code`]).
+const MODEL: usize = 13;
+const EXIT: usize = 14;
+/// ½ r·z at the last iteration ([`ModelDecrease::remaining`]).
+const REMAIN: usize = 15;
 /// Slots per solve block.
-const BLOCK: u32 = 12;
+const BLOCK: u32 = 16;
 /// First slot of the global solve's block and of the warm start's.
 const GLOBAL: u32 = 0;
 const WARM: u32 = BLOCK;
@@ -113,6 +223,12 @@ pub struct SolveParts {
 /// Slots of a solve's results in [`Pcg::scalars`] (f32 values).
 #[derive(Debug, Clone, Copy)]
 pub struct ResultSlots {
+    /// The global solve's exit code ([`SolveExit::from_code`]).
+    pub exit: u32,
+    /// The global solve's quadratic-model decrease ½ Σ α r·z.
+    pub model_decrease: u32,
+    /// ½ r·z at the global solve's end ([`ModelDecrease::remaining`]).
+    pub model_remaining: u32,
     /// Iterations of the global solve.
     pub iterations: u32,
     /// Relative residual ‖r‖/‖b‖ of the global solve.
@@ -125,6 +241,9 @@ pub struct ResultSlots {
 
 /// Where [`Pcg::scalars`] holds the results.
 pub const RESULT_SLOTS: ResultSlots = ResultSlots {
+    exit: GLOBAL + EXIT as u32,
+    model_decrease: GLOBAL + MODEL as u32,
+    model_remaining: GLOBAL + REMAIN as u32,
     iterations: GLOBAL + ITER as u32,
     relative_residual: GLOBAL + REL as u32,
     done: GLOBAL + DONE as u32,
@@ -399,6 +518,7 @@ impl Recorder<'_> {
                 .read(&w.part_bb)
                 .read(&w.z)
                 .read_write(&w.p)
+                .read(&w.part_pq)
                 .push(&[self.n as u32, m, base, it % 2]),
         );
     }
@@ -724,7 +844,8 @@ impl Pcg {
         };
         self.b.write(&pad(b))?;
         self.x.write(&pad(x0))?;
-        let (iterations, rel) = self.solve_resident(tol, max_iterations)?;
+        let s = self.solve_resident_scalars(tol, max_iterations)?;
+        let (exit, model) = block_outcome(&s, GLOBAL);
         let x = self
             .x
             .read()?
@@ -733,9 +854,11 @@ impl Pcg {
             .collect();
         Ok(PcgSolve {
             x,
-            iterations,
-            relative_residual: rel,
+            iterations: s[ITER] as u32,
+            relative_residual: s[REL],
             warm_iterations: 0,
+            exit,
+            model,
         })
     }
 
@@ -780,6 +903,8 @@ impl Pcg {
             iterations: stats.iterations,
             relative_residual: stats.relative_residual,
             warm_iterations: stats.warm_iterations,
+            exit: stats.exit,
+            model: stats.model,
         })
     }
 
@@ -801,12 +926,15 @@ impl Pcg {
     ) -> VkResult<WarmSolveStats> {
         self.warm_gpu_ms.set(0.0);
         if !warm.enabled {
-            let (iterations, relative_residual) = self.solve_resident(tol, max_iterations)?;
+            let s = self.solve_resident_scalars(tol, max_iterations)?;
+            let (exit, model) = block_outcome(&s, GLOBAL);
             return Ok(WarmSolveStats {
-                iterations,
+                iterations: s[ITER] as u32,
                 warm_iterations: 0,
-                relative_residual,
+                relative_residual: s[REL],
                 warm_relative_residual: 0.0,
+                exit,
+                model,
             });
         }
         self.set_limits(GLOBAL, tol, max_iterations, self.stagnation_window.get())?;
@@ -825,11 +953,14 @@ impl Pcg {
         let ms = ms + self.continue_until_done(GLOBAL, &g.iterate, &mut s)?;
         self.gpu_ms.set(ms);
         let warm_s = &s[WARM as usize..];
+        let (exit, model) = block_outcome(&s, GLOBAL);
         Ok(WarmSolveStats {
             iterations: s[ITER] as u32,
             warm_iterations: warm_s[ITER] as u32,
             relative_residual: s[REL],
             warm_relative_residual: warm_s[REL],
+            exit,
+            model,
         })
     }
 
@@ -966,11 +1097,21 @@ impl Pcg {
     /// only if the solve needs more iterations than one run holds. Returns the iterations run
     /// and the final ‖r‖/‖b‖ (0 when b = 0).
     pub fn solve_resident(&self, tol: f32, max_iterations: u32) -> VkResult<(u32, f32)> {
+        let s = self.solve_resident_scalars(tol, max_iterations)?;
+        Ok((s[ITER] as u32, s[REL]))
+    }
+
+    /// [`Pcg::solve_resident`], returning both solve blocks' scalars.
+    fn solve_resident_scalars(
+        &self,
+        tol: f32,
+        max_iterations: u32,
+    ) -> VkResult<[f32; 2 * BLOCK as usize]> {
         self.set_limits(GLOBAL, tol, max_iterations, self.stagnation_window.get())?;
         let mut s = [0f32; 2 * BLOCK as usize];
         let ms = self.run_until_done(&self.graphs.solve, &self.graphs.iterate, GLOBAL, &mut s)?;
         self.gpu_ms.set(ms);
-        Ok((s[ITER] as u32, s[REL]))
+        Ok(s)
     }
 
     /// Records the solver graphs again, on the same buffers, with the contact couplings added

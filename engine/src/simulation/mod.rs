@@ -20,7 +20,7 @@ use crate::contact::{ContactFrameStats, ContactSet};
 use crate::model::SimModel;
 use crate::scene::{MaterialModel, Scene};
 use crate::state::GpuState;
-use crate::stepper::{StepGpuMs, StepReport, Stepper};
+use crate::stepper::{PcgExits, StepGpuMs, StepReport, Stepper};
 use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, Graph};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -54,6 +54,13 @@ pub struct FrameStats {
     /// Largest relative residual ‖r‖/‖b‖ reached by any PCG solve of the frame (Newton only):
     /// an early stop (the iteration cap) shows here.
     pub pcg_relative_residual_max: f64,
+    /// The frame's global PCG solves by why they stopped: `converged`, `stagnated`,
+    /// `iteration_cap`, `breakdown`, `non_finite` (Newton only).
+    pub pcg_exits: PcgExits,
+    /// Smallest fraction of its estimated optimum quadratic-model decrease that a global PCG
+    /// solve of the frame reached (Newton only): near 0 marks a useless
+    /// capped solve, near 1 a useful one.
+    pub pcg_model_fraction_min: f64,
     /// Host waits for device work during the frame (`Context::counters`).
     pub host_waits: u64,
     /// Queue submissions during the frame.
@@ -87,6 +94,14 @@ impl FrameStats {
         self.energy = r.energy;
         self.pcg_residual = r.pcg_residual;
         self.pcg_relative_residual_max = self.pcg_relative_residual_max.max(r.pcg_residual_max);
+        if r.pcg_exits.total() > 0 {
+            self.pcg_model_fraction_min = if self.pcg_exits.total() == 0 {
+                r.pcg_model_fraction_min
+            } else {
+                self.pcg_model_fraction_min.min(r.pcg_model_fraction_min)
+            };
+        }
+        self.pcg_exits += r.pcg_exits;
         self.gradient_norm = r.gradient_norm;
         self.script_rounds += r.script_rounds;
         self.script_short_steps += u32::from(r.script_short);

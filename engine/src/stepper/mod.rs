@@ -69,9 +69,59 @@ impl std::ops::AddAssign for StepGpuMs {
     }
 }
 
+/// PCG solves counted by why they stopped ([`crate::linear::SolveExit`]), as report.json's
+/// `pcg_exits` object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct PcgExits {
+    /// Solves that reached the tolerance.
+    pub converged: u32,
+    /// Solves stopped by the stagnation window.
+    pub stagnated: u32,
+    /// Solves stopped at the iteration cap.
+    pub iteration_cap: u32,
+    /// Solves stopped by a breakdown (p·q ≤ 0 or r·z ≤ 0).
+    pub breakdown: u32,
+    /// Solves stopped at a non-finite residual.
+    pub non_finite: u32,
+}
+
+impl PcgExits {
+    /// Counts one solve that stopped for `exit`.
+    pub fn count(&mut self, exit: crate::linear::SolveExit) {
+        use crate::linear::SolveExit as E;
+        *match exit {
+            E::Converged => &mut self.converged,
+            E::Stagnated => &mut self.stagnated,
+            E::IterationCap => &mut self.iteration_cap,
+            E::Breakdown => &mut self.breakdown,
+            E::NonFinite => &mut self.non_finite,
+        } += 1;
+    }
+
+    /// Solves counted.
+    pub fn total(&self) -> u32 {
+        self.converged + self.stagnated + self.iteration_cap + self.breakdown + self.non_finite
+    }
+}
+
+impl std::ops::AddAssign for PcgExits {
+    fn add_assign(&mut self, o: PcgExits) {
+        self.converged += o.converged;
+        self.stagnated += o.stagnated;
+        self.iteration_cap += o.iteration_cap;
+        self.breakdown += o.breakdown;
+        self.non_finite += o.non_finite;
+    }
+}
+
 /// What one time step did (the stepper's own work; contact handlers report their own).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct StepReport {
+    /// The step's global PCG solves by exit reason.
+    pub pcg_exits: PcgExits,
+    /// Smallest fraction of its estimated optimum quadratic-model decrease that a global PCG
+    /// solve of the step reached ([`crate::linear::ModelDecrease::fraction`]; 1 without solves).
+    pub pcg_model_fraction_min: f64,
     /// GPU milliseconds per part.
     pub gpu_ms: StepGpuMs,
     /// Newton iterations (0 for steppers without).
@@ -95,6 +145,24 @@ pub struct StepReport {
     pub script_rounds: u32,
     /// Whether the step ended with scripted vertices short of their pose.
     pub script_short: bool,
+}
+
+impl StepReport {
+    /// Records a global PCG solve's exit reason and model decrease.
+    pub fn record_pcg(
+        &mut self,
+        exit: crate::linear::SolveExit,
+        model: crate::linear::ModelDecrease,
+    ) {
+        let first = self.pcg_exits.total() == 0;
+        self.pcg_exits.count(exit);
+        let f = model.fraction();
+        self.pcg_model_fraction_min = if first {
+            f
+        } else {
+            self.pcg_model_fraction_min.min(f)
+        };
+    }
 }
 
 /// A time integrator over the simulation's [`GpuState`]; its [`ContactHost`] part is what

@@ -12,7 +12,7 @@
 use super::graphs::{Bindings, ScriptMode, VectorsMode};
 use super::NewtonSettings;
 use crate::error::SimError;
-use crate::linear::RESULT_SLOTS;
+use crate::linear::{ModelDecrease, SolveExit, RESULT_SLOTS};
 use crate::stepper::StepReport;
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Dispatch, GatedGraph, GpuBuffer, Graph,
@@ -49,10 +49,11 @@ pub mod words {
     /// Iteration graphs the step ran in (the next step's first batch).
     pub const GRAPHS: usize = 8;
     /// First word of the per-solve log: PCG iterations, warm-start iterations, relative
-    /// residual (f32), accepted α (f32, 0 when the search failed).
+    /// residual (f32), accepted α (f32, 0 when the search failed), PCG exit code
+    /// (`SolveExit::from_code`), model decrease (f32), ½ r·z left (f32).
     pub const LOG: usize = 16;
     /// Words per logged solve.
-    pub const LOG_WORDS: usize = 4;
+    pub const LOG_WORDS: usize = 7;
 }
 
 /// Phase bits.
@@ -123,6 +124,12 @@ pub struct ControlParams {
     pub slot_done: u32,
     /// Slot of the warm start's iterations.
     pub slot_warm_iterations: u32,
+    /// Slot of the exit code.
+    pub slot_exit: u32,
+    /// Slot of the model decrease.
+    pub slot_model: u32,
+    /// Slot of ½ r·z at the end.
+    pub slot_remaining: u32,
 }
 
 impl ControlParams {
@@ -147,6 +154,9 @@ impl ControlParams {
             slot_residual: RESULT_SLOTS.relative_residual,
             slot_done: RESULT_SLOTS.done,
             slot_warm_iterations: RESULT_SLOTS.warm_iterations,
+            slot_exit: RESULT_SLOTS.exit,
+            slot_model: RESULT_SLOTS.model_decrease,
+            slot_remaining: RESULT_SLOTS.model_remaining,
         }
     }
 }
@@ -392,6 +402,14 @@ impl DeviceLoop {
             report.pcg_warm_iterations += entry[1];
             report.pcg_residual = residual as f64;
             report.pcg_residual_max = report.pcg_residual_max.max(residual as f64);
+            let model = ModelDecrease {
+                decrease: f32::from_bits(entry[5]),
+                remaining: f32::from_bits(entry[6]),
+            };
+            report.record_pcg(
+                SolveExit::from_code(entry[4] as f32).unwrap_or(SolveExit::NonFinite),
+                model,
+            );
         }
         report.newton_iterations = solves as u32;
         report.gradient_norm = f(words::GNORM) as f64;

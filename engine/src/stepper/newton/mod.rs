@@ -383,6 +383,7 @@ impl NewtonStepper {
         report.pcg_residual_max = report.pcg_residual_max.max(report.pcg_residual);
         report.gpu_ms.pcg += self.pcg.last_gpu_ms();
         report.pcg_iterations += solve.iterations;
+        report.record_pcg(solve.exit, solve.model);
         report.newton_iterations += 1;
         Ok(IterationInfo {
             pcg_iterations: solve.iterations,
