@@ -522,6 +522,7 @@ pub fn run(validation: bool) -> Result<HostDeviceReport, Box<dyn Error>> {
                     queue_index: 0,
                     debug_utils: host.debug.is_some(),
                     f32_atomic_add: false,
+                    conditional_rendering: false,
                     on_release: Some(Box::new(move || flag.store(true, Ordering::SeqCst))),
                 },
                 options,

@@ -232,3 +232,20 @@ pub fn xpbd_driven(
         contacts: supple::contact::ContactSet::empty(),
     })
 }
+
+/// [`context`] with conditional rendering (skipping the closed sections of gated graphs) on
+/// or off for this context only (`ContextOptions::conditional_rendering`; on is used where the
+/// device has it).
+pub fn context_with_conditional_rendering(force_staging: bool, on: bool) -> Context {
+    let mut o = ContextOptions::from_env();
+    o.validation = true;
+    o.sync_validation = true;
+    o.force_staging = force_staging;
+    o.wait_timeout = std::time::Duration::from_secs(120);
+    o.pipeline_cache = None;
+    o.conditional_rendering = on;
+    match Context::new(o) {
+        Ok(c) => c,
+        Err(e) => panic!("cannot create a Vulkan context with validation (is lavapipe + vulkan-validationlayers installed?): {e}"),
+    }
+}

@@ -1,6 +1,6 @@
 //! Command graphs: barrier inference, independent chains, timestamps, crash markers, bounded waits.
 use supple::vk::{ids, BufferUsage, CompileOptions, Dispatch, Graph, Step, VkError};
-use supple_gpu_tests::{assert_no_validation_errors, context};
+use supple_gpu_tests::{assert_no_validation_errors, context, context_with_conditional_rendering};
 
 fn increment(
     name: String,
@@ -381,11 +381,26 @@ fn a_missing_barrier_is_reported_by_synchronization_validation() {
 /// A gated section runs exactly when its condition word holds when the section is reached —
 /// including a word changed earlier in the same submission — and its fill and copy (rewritten
 /// as dispatches) match the references; indirect dispatches inside keep their own arguments.
+/// The same results with conditional rendering (closed sections skipped: the skipped
+/// dispatches are counted) and without (closed sections launch empty indirect dispatches),
+/// with per-node timestamps that stay valid around skipped nodes.
 #[test]
 fn gated_sections_run_only_while_their_condition_word_holds() {
+    for conditional in [true, false] {
+        gated_sections_with(conditional);
+    }
+}
+
+fn gated_sections_with(conditional: bool) {
     use supple::cpu_reference::gate::{copy_u32, fill_u32, gate_args};
     use supple::vk::GatedGraph;
-    let ctx = context(false);
+    let ctx = context_with_conditional_rendering(false, conditional);
+    let has = ctx.caps().conditional_rendering;
+    if ctx.caps().name.contains("llvmpipe") {
+        assert!(has, "lavapipe has VK_EXT_conditional_rendering");
+    }
+    assert_eq!(ctx.conditional_rendering(), conditional && has);
+    let skipping = ctx.conditional_rendering();
     let n = 100u32;
     let rw = BufferUsage::STORAGE | BufferUsage::HOST_READ;
     let flags = ctx
@@ -409,18 +424,35 @@ fn gated_sections_run_only_while_their_condition_word_holds() {
     let mut s2 = Graph::new("s2");
     s2.dispatch(increment("inc_c".into(), &c, &c.clone(), n));
     gg.gated(s2, &flags, 2, 4);
-    let g = gg
-        .build(&ctx)
-        .unwrap()
-        .compile(&ctx, CompileOptions::default())
-        .unwrap();
-    assert!(g.to_text().contains("dispatch-indirect"));
+    // Per-node timestamps: nodes inside a skipped section still get both of theirs.
+    let options = CompileOptions {
+        timestamps: true,
+        graph_timestamps: true,
+        crash_markers: false,
+    };
+    let g = gg.build(&ctx).unwrap().compile(&ctx, options).unwrap();
+    let text = g.to_text();
+    assert!(text.contains("dispatch-indirect"));
+    // The four section dispatches (inc, copy, fill; inc_c) are predicated, not the gates.
+    assert_eq!(g.conditional_dispatch_count(), if skipping { 4 } else { 0 });
+    assert_eq!(text.contains(" if '"), skipping, "{text}");
+    if skipping {
+        // The barrier from a gate's write to the predicate's read, inferred like any other.
+        assert!(text.contains("CONDITIONAL_RENDERING"), "{text}");
+    }
     for (f0, f2) in [(0u32, 0u32), (1, 3), (3, 4), (2, 2)] {
         a.write(&vec![5; n as usize]).unwrap();
         b.write(&vec![0; n as usize]).unwrap();
         c.write(&vec![0; n as usize]).unwrap();
         flags.write(&[f0, 0, f2, 0]).unwrap();
+        let before = ctx.counters();
         g.run().unwrap();
+        let skipped = if skipping {
+            g.count_skipped_dispatches().unwrap()
+        } else {
+            0
+        };
+        let d = ctx.counters() - before;
         // The reference: the same sections, applied on the host.
         let (mut ra, mut rb, mut rc) = (
             vec![5u32; n as usize],
@@ -438,10 +470,44 @@ fn gated_sections_run_only_while_their_condition_word_holds() {
         if open2 {
             rc.iter_mut().for_each(|c| *c += 1);
         }
-        assert_eq!(a.read().unwrap(), ra, "flags {f0} {f2}");
-        assert_eq!(b.read().unwrap(), rb, "flags {f0} {f2}");
-        assert_eq!(c.read().unwrap(), rc, "flags {f0} {f2}");
+        let what = format!("conditional rendering {skipping}, flags {f0} {f2}");
+        assert_eq!(a.read().unwrap(), ra, "{what}");
+        assert_eq!(b.read().unwrap(), rb, "{what}");
+        assert_eq!(c.read().unwrap(), rc, "{what}");
+        // Recorded: 2 gates, 4 section dispatches and the always one; skipped: the closed
+        // sections' dispatches.
+        let expect_skipped = if skipping {
+            3 * (!open1) as u64 + (!open2) as u64
+        } else {
+            0
+        };
+        assert_eq!(skipped, expect_skipped, "{what}");
+        assert_eq!(d.dispatches, 7, "{what}");
+        assert_eq!(d.dispatches_skipped, expect_skipped, "{what}");
+        assert_eq!(d.dispatches_executed(), 7 - expect_skipped, "{what}");
+        let profile = g.profile().unwrap().expect("compiled with timestamps");
+        assert_eq!(profile.nodes.len(), 7, "{what}");
+        for node in &profile.nodes {
+            assert!(
+                node.gpu_ms.is_finite() && node.gpu_ms >= 0.0 && node.gpu_ms <= profile.total_ms,
+                "{what}: node {} took {} ms of {}",
+                node.name,
+                node.gpu_ms,
+                profile.total_ms
+            );
+        }
     }
     drop(g);
+    if !skipping {
+        // A predicated dispatch needs a context with conditional rendering.
+        let mut p = Graph::new("predicated");
+        p.dispatch(increment("inc".into(), &a, &b, n).only_if(&flags));
+        let e = p.compile(&ctx, CompileOptions::default()).err();
+        assert!(
+            matches!(&e, Some(VkError::Graph { message, .. }) if message.contains("conditional rendering")),
+            "{:?}",
+            e.map(|e| e.to_string())
+        );
+    }
     assert_no_validation_errors(&ctx);
 }

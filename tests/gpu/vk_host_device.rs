@@ -66,6 +66,7 @@ fn supple_runs_on_a_host_device_and_leaves_it_alive() {
                 queue_index: 0,
                 debug_utils: true,
                 f32_atomic_add: false,
+                conditional_rendering: false,
                 on_release: Some(Box::new(move || flag.store(true, Ordering::SeqCst))),
             },
             options,

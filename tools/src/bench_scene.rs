@@ -80,6 +80,9 @@ struct Report {
     submits_per_frame: f64,
     /// Compute dispatches per timed frame (each submitted graph's dispatches per submission).
     dispatches_per_frame: f64,
+    /// Of those, the dispatches that ran per timed frame: less those of gated sections that
+    /// conditional rendering skipped (equal without it).
+    dispatches_executed_per_frame: f64,
     /// Device memory Supple held after the last timed frame (bytes).
     device_bytes: u64,
     /// Largest relative residual of any PCG solve of the timed frames (0 without Newton).
@@ -485,6 +488,7 @@ fn measure(args: &Args, ctx: &supple::Context, scene: &Scene) -> Result<Report, 
     let mut residual_max = 0.0f64;
     let mut exits = supple::stepper::PcgExits::default();
     let mut fraction_min: Option<f64> = None;
+    let mut executed = 0u64;
     let mut repeat_medians = Vec::new();
     let mut model_size = (0, 0);
     let mut col = CollisionSummary::default();
@@ -528,6 +532,7 @@ fn measure(args: &Args, ctx: &supple::Context, scene: &Scene) -> Result<Report, 
             waits += s.host_waits;
             submits += s.submits;
             dispatches += s.dispatches;
+            executed += s.dispatches_executed;
             device_bytes = s.device_bytes;
             residual_max = residual_max.max(s.pcg_relative_residual_max);
             if s.pcg_exits.total() > 0 {
@@ -683,6 +688,7 @@ fn measure(args: &Args, ctx: &supple::Context, scene: &Scene) -> Result<Report, 
         host_waits_per_frame: waits as f64 / n,
         submits_per_frame: submits as f64 / n,
         dispatches_per_frame: dispatches as f64 / n,
+        dispatches_executed_per_frame: executed as f64 / n,
         device_bytes,
         pcg_relative_residual_max: residual_max,
         pcg_exits: exits,

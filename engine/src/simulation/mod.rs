@@ -67,6 +67,9 @@ pub struct FrameStats {
     pub submits: u64,
     /// Compute dispatches submitted during the frame.
     pub dispatches: u64,
+    /// Of those, the dispatches that ran: less those in gated sections that conditional
+    /// rendering skipped (equal to `dispatches` without it).
+    pub dispatches_executed: u64,
     /// Device memory Supple holds at the end of the frame (bytes, `Context::device_bytes`).
     pub device_bytes: u64,
     /// Largest per-vertex gradient norm at the last Newton evaluation of the frame (N).
@@ -274,6 +277,7 @@ impl Simulation {
         stats.host_waits = work.host_waits;
         stats.submits = work.submits;
         stats.dispatches = work.dispatches;
+        stats.dispatches_executed = work.dispatches_executed();
         stats.device_bytes = ctx.device_bytes();
         let x = self.readback[0].mapped().unwrap_or(&[]);
         let v = self.readback[1].mapped().unwrap_or(&[]);

@@ -28,6 +28,8 @@ bitflags! {
         const HOST_WRITE = 1 << 2;
         /// Host-visible, read by the host every step (readback ring): never staged.
         const HOST_READ = 1 << 3;
+        /// Holds predicate words of conditional rendering (gated sections' open flags).
+        const CONDITION = 1 << 4;
     }
 }
 
@@ -41,7 +43,7 @@ pub(crate) struct RawBuffer {
     pub(crate) usage: BufferUsage,
     /// `None` for imported (host-owned) buffers.
     allocation: Mutex<Option<Allocation>>,
-    mapped: Option<std::ptr::NonNull<u8>>,
+    pub(crate) mapped: Option<std::ptr::NonNull<u8>>,
 }
 
 // SAFETY: the mapped pointer refers to persistently mapped device memory owned by the
@@ -131,6 +133,9 @@ impl Context {
         if usage.contains(BufferUsage::INDIRECT) {
             vk_usage |=
                 vk::BufferUsageFlags::INDIRECT_BUFFER | vk::BufferUsageFlags::STORAGE_BUFFER;
+        }
+        if usage.contains(BufferUsage::CONDITION) {
+            vk_usage |= vk::BufferUsageFlags::CONDITIONAL_RENDERING_EXT;
         }
         let location = if usage.contains(BufferUsage::HOST_READ) {
             MemoryLocation::GpuToCpu

@@ -37,6 +37,11 @@ pub struct Capabilities {
     pub i64: bool,
     /// Timestamp queries on compute queues.
     pub timestamps: bool,
+    /// VK_EXT_conditional_rendering with its `conditionalRendering` feature: dispatches
+    /// predicated on a device-written word (closed gated sections are skipped, not launched
+    /// empty). On a host's own device, true only if the host enabled it. Whether Supple uses it
+    /// is [`super::Context::conditional_rendering`] (also off by option).
+    pub conditional_rendering: bool,
     /// Nanoseconds per timestamp tick.
     pub timestamp_period_ns: f32,
     /// maxStorageBufferRange in bytes (largest storage binding).
@@ -93,6 +98,7 @@ impl Capabilities {
         let mut f13 = vk::PhysicalDeviceVulkan13Features::default();
         let mut fa = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
         let mut fa2 = vk::PhysicalDeviceShaderAtomicFloat2FeaturesEXT::default();
+        let mut fcr = vk::PhysicalDeviceConditionalRenderingFeaturesEXT::default();
         let mut f2 = vk::PhysicalDeviceFeatures2::default()
             .push_next(&mut f12)
             .push_next(&mut f13);
@@ -101,6 +107,10 @@ impl Capabilities {
         }
         if has(ash::ext::shader_atomic_float2::NAME) {
             f2 = f2.push_next(&mut fa2);
+        }
+        let has_cr = has(ash::ext::conditional_rendering::NAME);
+        if has_cr {
+            f2 = f2.push_next(&mut fcr);
         }
         instance.get_physical_device_features2(pd, &mut f2);
         let features = f2.features;
@@ -199,6 +209,7 @@ impl Capabilities {
             f64: features.shader_float64 != 0,
             i64: features.shader_int64 != 0,
             timestamps,
+            conditional_rendering: has_cr && fcr.conditional_rendering != 0,
             timestamp_period_ns: p.limits.timestamp_period,
             max_storage_buffer_range: p.limits.max_storage_buffer_range as u64,
             max_push_constants_size: p.limits.max_push_constants_size,

@@ -37,6 +37,10 @@ pub struct ContextOptions {
     pub kernel_source_dir: Option<PathBuf>,
     /// Per-node workgroup sizes for performance studies (`SUPPLE_WORKGROUP`).
     pub workgroup_overrides: WorkgroupOverrides,
+    /// Skip the closed sections of gated graphs with VK_EXT_conditional_rendering where the
+    /// device has it (default on; `SUPPLE_CONDITIONAL_RENDERING=off` turns it off, and then
+    /// closed sections launch empty indirect dispatches). Same results either way.
+    pub conditional_rendering: bool,
 }
 
 /// Per-node workgroup sizes for performance studies, from a spec `pattern=size,...`
@@ -129,6 +133,7 @@ impl Default for ContextOptions {
             pipeline_cache: None,
             kernel_source_dir: None,
             workgroup_overrides: WorkgroupOverrides::default(),
+            conditional_rendering: true,
         }
     }
 }
@@ -136,7 +141,8 @@ impl Default for ContextOptions {
 impl ContextOptions {
     /// Options from the environment (`SUPPLE_VALIDATION`, `SUPPLE_SYNC_VALIDATION`,
     /// `SUPPLE_DEVICE`, `SUPPLE_FORCE_STAGING`,
-    /// `SUPPLE_WAIT_TIMEOUT_MS`, `SUPPLE_PIPELINE_CACHE`, `SUPPLE_KERNEL_DIR`, `SUPPLE_WORKGROUP`).
+    /// `SUPPLE_WAIT_TIMEOUT_MS`, `SUPPLE_PIPELINE_CACHE`, `SUPPLE_KERNEL_DIR`, `SUPPLE_WORKGROUP`,
+    /// `SUPPLE_CONDITIONAL_RENDERING`).
     pub fn from_env() -> Self {
         let cache = match std::env::var("SUPPLE_PIPELINE_CACHE") {
             Ok(v) if v == "off" => None,
@@ -163,6 +169,10 @@ impl ContextOptions {
             workgroup_overrides: WorkgroupOverrides::parse(
                 &std::env::var("SUPPLE_WORKGROUP").unwrap_or_default(),
             ),
+            conditional_rendering: std::env::var("SUPPLE_CONDITIONAL_RENDERING")
+                .map_or(true, |v| {
+                    !(v == "off" || v == "0" || v.eq_ignore_ascii_case("false"))
+                }),
         }
     }
 }
@@ -206,6 +216,9 @@ pub struct HostVulkan {
     pub debug_utils: bool,
     /// Whether the host enabled VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd.
     pub f32_atomic_add: bool,
+    /// Whether the host enabled VK_EXT_conditional_rendering and its `conditionalRendering`
+    /// feature (gated sections are then skipped, not launched empty).
+    pub conditional_rendering: bool,
     /// Called when Supple has released everything it created on the device.
     pub on_release: Option<Box<dyn FnOnce() + Send + Sync>>,
 }
@@ -230,7 +243,10 @@ pub fn device_requirements() -> DeviceRequirements {
     DeviceRequirements {
         api_version: vk::API_VERSION_1_3,
         required_extensions: vec![],
-        optional_extensions: vec![ash::ext::shader_atomic_float::NAME],
+        optional_extensions: vec![
+            ash::ext::shader_atomic_float::NAME,
+            ash::ext::conditional_rendering::NAME,
+        ],
         required_features: vec![
             "VkPhysicalDeviceVulkan12Features.timelineSemaphore",
             "VkPhysicalDeviceVulkan13Features.synchronization2",
@@ -240,6 +256,7 @@ pub fn device_requirements() -> DeviceRequirements {
             "VkPhysicalDeviceFeatures.shaderFloat64",
             "VkPhysicalDeviceFeatures.shaderInt64",
             "VkPhysicalDeviceShaderAtomicFloatFeaturesEXT.shaderBufferFloat32AtomicAdd",
+            "VkPhysicalDeviceConditionalRenderingFeaturesEXT.conditionalRendering",
         ],
     }
 }
@@ -311,6 +328,17 @@ pub struct DeviceCounters {
     pub submits: u64,
     /// Compute dispatches submitted: each submitted graph's dispatch nodes, once per submission.
     pub dispatches: u64,
+    /// Of those, dispatches in gated sections that conditional rendering skipped (the section
+    /// was closed): recorded and submitted but not executed. Counted by the caller after the
+    /// run completed ([`super::CompiledGraph::count_skipped_dispatches`]).
+    pub dispatches_skipped: u64,
+}
+
+impl DeviceCounters {
+    /// Dispatches that ran: those submitted less those skipped.
+    pub fn dispatches_executed(&self) -> u64 {
+        self.dispatches.saturating_sub(self.dispatches_skipped)
+    }
 }
 
 impl std::ops::Sub for DeviceCounters {
@@ -320,6 +348,7 @@ impl std::ops::Sub for DeviceCounters {
             host_waits: self.host_waits.saturating_sub(o.host_waits),
             submits: self.submits.saturating_sub(o.submits),
             dispatches: self.dispatches.saturating_sub(o.dispatches),
+            dispatches_skipped: self.dispatches_skipped.saturating_sub(o.dispatches_skipped),
         }
     }
 }
@@ -330,6 +359,7 @@ pub(crate) struct CounterCells {
     pub(crate) host_waits: AtomicU64,
     pub(crate) submits: AtomicU64,
     pub(crate) dispatches: AtomicU64,
+    pub(crate) dispatches_skipped: AtomicU64,
     /// The largest timeline value a host wait saw signalled: every ticket up to it is complete
     /// (one queue signals its timeline in submission order), so waiting for one is no wait.
     pub(crate) completed: AtomicU64,
@@ -348,6 +378,9 @@ pub(crate) struct DeviceShared {
     pub(crate) allocator: ManuallyDrop<Mutex<Allocator>>,
     pub(crate) debug_utils_instance: Option<ash::ext::debug_utils::Instance>,
     pub(crate) debug_utils_device: Option<ash::ext::debug_utils::Device>,
+    /// VK_EXT_conditional_rendering's commands, when enabled and wanted
+    /// ([`Context::conditional_rendering`]).
+    pub(crate) conditional_rendering: Option<ash::ext::conditional_rendering::Device>,
     messenger: vk::DebugUtilsMessengerEXT,
     pub(crate) messages: MessageSink,
     /// Timeline semaphore every submission signals.
@@ -643,6 +676,8 @@ impl Context {
                 .maintenance4(true);
             let mut fa = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
                 .shader_buffer_float32_atomic_add(true);
+            let mut fcr = vk::PhysicalDeviceConditionalRenderingFeaturesEXT::default()
+                .conditional_rendering(true);
             let base = vk::PhysicalDeviceFeatures::default()
                 .shader_float64(c.f64)
                 .shader_int64(c.i64);
@@ -659,6 +694,10 @@ impl Context {
             if c.f32_atomic_add {
                 exts.push(ash::ext::shader_atomic_float::NAME.as_ptr());
                 info = info.push_next(&mut fa);
+            }
+            if c.conditional_rendering && options.conditional_rendering {
+                exts.push(ash::ext::conditional_rendering::NAME.as_ptr());
+                info = info.push_next(&mut fcr);
             }
             let info = info.enabled_extension_names(&exts);
             let device = instance
@@ -699,7 +738,8 @@ impl Context {
     /// - The host keeps instance and device alive until `on_release` is called (or until every
     ///   Supple object made from this context is dropped), and does not use the queue from
     ///   another thread while a Supple call is submitting to it.
-    /// - `host.debug_utils` and `host.f32_atomic_add` are true only if the host enabled them.
+    /// - `host.debug_utils`, `host.f32_atomic_add` and `host.conditional_rendering` are true only
+    ///   if the host enabled them.
     pub unsafe fn from_host(host: HostVulkan, options: ContextOptions) -> VkResult<Context> {
         let idx = host
             .instance
@@ -716,6 +756,7 @@ impl Context {
             });
         }
         caps.f32_atomic_add &= host.f32_atomic_add;
+        caps.conditional_rendering &= host.conditional_rendering;
         options.workgroup_overrides.validate(&caps)?;
         Self::finish(
             host.entry,
@@ -772,6 +813,9 @@ impl Context {
                 (None, None, vk::DebugUtilsMessengerEXT::null())
             };
             let queue = device.get_device_queue(queue_family, queue_index);
+            let conditional_rendering = (caps.conditional_rendering
+                && options.conditional_rendering)
+                .then(|| ash::ext::conditional_rendering::Device::new(&instance, &device));
             let allocator = Allocator::new(&AllocatorCreateDesc {
                 instance: instance.clone(),
                 device: device.clone(),
@@ -815,6 +859,7 @@ impl Context {
                     allocator: ManuallyDrop::new(Mutex::new(allocator)),
                     debug_utils_instance: du_instance,
                     debug_utils_device: du_device,
+                    conditional_rendering,
                     messenger,
                     messages,
                     timeline,
@@ -849,7 +894,23 @@ impl Context {
             host_waits: c.host_waits.load(Ordering::Relaxed),
             submits: c.submits.load(Ordering::Relaxed),
             dispatches: c.dispatches.load(Ordering::Relaxed),
+            dispatches_skipped: c.dispatches_skipped.load(Ordering::Relaxed),
         }
+    }
+
+    /// Counts `n` submitted dispatches that conditional rendering skipped.
+    pub(crate) fn count_skipped_dispatches(&self, n: u64) {
+        self.shared
+            .counters
+            .dispatches_skipped
+            .fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Whether graphs compiled on this context may predicate dispatches on a device-written
+    /// word (VK_EXT_conditional_rendering): the device has it (a host's device: the host
+    /// enabled it) and [`ContextOptions::conditional_rendering`] is on.
+    pub fn conditional_rendering(&self) -> bool {
+        self.shared.conditional_rendering.is_some()
     }
 
     /// Counts `n` dispatches about to be submitted.
@@ -1206,6 +1267,7 @@ mod tests {
             f64: false,
             i64: false,
             timestamps: true,
+            conditional_rendering: false,
             timestamp_period_ns: 1.0,
             max_storage_buffer_range: 1 << 27,
             max_push_constants_size: 128,

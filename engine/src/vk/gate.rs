@@ -11,6 +11,15 @@
 //! dispatches inside a section keep their own arguments (a solver that decides its own
 //! iterations). Barriers follow from the declared accesses as for any graph: the gate writes
 //! the slots its section reads as indirect arguments. Reference: `cpu_reference::gate`.
+//!
+//! Where the context has conditional rendering ([`Context::conditional_rendering`]), a
+//! closed section is skipped rather than launched empty: each section gets one more slot
+//! first, its predicate, whose recorded value is `[1, 0, 0, 0]` and whose closed value is the
+//! gate's `[0, 1, 1, 0]`, so its first word is non-zero iff the section is open; the
+//! rewritten dispatches are predicated on that word ([`Dispatch::only_if`]; indirect
+//! dispatches that keep their own arguments are not, as without it). The argument buffer is
+//! then host-visible, so that after a run the host can count the skipped dispatches
+//! ([`super::CompiledGraph::count_skipped_dispatches`]).
 
 use super::buffer::{BufferUsage, GpuBuffer};
 use super::context::Context;
@@ -103,8 +112,12 @@ impl GatedGraph {
             .filter(|p| matches!(p, Part::Gated { .. }))
             .count();
         let pad = (align / 16) as usize;
-        let slots = self.gated_nodes().max(1) + sections * pad;
-        let usage = BufferUsage::STORAGE | BufferUsage::INDIRECT;
+        let conditional = ctx.conditional_rendering();
+        let slots = self.gated_nodes().max(1) + sections * (pad + conditional as usize);
+        let mut usage = BufferUsage::STORAGE | BufferUsage::INDIRECT;
+        if conditional {
+            usage |= BufferUsage::CONDITION | BufferUsage::HOST_READ;
+        }
         let args =
             ctx.create_buffer::<[u32; 4]>(&format!("{}.gate_args", self.name), slots, usage)?;
         // First the rewritten sections and every slot's recorded counts, then the nodes.
@@ -124,6 +137,11 @@ impl GatedGraph {
                         counts.push([0, 1, 1, 0]);
                     }
                     let first = counts.len();
+                    // The predicate slot: word 0 is 1 while open, 0 once the gate closes it.
+                    let predicate = conditional.then(|| {
+                        counts.push([1, 0, 0, 0]);
+                        args.slice(first..first + 1)
+                    });
                     let name = section.name().to_string();
                     let mut nodes = Vec::with_capacity(section.nodes.len());
                     for node in section.nodes {
@@ -140,6 +158,7 @@ impl GatedGraph {
                                 Dispatch {
                                     groups: Groups::Indirect(args.slice(slot..slot + 1)),
                                     name: node.name.clone(),
+                                    condition: predicate.clone(),
                                     ..d
                                 }
                             }

@@ -88,6 +88,9 @@ pub struct Dispatch {
     pub(super) spec: Vec<u32>,
     pub(super) bindings: Vec<(BufferSlice, Access)>,
     pub(super) push: Vec<u8>,
+    /// The predicate word (VK_EXT_conditional_rendering): the dispatch runs only while the
+    /// first u32 of this range is non-zero ([`Dispatch::only_if`]).
+    pub(super) condition: Option<BufferSlice>,
 }
 
 impl Dispatch {
@@ -101,6 +104,7 @@ impl Dispatch {
             spec: Vec::new(),
             bindings: Vec::new(),
             push: Vec::new(),
+            condition: None,
         }
     }
 
@@ -145,6 +149,17 @@ impl Dispatch {
     /// Binds the next binding slot with explicit access.
     pub fn bind(mut self, b: impl Into<BufferSlice>, access: Access) -> Self {
         self.bindings.push((b.into(), access));
+        self
+    }
+
+    /// Predicates the dispatch on the first u32 of `word` (VK_EXT_conditional_rendering): it
+    /// is skipped, not launched, while that word is zero when the dispatch is reached. The word
+    /// is a declared read (stage and access of conditional rendering), so the barrier after
+    /// the node that writes it follows as for any binding. The buffer needs
+    /// [`BufferUsage::CONDITION`], the offset a multiple of 4, and the context
+    /// [`Context::conditional_rendering`] (checked at compile time).
+    pub fn only_if(mut self, word: impl Into<BufferSlice>) -> Self {
+        self.condition = Some(word.into());
         self
     }
 
@@ -246,6 +261,16 @@ impl Node {
                         },
                     ));
                 }
+                if let Some(word) = &d.condition {
+                    v.push((
+                        word,
+                        Use {
+                            stage: vk::PipelineStageFlags2::CONDITIONAL_RENDERING_EXT,
+                            access: vk::AccessFlags2::CONDITIONAL_RENDERING_READ_EXT,
+                            write: false,
+                        },
+                    ));
+                }
                 v
             }
             NodeKind::Fill { dst, .. } => {
@@ -281,17 +306,23 @@ impl Node {
 
     fn kind_label(&self) -> String {
         match &self.kind {
-            NodeKind::Dispatch(d) => match &d.groups {
-                Groups::Direct(g) => {
-                    format!("dispatch {} {:?} x{}", d.kernel.name(), g, d.workgroup_size)
+            NodeKind::Dispatch(d) => {
+                let mut s = match &d.groups {
+                    Groups::Direct(g) => {
+                        format!("dispatch {} {:?} x{}", d.kernel.name(), g, d.workgroup_size)
+                    }
+                    Groups::Indirect(a) => format!(
+                        "dispatch-indirect {} (args '{}') x{}",
+                        d.kernel.name(),
+                        a.raw.name,
+                        d.workgroup_size
+                    ),
+                };
+                if let Some(w) = &d.condition {
+                    let _ = write!(s, " if '{}'@{}", w.raw.name, w.offset);
                 }
-                Groups::Indirect(a) => format!(
-                    "dispatch-indirect {} (args '{}') x{}",
-                    d.kernel.name(),
-                    a.raw.name,
-                    d.workgroup_size
-                ),
-            },
+                s
+            }
             NodeKind::Fill { value, .. } => format!("fill 0x{value:08x}"),
             NodeKind::Copy { .. } => "copy".to_string(),
         }
@@ -548,6 +579,23 @@ impl Graph {
                         d.push.len()
                     )));
                 }
+                if let Some(word) = &d.condition {
+                    if !ctx.conditional_rendering() {
+                        return Err(self.err(format!(
+                            "node '{}': predicated on '{}' but the context has no conditional rendering (VK_EXT_conditional_rendering off or absent)",
+                            n.name, word.raw.name
+                        )));
+                    }
+                    if word.offset % 4 != 0
+                        || word.offset + 4 > word.raw.size
+                        || !word.raw.usage.contains(BufferUsage::CONDITION)
+                    {
+                        return Err(self.err(format!(
+                            "node '{}': predicate word of '{}' at offset {}: needs a multiple of 4 inside a buffer created with BufferUsage::CONDITION",
+                            n.name, word.raw.name, word.offset
+                        )));
+                    }
+                }
                 for (b, _) in &d.bindings {
                     if b.offset % align != 0 {
                         return Err(self.err(format!(
@@ -614,6 +662,27 @@ impl Graph {
     }
 }
 
+/// Each predicate word of `graph`'s dispatches and how many dispatches it predicates.
+fn predicate_words(graph: &Graph) -> Vec<(BufferSlice, u64)> {
+    let mut out: Vec<(BufferSlice, u64)> = Vec::new();
+    for n in &graph.nodes {
+        let NodeKind::Dispatch(d) = &n.kind else {
+            continue;
+        };
+        let Some(w) = &d.condition else {
+            continue;
+        };
+        match out
+            .iter_mut()
+            .find(|(o, _)| o.raw.id == w.raw.id && o.offset == w.offset)
+        {
+            Some((_, k)) => *k += 1,
+            None => out.push((w.clone(), 1)),
+        }
+    }
+    out
+}
+
 /// A memory barrier inserted between two levels.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BarrierInfo {
@@ -677,6 +746,8 @@ pub struct CompiledGraph {
     query_pool: vk::QueryPool,
     marker: Option<GpuBuffer<u32>>,
     per_node_timestamps: bool,
+    /// Each predicate word and the number of dispatches predicated on it.
+    conditions: Vec<(BufferSlice, u64)>,
     /// The recorded graph (bindings keep its buffers alive) and its prepared pipelines and
     /// descriptor sets, for [`CompiledGraph::record_into`].
     graph: Graph,
@@ -755,6 +826,7 @@ impl CompiledGraph {
             query_pool: vk::QueryPool::null(),
             marker,
             per_node_timestamps: false,
+            conditions: predicate_words(graph),
             graph: graph.clone(),
             prepared: Vec::new(),
             last: Mutex::new(None),
@@ -902,9 +974,19 @@ impl CompiledGraph {
             d.cmd_pipeline_barrier2(cmd, &vk::DependencyInfo::default().memory_barriers(&full));
         }
         let mut any_write = false;
+        // The predicate of the conditional-rendering block open now: consecutive nodes on the
+        // same word share one block; a barrier, another word or a crash marker closes it.
+        let cr = self.ctx.shared.conditional_rendering.as_ref();
+        let mut active: Option<(u64, u64)> = None;
+        let end_block = |active: &mut Option<(u64, u64)>| {
+            if let (Some(_), Some(cr)) = (active.take(), cr) {
+                (cr.fp().cmd_end_conditional_rendering_ext)(cmd);
+            }
+        };
         for step in &self.schedule {
             match *step {
                 Step::Barrier(b) => {
+                    end_block(&mut active);
                     let mb = [vk::MemoryBarrier2::default()
                         .src_stage_mask(b.src_stage)
                         .src_access_mask(b.src_access)
@@ -918,6 +1000,21 @@ impl CompiledGraph {
                 Step::Node(i) => {
                     let node = &graph.nodes[i];
                     any_write |= node.uses().iter().any(|(_, u)| u.write);
+                    let word = match &node.kind {
+                        NodeKind::Dispatch(disp) => disp.condition.as_ref(),
+                        _ => None,
+                    };
+                    let key = word.map(|w| (w.raw.id, w.offset));
+                    if key != active {
+                        end_block(&mut active);
+                        if let (Some(w), Some(cr)) = (word, cr) {
+                            let info = vk::ConditionalRenderingBeginInfoEXT::default()
+                                .buffer(w.raw.handle)
+                                .offset(w.offset);
+                            (cr.fp().cmd_begin_conditional_rendering_ext)(cmd, &info);
+                            active = key;
+                        }
+                    }
                     let cname = std::ffi::CString::new(node.name.as_str()).unwrap_or_default();
                     if let Some(l) = labels {
                         l.cmd_begin_debug_utils_label(
@@ -993,6 +1090,7 @@ impl CompiledGraph {
                         l.cmd_end_debug_utils_label(cmd);
                     }
                     if let Some(m) = &self.marker {
+                        end_block(&mut active);
                         d.cmd_pipeline_barrier2(
                             cmd,
                             &vk::DependencyInfo::default().memory_barriers(&full),
@@ -1006,6 +1104,7 @@ impl CompiledGraph {
                 }
             }
         }
+        end_block(&mut active);
         if bracket {
             d.cmd_write_timestamp2(
                 cmd,
@@ -1043,6 +1142,44 @@ impl CompiledGraph {
             .iter()
             .filter(|n| matches!(n.kind, NodeKind::Dispatch(_)))
             .count()
+    }
+
+    /// Number of dispatches predicated on a device-written word ([`Dispatch::only_if`]).
+    pub fn conditional_dispatch_count(&self) -> usize {
+        self.conditions.iter().map(|(_, n)| *n as usize).sum()
+    }
+
+    /// After a completed run: the dispatches that conditional rendering skipped in it (those
+    /// predicated on a word that was zero), read from the predicate words, which must be
+    /// host-visible; they are added to [`Context::counters`]' `dispatches_skipped`. Call once
+    /// per run, after its wait, and before the graph is submitted again.
+    pub fn count_skipped_dispatches(&self) -> VkResult<u64> {
+        let mut skipped = 0u64;
+        for (word, n) in &self.conditions {
+            let raw = &word.raw;
+            let visible = raw
+                .usage
+                .intersects(BufferUsage::HOST_READ | BufferUsage::HOST_WRITE);
+            let Some(p) = raw.mapped.filter(|_| visible) else {
+                return Err(VkError::Graph {
+                    graph: self.name.clone(),
+                    message: format!(
+                        "predicate word of '{}' is not host-visible: skipped dispatches cannot be counted",
+                        raw.name
+                    ),
+                });
+            };
+            // SAFETY: the word lies inside the persistently mapped buffer (checked at compile
+            // time) and the run that wrote it completed (caller contract).
+            let value = unsafe {
+                std::ptr::read_volatile(p.as_ptr().add(word.offset as usize).cast::<u32>())
+            };
+            if value == 0 {
+                skipped += n;
+            }
+        }
+        self.ctx.count_skipped_dispatches(skipped);
+        Ok(skipped)
     }
 
     /// Number of barriers in the schedule.

@@ -358,6 +358,11 @@ impl DeviceLoop {
             }
             for (i, _) in &submitted {
                 add_profile(&self.iterations[*i], report, Part::Search)?;
+                // Every graph of the batch has completed (one queue, in order): the sections
+                // its gates closed were skipped where conditional rendering is on.
+                if self.iterations[*i].conditional_dispatch_count() > 0 {
+                    self.iterations[*i].count_skipped_dispatches()?;
+                }
             }
             let w = self.words()?;
             if w[words::PHASE] == 0 {
