@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use supple::contact::bal::handler::BalFrameStats;
 use supple::intersection_check::{frame_intersections, min_distance, trajectory_check};
 use supple::scene::Scene;
-use supple::simulation::Simulation;
+use supple::simulation::{FrameStats, Simulation};
 use supple_gpu_tests::{assert_no_validation_errors, body_surface, context};
 
 const TET_CUBE: &str = include_str!("../../scenes/bal_tet_cube.toml");
@@ -23,6 +23,14 @@ type Iterates = Arc<Mutex<Vec<Vec<[f64; 3]>>>>;
 
 /// `frames` frames of `sc` with every accepted Newton iterate recorded.
 fn run_observed(sc: &Scene, frames: usize) -> (Simulation, Vec<BalFrameStats>, Iterates) {
+    let (sim, stats, iterates) = run_observed_frames(sc, frames);
+    let bal = stats.iter().map(|s| s.contact::<BalFrameStats>()).collect();
+    (sim, bal, iterates)
+}
+
+/// `frames` frames of `sc` with every position the BAL method observes recorded (accepted
+/// Newton iterates and moves of scripted vertices); returns the frames' statistics.
+fn run_observed_frames(sc: &Scene, frames: usize) -> (Simulation, Vec<FrameStats>, Iterates) {
     let ctx = context(false);
     let mut sim = Simulation::new(&ctx, sc).unwrap_or_else(|e| panic!("{e}"));
     let iterates: Iterates = Arc::new(Mutex::new(vec![sim.positions().expect("positions")]));
@@ -40,31 +48,52 @@ fn run_observed(sc: &Scene, frames: usize) -> (Simulation, Vec<BalFrameStats>, I
         let st = sim
             .step_frame()
             .unwrap_or_else(|e| panic!("frame {f}: {e}"));
-        stats.push(st.contact::<BalFrameStats>());
+        stats.push(st);
     }
     assert_no_validation_errors(&ctx);
     (sim, stats, iterates)
+}
+
+/// Every recorded position after the first is intersection-free, at a positive distance and
+/// joined to the one before by a collision-free straight motion (exact checker).
+fn assert_positions_apart(sim: &Simulation, iterates: &[Vec<[f64; 3]>]) {
+    let surface = body_surface(sim);
+    for (k, pair) in iterates.windows(2).enumerate() {
+        let (a, b) = (&pair[0], &pair[1]);
+        let hits = frame_intersections(&surface, b);
+        if !hits.is_empty() {
+            // Which triangles, and their vertices at rest, before and now.
+            let x0 = &sim.model().positions;
+            for h in hits.iter().take(4) {
+                let t1 = surface.triangles().get(h.first as usize);
+                let t2 = surface.triangles().get(h.second as usize);
+                eprintln!("{h:?} {t1:?} {t2:?}");
+                for t in [t1, t2].into_iter().flatten() {
+                    for &v in t {
+                        eprintln!(
+                            "  v{v} rest {:?} prev {:?} now {:?}",
+                            x0[v as usize], a[v as usize], b[v as usize]
+                        );
+                    }
+                }
+            }
+            eprintln!("min distance prev {}", min_distance(&surface, a));
+        }
+        assert!(hits.is_empty(), "position {} intersects", k + 1);
+        let d = min_distance(&surface, b);
+        assert!(d > 0.0, "position {}: min distance {d}", k + 1);
+        let traj = trajectory_check(&surface, a, b, 1e-9);
+        assert!(traj.is_clean(), "position {k} -> {}: collisions", k + 1);
+    }
 }
 
 #[test]
 fn tet_cube_iterates_stay_apart_and_converge() {
     let sc = scene(TET_CUBE, "bal_tet_cube.toml", &[]);
     let (sim, stats, iterates) = run_observed(&sc, 4);
-    let surface = body_surface(&sim);
     let iterates = iterates.lock().expect("iterates");
     assert!(iterates.len() > 8, "{} iterates", iterates.len());
-    for (k, pair) in iterates.windows(2).enumerate() {
-        let (a, b) = (&pair[0], &pair[1]);
-        assert!(
-            frame_intersections(&surface, b).is_empty(),
-            "iterate {} intersects",
-            k + 1
-        );
-        let d = min_distance(&surface, b);
-        assert!(d > 0.0, "iterate {}: min distance {d}", k + 1);
-        let traj = trajectory_check(&surface, a, b, 1e-9);
-        assert!(traj.is_clean(), "iterate {} -> {}: collisions", k, k + 1);
-    }
+    assert_positions_apart(&sim, &iterates);
     // The cube reached the slab: pairs were active, none closer than 0.
     let active: u32 = stats.iter().map(|s| s.active_max).max().unwrap_or(0);
     assert!(active > 0, "no active pair: {stats:?}");
@@ -360,36 +389,9 @@ fn twisted_pair_half_turn_stays_apart_below_the_newton_cap() {
         &["body[0].mesh.cells=[10,1,1]", "body[1].mesh.cells=[10,1,1]"],
     );
     let (sim, stats, iterates) = run_observed(&sc, 6);
-    let surface = body_surface(&sim);
     let iterates = iterates.lock().expect("iterates");
     assert!(iterates.len() > 36, "{} iterates", iterates.len());
-    for (k, pair) in iterates.windows(2).enumerate() {
-        let (a, b) = (&pair[0], &pair[1]);
-        let hits = frame_intersections(&surface, b);
-        if !hits.is_empty() {
-            // Which triangles, and their vertices at rest, before and now.
-            let x0 = &sim.model().positions;
-            for h in hits.iter().take(4) {
-                let t1 = surface.triangles().get(h.first as usize);
-                let t2 = surface.triangles().get(h.second as usize);
-                eprintln!("{h:?} {t1:?} {t2:?}");
-                for t in [t1, t2].into_iter().flatten() {
-                    for &v in t {
-                        eprintln!(
-                            "  v{v} rest {:?} prev {:?} now {:?}",
-                            x0[v as usize], a[v as usize], b[v as usize]
-                        );
-                    }
-                }
-            }
-            eprintln!("min distance prev {}", min_distance(&surface, a));
-        }
-        assert!(hits.is_empty(), "iterate {} intersects", k + 1);
-        let d = min_distance(&surface, b);
-        assert!(d > 0.0, "iterate {}: min distance {d}", k + 1);
-        let traj = trajectory_check(&surface, a, b, 1e-9);
-        assert!(traj.is_clean(), "iterate {k} -> {}: collisions", k + 1);
-    }
+    assert_positions_apart(&sim, &iterates);
     assert_eq!(stats.iter().map(|s| s.steps).sum::<u32>(), 36);
     assert!(stats.iter().all(|s| s.steps_at_cap == 0), "{stats:?}");
     assert!(
@@ -445,47 +447,18 @@ fn scripted_paddle_pushes_the_cube_without_passing_through_it() {
     // (Newton iterates and scripted moves) is intersection-free, apart, and joined to the
     // previous one by a collision-free straight motion; the cube is pushed ahead.
     let sc = scene(PADDLE, "paddle", &[]);
-    let ctx = context(false);
-    let mut sim = Simulation::new(&ctx, &sc).unwrap_or_else(|e| panic!("{e}"));
-    let iterates: Iterates = Arc::new(Mutex::new(vec![sim.positions().expect("positions")]));
-    let sink = iterates.clone();
-    sim.observe_collision_steps(Some(Box::new(move |x: &[[f32; 4]]| {
-        let x: Vec<[f64; 3]> = x
-            .iter()
-            .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
-            .collect();
-        sink.lock().expect("iterates").push(x);
-    })))
-    .expect("bal observes its iterates");
-    let (mut rounds, mut short) = (Vec::new(), Vec::new());
-    for f in 0..5 {
-        let st = sim
-            .step_frame()
-            .unwrap_or_else(|e| panic!("frame {f}: {e}"));
-        rounds.push(st.script_rounds);
-        short.push(st.script_short_steps);
+    let (sim, stats, iterates) = run_observed_frames(&sc, 5);
+    let rounds: Vec<u32> = stats.iter().map(|s| s.script_rounds).collect();
+    let short: Vec<u32> = stats.iter().map(|s| s.script_short_steps).collect();
+    for (f, st) in stats.iter().enumerate() {
         let bal = st.contact::<BalFrameStats>();
         assert_eq!(bal.steps_at_cap, 0, "frame {f}: {bal:?}");
     }
-    assert_no_validation_errors(&ctx);
     assert!(
         rounds[0] > 0,
         "the first step's move was not bounded: {rounds:?}"
     );
-    let surface = body_surface(&sim);
-    let iterates = iterates.lock().expect("iterates");
-    for (k, pair) in iterates.windows(2).enumerate() {
-        let (a, b) = (&pair[0], &pair[1]);
-        assert!(
-            frame_intersections(&surface, b).is_empty(),
-            "position {} intersects",
-            k + 1
-        );
-        let d = min_distance(&surface, b);
-        assert!(d > 0.0, "position {}: min distance {d}", k + 1);
-        let traj = trajectory_check(&surface, a, b, 1e-9);
-        assert!(traj.is_clean(), "position {k} -> {}: collisions", k + 1);
-    }
+    assert_positions_apart(&sim, &iterates.lock().expect("iterates"));
     // The paddle advanced and pushed the cube ahead of it. It lags its pose: a resumed move
     // gains at most about d̂ on a cube that must be pushed (the barrier moves the cube only
     // within d̂ of the paddle per solve), and 16 rounds a step are not 40 mm; the report says so.
