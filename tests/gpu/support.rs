@@ -6,12 +6,22 @@ use supple::vk::{Context, ContextOptions, Severity};
 /// A context on the default device (lavapipe in CI) with the validation layer on.
 /// `force_staging` routes uploads/readbacks through staging buffers.
 pub fn context(force_staging: bool) -> Context {
+    new_context(test_options(force_staging))
+}
+
+/// The options of every test context: validation and synchronization validation on, a
+/// bounded wait, no pipeline cache.
+fn test_options(force_staging: bool) -> ContextOptions {
     let mut o = ContextOptions::from_env();
     o.validation = true;
     o.sync_validation = true;
     o.force_staging = force_staging;
     o.wait_timeout = std::time::Duration::from_secs(120);
     o.pipeline_cache = None;
+    o
+}
+
+fn new_context(o: ContextOptions) -> Context {
     match Context::new(o) {
         Ok(c) => c,
         Err(e) => panic!("cannot create a Vulkan context with validation (is lavapipe + vulkan-validationlayers installed?): {e}"),
@@ -237,15 +247,7 @@ pub fn xpbd_driven(
 /// or off for this context only (`ContextOptions::conditional_rendering`; on is used where the
 /// device has it).
 pub fn context_with_conditional_rendering(force_staging: bool, on: bool) -> Context {
-    let mut o = ContextOptions::from_env();
-    o.validation = true;
-    o.sync_validation = true;
-    o.force_staging = force_staging;
-    o.wait_timeout = std::time::Duration::from_secs(120);
-    o.pipeline_cache = None;
+    let mut o = test_options(force_staging);
     o.conditional_rendering = on;
-    match Context::new(o) {
-        Ok(c) => c,
-        Err(e) => panic!("cannot create a Vulkan context with validation (is lavapipe + vulkan-validationlayers installed?): {e}"),
-    }
+    new_context(o)
 }
