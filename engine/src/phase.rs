@@ -53,10 +53,10 @@ pub enum Phase {
     /// velocities hold u′ = u + h M⁻¹ f, positions are still the start of the step; a handler
     /// may change the velocities (contact impulses) that the position update then uses.
     Velocities,
-    /// After a minimising stepper moved its scripted vertices by part of the way to their pose
-    /// at the step's end (the energy terms' step bound allowed no more): positions changed
-    /// outside a Newton iterate, and the solve starts again from them (a term restarts its
-    /// per-solve state). Also after the first move of a step when it was bounded.
+    /// After a minimising stepper moved its scripted vertices toward their pose at the step's
+    /// end outside a Newton iterate (within the energy terms' step bound), or changed the pull
+    /// that draws them there: the objective or the positions changed, and a solve that follows
+    /// starts again (a term restarts its per-solve state).
     ScriptMoved,
 }
 

@@ -6,8 +6,16 @@
 // MODE 1 (direction): dir = p(t) − x for scripted vertices, 0 for free ones (the move that a
 // contact term's step bound then limits).
 // MODE 2 (advance): x += alpha · dir for scripted vertices (free ones untouched).
+// Scripted vertices as unknowns of the solve (an augmented-Lagrangian pull, IPC's boundary
+// conditions): the pull ½ w m/h² ‖x − y‖² is the inertia term of vectors.comp with the solve's
+// mass w m and the target y = p(t) + s, where the shift s (m) carries the multiplier
+// (λ = w m/h² s: the pull's force at x = p(t)).
+// MODE 3 (pull start): s = 0, y = p(t) for scripted vertices.
+// MODE 4 (pull update): s += p(t) − x, y = p(t) + s for scripted vertices (the multiplier step).
+// MODE 5 (stiffen): mass *= factor, s /= factor (the same multiplier), y = p(t) + s for
+// scripted vertices (the pull's weight w grows).
 // Host: engine/src/stepper/newton/script.rs. Reference: cpu_reference/newton.rs
-// (script_direction, script_advance) and model.rs (Motion::position).
+// (script::{direction, advance, pull_start, pull_update, stiffen}) and model.rs (Motion::position).
 #include "common.glsl"
 layout(constant_id = 1) const uint MODE = 0;
 layout(std430, binding = 0) buffer X { vec4 x[]; };
@@ -17,7 +25,10 @@ layout(std430, binding = 3) readonly buffer Motions { vec4 motions[]; }; // (k, 
 layout(std430, binding = 4) readonly buffer Time { float time[]; };
 layout(std430, binding = 5) buffer Dir { vec4 dir[]; };
 layout(std430, binding = 6) readonly buffer Alpha { float alpha[]; };
-layout(push_constant) uniform P { uint n; } p;
+layout(std430, binding = 7) buffer Y { vec4 y[]; };         // inertia / pull target (m)
+layout(std430, binding = 8) buffer Shift { vec4 shift[]; }; // pull shift s (m)
+layout(std430, binding = 9) buffer SolveMass { float solve_mass[]; }; // w m (kg)
+layout(push_constant) uniform P { uint n; float factor; } p;
 
 vec3 pose(uint i, uint m) {
     vec4 ka = motions[3u * m], c = motions[3u * m + 1u], v = motions[3u * m + 2u];
@@ -40,7 +51,20 @@ void main() {
     if (m == 0xffffffffu) return;
     if (MODE == 0u) {
         x[i] = vec4(pose(i, m), 0.0);
-    } else {
+    } else if (MODE == 2u) {
         x[i] = vec4(x[i].xyz + alpha[0] * dir[i].xyz, 0.0);
+    } else if (MODE == 3u) {
+        shift[i] = vec4(0.0);
+        y[i] = vec4(pose(i, m), 0.0);
+    } else if (MODE == 4u) {
+        vec3 pi = pose(i, m);
+        vec3 s = shift[i].xyz + (pi - x[i].xyz);
+        shift[i] = vec4(s, 0.0);
+        y[i] = vec4(pi + s, 0.0);
+    } else if (MODE == 5u) {
+        solve_mass[i] *= p.factor;
+        vec3 s = shift[i].xyz / p.factor;
+        shift[i] = vec4(s, 0.0);
+        y[i] = vec4(pose(i, m) + s, 0.0);
     }
 }

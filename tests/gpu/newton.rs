@@ -38,6 +38,7 @@ fn base_settings() -> NewtonSettings {
         max_halvings: None,
         pcg_resumes: 0,
         device_loop: true,
+        script_pull: None,
     }
 }
 
@@ -711,6 +712,30 @@ motion = [
 ]
 "#;
 
+/// The model's positions moved away from the rest pose (every vertex), as mid-step iterates
+/// are: as f32 for the device and those f32 values as f64 for the reference.
+fn off_rest_positions(model: &SimModel) -> (Vec<[f32; 4]>, Vec<[f64; 3]>) {
+    let x: Vec<[f32; 4]> = model
+        .positions
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let s = (i as f64 * 0.37).sin() * 1e-2;
+            [
+                (p[0] + s) as f32,
+                (p[1] - 0.5 * s) as f32,
+                (p[2] + 0.25 * s) as f32,
+                0.0,
+            ]
+        })
+        .collect();
+    let read = x
+        .iter()
+        .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
+        .collect();
+    (x, read)
+}
+
 #[test]
 fn scripted_moves_match_the_reference() {
     use supple::cpu_reference::newton::script;
@@ -723,25 +748,8 @@ fn scripted_moves_match_the_reference() {
         ..base_settings()
     };
     let driven = newton_driven(&ctx, &model, &[], ElementModel::StableNeoHookean, settings);
-    // Start away from the rest pose (every vertex moved), as mid-step iterates are.
-    let x0: Vec<[f64; 3]> = model
-        .positions
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let s = (i as f64 * 0.37).sin() * 1e-2;
-            [p[0] + s, p[1] - 0.5 * s, p[2] + 0.25 * s]
-        })
-        .collect();
-    let x0_f32: Vec<[f32; 4]> = x0
-        .iter()
-        .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
-        .collect();
+    let (x0_f32, x0_read) = off_rest_positions(&model);
     driven.state.x.write(&x0_f32).unwrap();
-    let x0_read: Vec<[f64; 3]> = x0_f32
-        .iter()
-        .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
-        .collect();
     let alpha = 0.37f32;
     let got = driven
         .stepper
@@ -752,7 +760,7 @@ fn scripted_moves_match_the_reference() {
     let want_dir = script::direction(&model, &x0_read, t);
     let want_x = script::advance(&model, &x0_read, &want_dir, alpha as f64);
     let (mut scripted, mut moved) = (0, 0);
-    for i in 0..x0.len() {
+    for i in 0..x0_read.len() {
         let is_scripted = model.vertex_motion[i] != u32::MAX;
         scripted += usize::from(is_scripted);
         for c in 0..3 {
@@ -775,5 +783,73 @@ fn scripted_moves_match_the_reference() {
     }
     assert_eq!(scripted, 8, "both end faces (4 vertices each) are scripted");
     assert_eq!(moved, scripted, "every scripted vertex has somewhere to go");
+    assert_no_validation_errors(&ctx);
+}
+
+#[test]
+fn scripted_pull_matches_the_reference() {
+    // Scripted vertices as unknowns pulled to their pose (the BAL method's boundary
+    // conditions): the pull's start, multiplier steps and weight growth of
+    // `kernels/newton/script.comp` against `cpu_reference::newton::script`.
+    use supple::cpu_reference::newton::script;
+    let ctx = context(false);
+    let scene = Scene::parse(SCRIPTED_BEAM, "scripted_beam", &[]).unwrap();
+    let model = SimModel::from_scene(&scene).unwrap();
+    let weight = 1e4;
+    let settings = NewtonSettings {
+        h: 1.0 / 30.0,
+        script_pull: Some(weight),
+        ..base_settings()
+    };
+    let driven = newton_driven(&ctx, &model, &[], ElementModel::StableNeoHookean, settings);
+    let (x_f32, x) = off_rest_positions(&model);
+    driven.state.x.write(&x_f32).unwrap();
+    let t = driven.state.clock.next_time();
+    let n = x.len();
+    let scripted = |i: usize| model.vertex_motion[i] != u32::MAX;
+    let mut mass: Vec<f64> = (0..n)
+        .map(|i| model.masses[i] * if scripted(i) { weight } else { 1.0 })
+        .collect();
+    for stiffen in [0u32, 2] {
+        let got = driven
+            .stepper
+            .script_pull(&driven.state, stiffen)
+            .unwrap()
+            .expect("the beam's scripted vertices are pulled");
+        let first = script::pull_update(&model, &x, &vec![[0.0; 3]; n], t);
+        let shift1: Vec<[f64; 3]> = first.iter().map(|u| u.map_or([0.0; 3], |u| u.0)).collect();
+        let (m, shift2) = script::stiffen(&model, &mass, &shift1, 10f64.powi(stiffen as i32));
+        mass = m;
+        let want = script::pull_update(&model, &x, &shift2, t);
+        let mut pulled = 0;
+        for i in 0..n {
+            let (gm, wm) = (got.mass[i] as f64, mass[i]);
+            assert!(
+                (gm - wm).abs() <= 1e-6 * wm,
+                "vertex {i} mass: {gm} vs {wm}"
+            );
+            let Some((ws, wy)) = want[i] else {
+                assert_eq!(got.mass[i], model.masses[i] as f32, "free vertex {i}");
+                continue;
+            };
+            pulled += 1;
+            for c in 0..3 {
+                let (gs, gy) = (got.shift[i][c] as f64, got.target[i][c] as f64);
+                assert!(
+                    (gs - ws[c]).abs() <= 2e-6,
+                    "vertex {i} shift[{c}]: {gs} vs {}",
+                    ws[c]
+                );
+                assert!(
+                    (gy - wy[c]).abs() <= 2e-6,
+                    "vertex {i} target[{c}]: {gy} vs {}",
+                    wy[c]
+                );
+            }
+            // The shift is not trivially zero: the vertex is away from its pose.
+            assert!(ws.iter().map(|c| c * c).sum::<f64>() > 1e-8, "vertex {i}");
+        }
+        assert_eq!(pulled, 8, "both end faces (4 vertices each) are pulled");
+    }
     assert_no_validation_errors(&ctx);
 }

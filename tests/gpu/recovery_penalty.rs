@@ -78,6 +78,7 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         max_halvings: None,
         pcg_resumes: 0,
         device_loop: true,
+        script_pull: None,
     };
     let driven = newton_driven(&ctx, &model, &[], ElementModel::StableNeoHookean, settings);
     let (stepper, state) = (&driven.stepper, &driven.state);

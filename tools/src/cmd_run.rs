@@ -174,7 +174,7 @@ impl RunState {
 }
 
 /// The keys of a frame's statistics that only Newton (an energy-minimising stepper) fills in.
-const NEWTON_ONLY_KEYS: [&str; 11] = [
+const NEWTON_ONLY_KEYS: [&str; 12] = [
     "newton_iterations",
     "pcg_exits",
     "pcg_model_fraction_min",
@@ -186,6 +186,7 @@ const NEWTON_ONLY_KEYS: [&str; 11] = [
     "gradient_norm",
     "script_rounds",
     "script_short_steps",
+    "script_error_max",
 ];
 
 /// A frame's statistics as report.json writes them: every key of [`FrameStats`], less

@@ -59,6 +59,10 @@ pub struct ContactNeeds {
     /// When the line search fails, the linear solve resumes for one more stagnation window
     /// and the search is retried, at most this many times per iteration (0: never).
     pub line_search_resumes: u32,
+    /// Scripted vertices are unknowns of a minimising stepper's solve, pulled to their pose
+    /// (an augmented Lagrangian) and moved like free vertices within the terms' step bound,
+    /// so that a scripted body can push a free one (false: they are fixed in the solve).
+    pub scripted_unknowns: bool,
 }
 
 impl Default for ContactNeeds {
@@ -69,6 +73,7 @@ impl Default for ContactNeeds {
             term_gradients: false,
             line_search_halvings: None,
             line_search_resumes: 0,
+            scripted_unknowns: false,
         }
     }
 }

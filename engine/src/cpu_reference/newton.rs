@@ -312,7 +312,7 @@ pub fn device_control(
     }
 }
 
-/// The scripted vertices' moves of one step (`kernels/newton/script.comp` modes 1 and 2), in
+/// The scripted vertices' moves and pull of one step (`kernels/newton/script.comp`), in
 /// f64 from the model's motions ([`crate::model::Motion::position`]).
 pub mod script {
     use crate::model::SimModel;
@@ -330,6 +330,63 @@ pub mod script {
                 _ => [0.0; 3],
             })
             .collect()
+    }
+
+    /// The scripted pose of vertex `i` at time `t` (m), if it is scripted.
+    fn pose(model: &SimModel, i: usize, t: f64) -> Option<[f64; 3]> {
+        match model.vertex_motion.get(i) {
+            Some(&m) if m != u32::MAX => {
+                Some(model.motions[m as usize].position(model.positions[i], t))
+            }
+            _ => None,
+        }
+    }
+
+    /// Modes 3 and 4 (the pull's start, then its multiplier step at `x`): per vertex, the
+    /// shift s = p(t) − x and the target y = p(t) + s for scripted vertices; `None` for free
+    /// ones (left as they were).
+    pub fn pull_update(
+        model: &SimModel,
+        x: &[[f64; 3]],
+        shift: &[[f64; 3]],
+        t: f64,
+    ) -> Vec<Option<([f64; 3], [f64; 3])>> {
+        x.iter()
+            .enumerate()
+            .map(|(i, xi)| {
+                pose(model, i, t).map(|p| {
+                    let s = [
+                        shift[i][0] + p[0] - xi[0],
+                        shift[i][1] + p[1] - xi[1],
+                        shift[i][2] + p[2] - xi[2],
+                    ];
+                    (s, [p[0] + s[0], p[1] + s[1], p[2] + s[2]])
+                })
+            })
+            .collect()
+    }
+
+    /// Mode 5 (the weight's growth by `factor`): per vertex, the solve's mass times `factor`
+    /// and the shift divided by it for scripted vertices; free ones unchanged.
+    pub fn stiffen(
+        model: &SimModel,
+        mass: &[f64],
+        shift: &[[f64; 3]],
+        factor: f64,
+    ) -> (Vec<f64>, Vec<[f64; 3]>) {
+        (0..mass.len())
+            .map(|i| match model.vertex_motion.get(i) {
+                Some(&m) if m != u32::MAX => (
+                    mass[i] * factor,
+                    [
+                        shift[i][0] / factor,
+                        shift[i][1] / factor,
+                        shift[i][2] / factor,
+                    ],
+                ),
+                _ => (mass[i], shift[i]),
+            })
+            .unzip()
     }
 
     /// Mode 2: `x + alpha · dir` for scripted vertices, `x` for free ones.

@@ -79,6 +79,9 @@ pub struct FrameStats {
     pub script_rounds: u32,
     /// Time steps of the frame that ended with scripted vertices short of their pose.
     pub script_short_steps: u32,
+    /// Largest distance of a pulled scripted vertex from its pose after a step's solves
+    /// (m; before the step's last bounded move; 0 without pulled scripted vertices).
+    pub script_error_max: f64,
     /// GPU milliseconds per part of the stepper, summed over the frame's time steps
     /// (whole-graph timestamps; XPBD's constraint sweeps and the symplectic step count as
     /// `evaluate`).
@@ -108,6 +111,7 @@ impl FrameStats {
         self.gradient_norm = r.gradient_norm;
         self.script_rounds += r.script_rounds;
         self.script_short_steps += u32::from(r.script_short);
+        self.script_error_max = self.script_error_max.max(r.script_error);
         self.gpu_ms += r.gpu_ms;
     }
 

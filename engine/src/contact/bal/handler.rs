@@ -50,6 +50,8 @@ impl ContactMethod for BalMethod {
             // Spec §A7 #12: 30 halvings from the CCD bound, then the PCG resumption.
             line_search_halvings: Some(30),
             line_search_resumes: scene.collision.bal.pcg_resumes,
+            // A scripted body pushes free ones through the barrier (IPC's boundary conditions).
+            scripted_unknowns: true,
         }
     }
 
@@ -104,7 +106,15 @@ impl ContactMethod for BalMethod {
                 ),
             )
         })?;
-        let h = BalHandler::new(ctx, scene, model, state, &bindings.x_trial, system)?;
+        let h = BalHandler::new(
+            ctx,
+            scene,
+            model,
+            state,
+            &bindings.x_trial,
+            &bindings.inv_mass,
+            system,
+        )?;
         stepper.attach_energy(ctx, &h)?;
         Ok(vec![Box::new(h)])
     }
@@ -310,13 +320,16 @@ pub struct BalHandler {
 }
 
 impl BalHandler {
-    /// The method over every body's surface at the state's positions.
+    /// The method over every body's surface at the state's positions, on the stepper's system
+    /// whose fixed vertices are those with `inv_mass` 0 (the solve's inverse masses: scripted
+    /// vertices may be unknowns there).
     pub fn new(
         ctx: &Context,
         scene: &Scene,
         model: &SimModel,
         state: &GpuState,
         x_trial: &GpuBuffer<[f32; 4]>,
+        inv_mass: &GpuBuffer<f32>,
         system: SystemBindings,
     ) -> Result<BalHandler, SimError> {
         let nv = model.positions.len();
@@ -386,9 +399,10 @@ impl BalHandler {
             settings.params(bounds.0),
         )
         .map_err(failed)?;
+        let solve_inv_mass = inv_mass.read()?;
         let groups: Vec<i32> = (0..nv)
             .map(|v| {
-                if model.inv_mass[v] > 0.0 {
+                if solve_inv_mass.get(v).is_some_and(|&w| w > 0.0) {
                     0
                 } else {
                     -1 - v as i32
@@ -396,7 +410,7 @@ impl BalHandler {
             })
             .collect();
         let free_groups = ctx.upload_buffer("bal.free_groups", &groups, BufferUsage::STORAGE)?;
-        let sys = SystemAdd::new(ctx, NodeSums::of(&bal), &system, &state.inv_mass, nv)?;
+        let sys = SystemAdd::new(ctx, NodeSums::of(&bal), &system, inv_mass, nv)?;
         let x_search = ctx.create_buffer("bal.x_search", nv.max(1), BufferUsage::STORAGE)?;
         let zeros = ctx.create_buffer("bal.zeros", nv.max(1), BufferUsage::STORAGE)?;
         let moved = MaxDisplacement::new(ctx, nv)?;
@@ -448,7 +462,7 @@ impl BalHandler {
             x: state.x.clone(),
             system_bindings: system,
             bindings,
-            inv_mass: state.inv_mass.clone(),
+            inv_mass: inv_mass.clone(),
             rest_sq,
             free_groups,
             observer: None,

@@ -46,7 +46,17 @@ pub(super) enum ScriptMode {
     Direction = 1,
     /// x += α d for scripted vertices.
     Advance = 2,
+    /// s = 0, y = p(t) for scripted vertices (the pull's start).
+    PullStart = 3,
+    /// s += p(t) − x, y = p(t) + s for scripted vertices (the multiplier step).
+    PullUpdate = 4,
+    /// The solve's mass of scripted vertices times [`STIFFEN_FACTOR`], s divided by it (the
+    /// same multiplier), y = p(t) + s.
+    Stiffen = 5,
 }
+
+/// How much [`ScriptMode::Stiffen`] multiplies the pull's weight by.
+pub(super) const STIFFEN_FACTOR: f32 = 10.0;
 
 impl ScriptMode {
     /// The graph and node name.
@@ -55,6 +65,9 @@ impl ScriptMode {
             ScriptMode::Jump => "newton.script",
             ScriptMode::Direction => "newton.script_direction",
             ScriptMode::Advance => "newton.script_advance",
+            ScriptMode::PullStart => "newton.script_pull_start",
+            ScriptMode::PullUpdate => "newton.script_pull_update",
+            ScriptMode::Stiffen => "newton.script_stiffen",
         }
     }
 }
@@ -137,6 +150,85 @@ impl Workspace {
     }
 }
 
+/// The per-vertex data the solve reads in place of the state's: the state's own buffers, or,
+/// where scripted vertices are unknowns pulled to their pose (an augmented Lagrangian,
+/// [`crate::contact::ContactNeeds::scripted_unknowns`]), copies in which they are free, weigh
+/// w m and ignore the colliders (as fixed vertices do).
+pub(super) struct SolveBuffers {
+    /// Masses (kg): w m for pulled scripted vertices.
+    pub mass: GpuBuffer<f32>,
+    /// Inverse masses: 0 only for vertices the solve keeps fixed.
+    pub inv_mass: GpuBuffer<f32>,
+    /// Collider clearances (m): [`IGNORES_COLLIDERS`] for pulled scripted vertices.
+    pub collider_offsets: GpuBuffer<f32>,
+    /// The pull's shift s (m; one vec4 per vertex while pulled, one in all otherwise).
+    pub shift: GpuBuffer<[f32; 4]>,
+    /// Whether scripted vertices are pulled unknowns.
+    pub pulled: bool,
+}
+
+/// The collider clearance (m) of a vertex that no collider acts on.
+pub(super) const IGNORES_COLLIDERS: f32 = -1e30;
+
+impl SolveBuffers {
+    /// The state's buffers, or copies with the model's scripted vertices pulled with weight
+    /// `pull` (× their mass) when `pull` is given and the model has scripted motion.
+    pub fn new(
+        ctx: &Context,
+        model: &SimModel,
+        state: &GpuState,
+        pull: Option<f64>,
+    ) -> VkResult<SolveBuffers> {
+        let storage = BufferUsage::STORAGE;
+        let (Some(w), true) = (pull, model.has_motion()) else {
+            return Ok(SolveBuffers {
+                mass: state.mass.clone(),
+                inv_mass: state.inv_mass.clone(),
+                collider_offsets: state.collider_offsets.clone(),
+                shift: ctx.create_buffer("newton.script_shift", 1, storage)?,
+                pulled: false,
+            });
+        };
+        let n = model.positions.len();
+        let scripted = |i: usize| model.vertex_motion.get(i).is_some_and(|&m| m != u32::MAX);
+        let mass: Vec<f32> = (0..n)
+            .map(|i| (model.masses[i] * if scripted(i) { w } else { 1.0 }) as f32)
+            .collect();
+        let inv_mass: Vec<f32> = (0..n)
+            .map(|i| {
+                if scripted(i) {
+                    1.0 / mass[i]
+                } else {
+                    model.inv_mass[i] as f32
+                }
+            })
+            .collect();
+        let offsets: Vec<f32> = model
+            .vertex_collider_offsets()
+            .iter()
+            .enumerate()
+            .map(|(i, &o)| {
+                if scripted(i) {
+                    IGNORES_COLLIDERS
+                } else {
+                    o as f32
+                }
+            })
+            .collect();
+        Ok(SolveBuffers {
+            mass: ctx.upload_buffer("newton.solve_mass", &mass, storage)?,
+            inv_mass: ctx.upload_buffer("newton.solve_inv_mass", &inv_mass, storage)?,
+            collider_offsets: ctx.upload_buffer(
+                "newton.solve_collider_offsets",
+                &offsets,
+                storage,
+            )?,
+            shift: ctx.create_buffer("newton.script_shift", n, storage)?,
+            pulled: true,
+        })
+    }
+}
+
 /// The Newton matrix's off-diagonal structure: unique element edges and, per edge, the element
 /// entries that add into it.
 pub(super) struct Sparsity(pub EdgeSparsity);
@@ -166,6 +258,9 @@ pub(super) struct Graphs {
     pub script_direction: Option<CompiledGraph>,
     /// The scripted vertices advanced by α along that direction.
     pub script_advance: Option<CompiledGraph>,
+    /// Pulled scripted vertices: the pull's start (after the prediction), the multiplier step,
+    /// the weight's growth, and max |p(t) − x| into sum 3 (direction in the PCG solution).
+    pub pull: Option<PullGraphs>,
     /// y and x_start.
     pub predict: CompiledGraph,
     /// Gradient, energy and right-hand side at x, friction re-lagged.
@@ -182,6 +277,18 @@ pub(super) struct Graphs {
     pub finish: CompiledGraph,
 }
 
+/// The graphs of pulled scripted vertices ([`Graphs::pull`]).
+pub(super) struct PullGraphs {
+    /// s = 0, y = p(t).
+    pub start: CompiledGraph,
+    /// s += p(t) − x, y = p(t) + s.
+    pub update: CompiledGraph,
+    /// w ×= [`STIFFEN_FACTOR`].
+    pub stiffen: CompiledGraph,
+    /// d = p(t) − x and max |d| into sum 3.
+    pub error: CompiledGraph,
+}
+
 /// Everything a graph of the step binds.
 pub(super) struct Bindings<'a> {
     pub ctx: &'a Context,
@@ -191,6 +298,7 @@ pub(super) struct Bindings<'a> {
     pub pcg: &'a Pcg,
     pub sparsity: &'a Sparsity,
     pub reduce: &'a Reduce,
+    pub solve: &'a SolveBuffers,
     pub settings: &'a NewtonSettings,
     /// Penalty-term stiffness k (N/m).
     pub penalty_k: f64,
@@ -224,8 +332,8 @@ impl Bindings<'_> {
             (&s.v).into(),
             (&ws.y).into(),
             (&s.x_prev).into(),
-            (&s.mass).into(),
-            (&s.inv_mass).into(),
+            (&self.solve.mass).into(),
+            (&self.solve.inv_mass).into(),
             self.elements.vertex_gradient().into(),
             self.pcg.rhs().into(),
             self.pcg.solution().into(),
@@ -239,7 +347,7 @@ impl Bindings<'_> {
             (&ws.friction).into(),
             (&ws.contact_hess).into(),
             (&ws.penalty_accum).into(),
-            (&s.collider_offsets).into(),
+            (&self.solve.collider_offsets).into(),
         ];
         let push = VecPush {
             gravity: crate::math::vec4(st.gravity),
@@ -313,8 +421,8 @@ impl Bindings<'_> {
             &s.x,
             &BlockAssembly {
                 inv_h2: (1.0 / (h * h)) as f32,
-                mass: &s.mass,
-                inv_mass: &s.inv_mass,
+                mass: &self.solve.mass,
+                inv_mass: &self.solve.inv_mass,
                 contact_hess: &self.ws.contact_hess,
                 sparsity: &self.sparsity.0,
                 diag: pcg.diag_blocks(),
@@ -360,21 +468,29 @@ impl Bindings<'_> {
         g
     }
 
-    /// One dispatch of `script.comp` in `mode` (with scripted motion only): the jump to the
-    /// pose at the step's end, the direction to it, or the advance along it by α.
-    pub fn script_nodes(&self, mode: ScriptMode) -> Option<Graph> {
-        if !self.has_motion {
-            return None;
-        }
+    /// One dispatch of `script.comp` in `mode` into `g`.
+    fn script_dispatch(&self, g: &mut Graph, mode: ScriptMode) {
         let (r, rw) = (Access::READ, Access::READ | Access::WRITE);
-        let (s, ws) = (self.state, self.ws);
+        let (s, ws, solve) = (self.state, self.ws, self.solve);
         let n = self.n();
-        let name = mode.name();
-        // The direction is written by mode 1 and read by mode 2; every mode binds it writable.
-        let x_acc = if mode == ScriptMode::Direction { r } else { rw };
-        let mut g = Graph::new(name);
+        // Every mode binds x, the direction, y, the shift and the mass writable (the SPIR-V
+        // says so); each is declared with what the mode does to it.
+        let x_acc = match mode {
+            ScriptMode::Jump | ScriptMode::Advance => rw,
+            _ => r,
+        };
+        let pull_acc = match mode {
+            ScriptMode::PullStart | ScriptMode::PullUpdate | ScriptMode::Stiffen => rw,
+            _ => r,
+        };
+        let mass_acc = if mode == ScriptMode::Stiffen { rw } else { r };
+        let factor = if mode == ScriptMode::Stiffen {
+            STIFFEN_FACTOR
+        } else {
+            1.0
+        };
         g.dispatch(
-            Dispatch::new(name, ids::NEWTON_SCRIPT, groups(n))
+            Dispatch::new(mode.name(), ids::NEWTON_SCRIPT, groups(n))
                 .workgroup_size(WG)
                 .spec(&[mode as u32])
                 .bind(&s.x, x_acc)
@@ -384,9 +500,61 @@ impl Bindings<'_> {
                 .read(&ws.time)
                 .bind(self.pcg.solution(), rw)
                 .read(&ws.alpha)
-                .push(&(n as u32)),
+                .bind(&ws.y, pull_acc)
+                .bind(&solve.shift, pull_acc)
+                .bind(&solve.mass, mass_acc)
+                .push(&[n as u32, factor.to_bits()]),
         );
+    }
+
+    /// The graph of `script.comp` in `mode` (with scripted motion only): the jump to the
+    /// pose at the step's end, the direction to it, or the advance along it by α.
+    pub fn script_nodes(&self, mode: ScriptMode) -> Option<Graph> {
+        if !self.has_motion {
+            return None;
+        }
+        let mut g = Graph::new(mode.name());
+        self.script_dispatch(&mut g, mode);
         Some(g)
+    }
+
+    /// The graphs of pulled scripted vertices (none unless the solve pulls them).
+    pub fn pull_graphs(&self) -> VkResult<Option<PullGraphs>> {
+        if !(self.has_motion && self.solve.pulled) {
+            return Ok(None);
+        }
+        let one = |mode: ScriptMode| {
+            let mut g = Graph::new(mode.name());
+            self.script_dispatch(&mut g, mode);
+            g.compile(self.ctx, opts())
+        };
+        let mut error = Graph::new("newton.script_error");
+        self.script_dispatch(&mut error, ScriptMode::Direction);
+        error.dispatch(
+            Dispatch::new(
+                "newton.script_error_norm",
+                ids::NEWTON_NORM,
+                groups(self.n()),
+            )
+            .workgroup_size(WG)
+            .read(self.pcg.solution())
+            .write(&self.ws.dnorm)
+            .push(&(self.n() as u32)),
+        );
+        self.reduce.record(
+            &mut error,
+            &self.ws.dnorm,
+            self.n(),
+            ReduceOp::Max,
+            &self.ws.sums,
+            3,
+        );
+        Ok(Some(PullGraphs {
+            start: one(ScriptMode::PullStart)?,
+            update: one(ScriptMode::PullUpdate)?,
+            stiffen: one(ScriptMode::Stiffen)?,
+            error: error.compile(self.ctx, opts())?,
+        }))
     }
 
     /// y and x_start (free vertices pushed out of the colliders' offsets).
@@ -434,6 +602,7 @@ impl Bindings<'_> {
                 .map(c)
                 .transpose()?,
             script_advance: self.script_nodes(ScriptMode::Advance).map(c).transpose()?,
+            pull: self.pull_graphs()?,
             predict: c(self.predict_nodes())?,
             evaluate: c(self.evaluate_nodes(
                 "newton.evaluate",

@@ -34,7 +34,7 @@ use crate::state::GpuState;
 use crate::stepper::{check_scene, ContactHost, StepReport, Stepper};
 use crate::vk::{Context, GpuBuffer, VkResult};
 use device_loop::DeviceLoop;
-use graphs::{Bindings, Graphs, Sparsity, Workspace};
+use graphs::{Bindings, Graphs, SolveBuffers, Sparsity, Workspace};
 use script::ScriptProgress;
 
 /// The Newton right-hand side, the diagonal blocks and the energy ([`NewtonStepper::linearize`]).
@@ -98,9 +98,12 @@ struct Submitted {
 pub struct NewtonStepper {
     settings: NewtonSettings,
     info: StepperInfo,
-    /// Handles of the state's positions and inverse masses (for energy terms).
+    /// Handle of the state's positions (for energy terms).
     x: GpuBuffer<[f32; 4]>,
-    inv_mass: GpuBuffer<f32>,
+    /// The masses, inverse masses and collider clearances the solve reads.
+    solve: SolveBuffers,
+    /// The pull's weight on scripted vertices now (× their mass; see [`script`]).
+    pull_weight: std::cell::Cell<f64>,
     ws: Workspace,
     /// Penalty-term stiffness k (N/m): `penalty_stiffness` m̄/h².
     penalty_k: f64,
@@ -183,6 +186,7 @@ impl NewtonStepper {
         let pcg = Pcg::with_sparsity(ctx, n, sparsity.pairs(), pcg_run_length(&settings))?;
         pcg.set_stagnation_window(settings.pcg_stagnation_window);
         let reduce = Reduce::new(ctx, n.max(elements.num_elements()))?;
+        let solve = SolveBuffers::new(ctx, model, state, settings.script_pull)?;
         let bindings = Bindings {
             ctx,
             state,
@@ -191,6 +195,7 @@ impl NewtonStepper {
             pcg: &pcg,
             sparsity: &sparsity,
             reduce: &reduce,
+            solve: &solve,
             settings: &settings,
             penalty_k,
             has_motion: model.has_motion(),
@@ -203,10 +208,11 @@ impl NewtonStepper {
                 None
             };
         Ok(NewtonStepper {
+            pull_weight: std::cell::Cell::new(settings.script_pull.unwrap_or(0.0)),
             settings,
             info: INFO,
             x: state.x.clone(),
-            inv_mass: state.inv_mass.clone(),
+            solve,
             ws,
             penalty_k,
             pcg,
@@ -555,6 +561,21 @@ impl NewtonStepper {
         self.pcg.stiffness().read()
     }
 
+    /// The velocity update and the end of the step.
+    fn finish_step(
+        &self,
+        state: &mut GpuState,
+        contacts: &mut ContactSet,
+        mut report: StepReport,
+    ) -> Result<StepReport, SimError> {
+        self.graphs.finish.run()?;
+        report.gpu_ms.finish += self.graphs.finish.gpu_ms()?;
+        self.collect_submitted_ms(&mut report)?;
+        contacts.at(Phase::Finished, state)?;
+        state.clock.advance();
+        Ok(report)
+    }
+
     /// The settings the stepper was built with.
     pub fn settings(&self) -> &NewtonSettings {
         &self.settings
@@ -571,7 +592,7 @@ impl ContactHost for NewtonStepper {
             x: self.x.clone(),
             x_trial: self.ws.x_trial.clone(),
             accum: self.ws.penalty_accum.clone(),
-            inv_mass: self.inv_mass.clone(),
+            inv_mass: self.solve.inv_mass.clone(),
             stiffness: self.penalty_k,
             system: Some(SystemBindings {
                 rhs: self.pcg.rhs().clone(),
@@ -617,9 +638,18 @@ impl Stepper for NewtonStepper {
             state.clock.advance();
             return Ok(report);
         }
-        let bounded = self.bounded_script(contacts);
         // The scripted pose is the one at the step's end.
         self.ws.time.write(&[t as f32])?;
+        if let Some(pull) = &self.graphs.pull {
+            // Scripted vertices are unknowns pulled to their pose.
+            self.predict(state, false)?;
+            pull.start.submit()?;
+            let energy = self.evaluate_terms(contacts, true, &mut report)?;
+            report.gpu_ms.predict += pull.start.gpu_ms()?;
+            report.energy = self.solve_with_pull(t, energy, state, contacts, &mut report)?;
+            return self.finish_step(state, contacts, report);
+        }
+        let bounded = self.bounded_script(contacts);
         let script = if bounded {
             self.advance_script(state, contacts, true, &mut report)?
         } else {
@@ -627,13 +657,7 @@ impl Stepper for NewtonStepper {
         };
         self.predict(state, !bounded)?;
         let energy = self.evaluate_terms(contacts, true, &mut report)?;
-        let energy = self.solve_with_script(t, energy, script, state, contacts, &mut report)?;
-        self.graphs.finish.run()?;
-        report.gpu_ms.finish += self.graphs.finish.gpu_ms()?;
-        self.collect_submitted_ms(&mut report)?;
-        report.energy = energy;
-        contacts.at(Phase::Finished, state)?;
-        state.clock.advance();
-        Ok(report)
+        report.energy = self.solve_with_script(t, energy, script, state, contacts, &mut report)?;
+        self.finish_step(state, contacts, report)
     }
 }

@@ -11,6 +11,18 @@
 //! move is tried again, up to [`MAX_SCRIPT_ROUNDS`] solves per step; scripted vertices still
 //! short of their pose then stay there, and the next step aims at its own pose (the motion is
 //! a pose per time, so no lag accumulates once the path is free).
+//!
+//! A body that must push a free one gains only about d̂ per such round. Where the contact
+//! method asks for it ([`crate::contact::ContactNeeds::scripted_unknowns`], BAL), the scripted
+//! vertices are unknowns of the solve instead, as IPC imposes boundary conditions: pulled to
+//! their pose p by an augmented Lagrangian ½ w m/h² ‖x − p − s‖² (the inertia term with the
+//! solve's mass w m and target y = p + s; the shift s carries the multiplier) and moved by the
+//! Newton iterates within the CCD bound like every other vertex, so the barrier pushes both
+//! ways. After each solve, while a scripted vertex is farther than the script tolerance from
+//! its pose, the multiplier steps (s += p − x), the weight grows tenfold when the last round
+//! did not halve the distance (up to [`MAX_PULL_WEIGHT`]), and the solve runs again, up to
+//! [`MAX_SCRIPT_ROUNDS`] rounds; the rest of the way (within the tolerance when converged) is
+//! one bounded move.
 
 use super::NewtonStepper;
 use crate::contact::ContactSet;
@@ -21,6 +33,31 @@ use crate::stepper::StepReport;
 
 /// Most Newton solves of one step that end with the scripted vertices short of their pose.
 pub const MAX_SCRIPT_ROUNDS: u32 = 16;
+
+/// Pulled scripted vertices: the rounds stop once every one is within this fraction of the
+/// step's largest scripted move from its pose (IPC's boundary conditions count as met at a
+/// progress of 99 %: the f32 positions and energies of the line search limit how closely an
+/// inexact solve follows a stiff pull) ...
+pub const SCRIPT_RELATIVE_TOLERANCE: f64 = 1e-2;
+
+/// ... or within this distance (m).
+pub const SCRIPT_ABSOLUTE_TOLERANCE: f64 = 1e-6;
+
+/// The pull's weight (relative to a scripted vertex's mass) grows tenfold after a round that
+/// did not halve the distance to the pose, up to this: beyond it the pull's force on an f32
+/// position's rounding (w m/h² × ulp) rivals the elastic forces.
+pub const MAX_PULL_WEIGHT: f64 = 1e6;
+
+/// The pull's state for [`NewtonStepper::script_pull`] checks.
+#[derive(Debug, Clone)]
+pub struct ScriptPull {
+    /// The inertia (pull) target y (m).
+    pub target: Vec<[f32; 4]>,
+    /// The shift s (m).
+    pub shift: Vec<[f32; 4]>,
+    /// The solve's masses (kg).
+    pub mass: Vec<f32>,
+}
 
 /// A bounded move of the scripted vertices ([`NewtonStepper::script_move`]).
 #[derive(Debug, Clone)]
@@ -105,6 +142,102 @@ impl NewtonStepper {
         Ok(Some(ScriptMove {
             direction: dir,
             positions: state.x.read()?,
+        }))
+    }
+
+    /// Pulled scripted vertices: max |p(t) − x| over them (m; the direction in the PCG
+    /// solution).
+    fn script_error(&self, report: &mut StepReport) -> Result<f64, SimError> {
+        let Some(pull) = &self.graphs.pull else {
+            return Ok(0.0);
+        };
+        pull.error.run()?;
+        report.gpu_ms.predict += pull.error.gpu_ms()?;
+        Ok(self.read_sums()?[3])
+    }
+
+    /// Runs one of the pull's graphs (its GPU time into the prediction's).
+    fn run_pull(
+        &self,
+        graph: impl Fn(&super::graphs::PullGraphs) -> &crate::vk::CompiledGraph,
+        report: &mut StepReport,
+    ) -> Result<(), SimError> {
+        if let Some(pull) = &self.graphs.pull {
+            let g = graph(pull);
+            g.run()?;
+            report.gpu_ms.predict += g.gpu_ms()?;
+        }
+        Ok(())
+    }
+
+    /// The step's solves with the scripted vertices pulled to their pose (module docs) from
+    /// the objective `energy` at x after the pull's start; returns the objective at the end of
+    /// the last solve.
+    pub(super) fn solve_with_pull(
+        &mut self,
+        t: f64,
+        mut energy: f64,
+        state: &GpuState,
+        contacts: &mut ContactSet,
+        report: &mut StepReport,
+    ) -> Result<f64, SimError> {
+        // The step's largest scripted move sets the tolerance (x is the step's start here).
+        let step_move = self.script_error(report)?;
+        let tolerance = (SCRIPT_RELATIVE_TOLERANCE * step_move).max(SCRIPT_ABSOLUTE_TOLERANCE);
+        let mut last = f64::INFINITY;
+        loop {
+            energy = self.solve_step(t, energy, state, contacts, report)?;
+            let error = self.script_error(report)?;
+            report.script_error = error;
+            if error <= tolerance {
+                break;
+            }
+            if report.script_rounds >= MAX_SCRIPT_ROUNDS {
+                report.script_short = true;
+                break;
+            }
+            report.script_rounds += 1;
+            let factor = f64::from(super::graphs::STIFFEN_FACTOR);
+            let weight = self.pull_weight.get();
+            if error > 0.5 * last && weight * factor <= MAX_PULL_WEIGHT {
+                self.run_pull(|p| &p.stiffen, report)?;
+                self.pull_weight.set(weight * factor);
+            }
+            last = error;
+            self.run_pull(|p| &p.update, report)?;
+            // A new objective at the same x: the terms start their solve state again.
+            contacts.at(Phase::ScriptMoved, state)?;
+            energy = self.evaluate_terms(contacts, true, report)?;
+        }
+        if self.advance_script(state, contacts, false, report)? == ScriptProgress::Short {
+            report.script_short = true;
+        }
+        Ok(energy)
+    }
+
+    /// For checks against `cpu_reference::newton::script`: at the end time of the state's next
+    /// step and the state's positions, the pull's start, a multiplier step, `stiffen` times the
+    /// weight's growth and a second multiplier step; returns the target, the shift and the
+    /// solve's masses. `None` unless scripted vertices are pulled.
+    pub fn script_pull(
+        &self,
+        state: &GpuState,
+        stiffen: u32,
+    ) -> Result<Option<ScriptPull>, SimError> {
+        let Some(pull) = &self.graphs.pull else {
+            return Ok(None);
+        };
+        self.ws.time.write(&[state.clock.next_time() as f32])?;
+        pull.start.run()?;
+        pull.update.run()?;
+        for _ in 0..stiffen {
+            pull.stiffen.run()?;
+        }
+        pull.update.run()?;
+        Ok(Some(ScriptPull {
+            target: self.ws.y.read()?,
+            shift: self.solve.shift.read()?,
+            mass: self.solve.mass.read()?,
         }))
     }
 

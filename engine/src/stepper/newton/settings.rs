@@ -55,7 +55,15 @@ pub struct NewtonSettings {
     /// Run the Newton loop's decisions on the device when no contact handler acts between
     /// iterates (`device_loop.rs`); false: the host decides after every part.
     pub device_loop: bool,
+    /// Scripted vertices as unknowns of the solve, pulled to their pose by an augmented
+    /// Lagrangian whose weight starts at this times their mass (× 1/h²; dimensionless), as
+    /// IPC imposes boundary conditions; `None`: they are fixed and moved before the solve.
+    pub script_pull: Option<f64>,
 }
+
+/// The pull's starting weight relative to a scripted vertex's mass
+/// ([`NewtonSettings::script_pull`]); it grows tenfold while a round gains less than tenfold.
+pub const SCRIPT_PULL_WEIGHT: f64 = 1e4;
 
 impl NewtonSettings {
     /// The settings of `scene` with what the contact method `needs`.
@@ -90,6 +98,7 @@ impl NewtonSettings {
             max_halvings: needs.line_search_halvings,
             pcg_resumes: needs.line_search_resumes,
             device_loop: s.newton_loop == crate::scene::NewtonLoop::Device,
+            script_pull: needs.scripted_unknowns.then_some(SCRIPT_PULL_WEIGHT),
         }
     }
 }
