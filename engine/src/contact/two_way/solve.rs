@@ -1255,13 +1255,14 @@ impl TwoWay {
             report.uncolored_contacts = report.uncolored_contacts.max(stats.overflowed);
             stats.num_colors
         };
-        if let Some(a) = &self.args {
-            // Read by the step batch only: its wait covers this (queue order).
-            a.submit().map_err(err)?;
-        }
         if num_colors > ws.color_cap {
             let cap = num_colors.div_ceil(8) * 8;
             self.workspace(cap.min(MAX_COLORS))?;
+        }
+        // After any re-recording (which replaces this graph: dropping it in flight would
+        // wait). Read by the step batch only: its wait covers this (queue order).
+        if let Some(a) = &self.args {
+            a.submit().map_err(err)?;
         }
         self.searches += 1;
         self.last_colors = num_colors;
