@@ -16,6 +16,12 @@
 //!   stop flags). Kernels of a stopped solve return at once, so a batch may end early on the
 //!   device without a host round trip per step.
 //!
+//! Host waits: one per batch (to read the stop flags, [`TwState`]) and one per search (the
+//! search is submitted without a wait and the constraint build queued behind it; host coloring
+//! reads the constraints after that wait). The clock reset, the friction pass and the per-color
+//! indirect arguments are submitted without a wait: only graphs queued after them read their
+//! results, and the next wait covers them.
+//!
 //! Storage: the contact constraints and the floor-release directions (16 bytes per pair) are
 //! split over two bindings where one would exceed the device's `maxStorageBufferRange`
 //! ([`super::split`]); the unsorted constraints are not stored (the gather after the sort reads
