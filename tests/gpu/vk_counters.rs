@@ -341,7 +341,7 @@ shape = { plane = { normal = [0.0, 0.0, 1.0], offset = 0.0 } }
 friction = 0.3
 "#;
 
-/// Most host waits per frame of [`TWO_WAY_SCENE`] (12–23 over its first four frames; 26–44
+/// Most host waits per frame of [`TWO_WAY_SCENE`] (12–22 over its first four frames; 26–44
 /// while every submission but the prediction's was waited for).
 const WAITS_BOUND: u64 = 24;
 /// Most submissions per frame of [`TWO_WAY_SCENE`] (27–45 over its first four frames).
