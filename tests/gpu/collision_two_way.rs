@@ -925,7 +925,7 @@ fn past_the_color_limit(coloring: ContactColoring, cells: usize, d_max: f64, max
 /// bindings cannot meet is refused naming the buffer.
 #[test]
 fn split_constraint_storage_gives_the_same_bits() {
-    use supple::contact::two_way::{Repulsion, TwoWayReport};
+    use supple::contact::two_way::Repulsion;
     use supple::vk::BufferUsage;
     let ctx = context(false);
     let s = sheets(8, 0.004, 0.01);
@@ -1016,6 +1016,56 @@ fn split_constraint_storage_gives_the_same_bits() {
             && e.contains(&format!("{} bytes", 16 * cap))
             && e.contains(&format!("{limit} bytes")),
         "{e}"
+    );
+    assert_no_validation_errors(&ctx);
+}
+
+/// Issue 22: a solve waits on the host once per step batch (to read its stop flags) and once
+/// per proximity search (the search and the constraint build behind it); the clock reset, the
+/// friction pass and the per-color indirect arguments are submitted without a wait of their
+/// own, covered by the next wait in queue order. Host coloring (as on lavapipe), friction on.
+#[test]
+fn a_solve_waits_once_per_step_batch_and_per_search() {
+    let ctx = context(false);
+    let s = sheets(8, 0.003, 0.01);
+    let inv_w = s.pinned_bottom();
+    let st = TwoWaySettings {
+        contact_coloring: ContactColoring::Host,
+        steps_per_batch: 2,
+        ..Default::default()
+    };
+    let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+    tw.set_friction(0.3).expect("friction");
+    // The first solve grows the search's workspace to the pair counts.
+    tw.set_target(&s.y).expect("target");
+    tw.solve().expect("first solve");
+    // Pushed on from the safe state, searching again at its start.
+    let y: Vec<[f64; 3]> =
+        s.y.iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let down = if i >= s.bottom { 0.004 } else { 0.0 };
+                [p[0], p[1], p[2] - down]
+            })
+            .collect();
+    tw.set_target(&y).expect("target");
+    tw.positions_changed().expect("search again");
+    let before = ctx.counters();
+    let rep = tw.solve().expect("second solve");
+    let d = ctx.counters() - before;
+    println!("{rep:?}\n{d:?}");
+    assert!(rep.searches >= 1 && rep.batches >= 2, "{rep:?}");
+    assert_eq!(
+        d.host_waits,
+        (rep.batches + rep.searches) as u64,
+        "host waits of a solve: {rep:?}"
+    );
+    // Per search: the search, the build, the indirect arguments; per batch one; the clock
+    // reset and the friction pass once.
+    assert_eq!(
+        d.submits,
+        (rep.batches + 3 * rep.searches + 2) as u64,
+        "submissions of a solve: {rep:?}"
     );
     assert_no_validation_errors(&ctx);
 }

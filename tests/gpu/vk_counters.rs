@@ -302,3 +302,107 @@ fn the_device_loop_executes_about_the_host_loops_dispatches_with_conditional_ren
         }
     }
 }
+
+/// Two cloth sheets 7 mm apart (inside the two-way method's D_max of 10 mm: contact pairs from
+/// the first step) falling onto the ground, with self-contact friction; PCG without the warm
+/// start and at most 30 iterations, so each Newton iteration's solve is one PCG run.
+const TWO_WAY_SCENE: &str = r#"
+[simulation]
+frame_rate = 60.0
+
+[solver]
+newton_max_iterations = 3
+pcg_tolerance = 1e-3
+pcg_max_iterations = 30
+stiffness_group_warm_start = false
+
+[collision]
+method = "two-way"
+self_collision = true
+d_min = 0.005
+d_max = 0.01
+delta = 1e-3
+friction = 0.3
+
+[[body]]
+name = "lower"
+mesh = { generator = "cloth", size = [0.2, 0.2, 0.0], cells = [7, 7, 1] }
+translation = [0.0, 0.0, 0.02]
+material = { model = "cloth", youngs_modulus = 2.6667e7, poisson_ratio = 0.33333, density = 200.0, thickness = 0.001, bending_stiffness = 1e-3 }
+
+[[body]]
+name = "upper"
+mesh = { generator = "cloth", size = [0.2, 0.2, 0.0], cells = [7, 7, 1] }
+translation = [0.009, 0.011, 0.027]
+material = { model = "cloth", youngs_modulus = 2.6667e7, poisson_ratio = 0.33333, density = 200.0, thickness = 0.001, bending_stiffness = 1e-3 }
+
+[[collider]]
+shape = { plane = { normal = [0.0, 0.0, 1.0], offset = 0.0 } }
+friction = 0.3
+"#;
+
+/// Most host waits per frame of [`TWO_WAY_SCENE`] (12–22 over its first four frames; 26–44
+/// while every submission but the prediction's was waited for).
+const WAITS_BOUND: u64 = 24;
+/// Most submissions per frame of [`TWO_WAY_SCENE`] (27–45 over its first four frames).
+const SUBMITS_BOUND: u64 = 48;
+
+/// Per frame of [`TWO_WAY_SCENE`]: (host waits, submits, Newton iterations, two-way solves,
+/// proximity searches).
+fn two_way_counts(frames: usize) -> Vec<(u64, u64, u32, u32, u32)> {
+    use supple::contact::two_way::CollisionFrameStats;
+    let ctx = context(false);
+    let scene = Scene::parse(TWO_WAY_SCENE, "two_sheets", &[]).unwrap();
+    let mut sim = Simulation::new(&ctx, &scene).unwrap();
+    let mut v = Vec::new();
+    for _ in 0..frames {
+        let before = ctx.counters();
+        let s = sim.step_frame().unwrap();
+        let d = ctx.counters() - before;
+        assert_eq!((s.host_waits, s.submits), (d.host_waits, d.submits));
+        let c: CollisionFrameStats = s.contact();
+        v.push((
+            d.host_waits,
+            d.submits,
+            s.newton_iterations,
+            c.solves,
+            c.searches,
+        ));
+    }
+    assert_no_validation_errors(&ctx);
+    v
+}
+
+/// Issue 22, item 2, with two-way collision (the host Newton loop, the handler acting after
+/// every accepted iterate): the work whose result the host does not read at once goes without
+/// a wait of its own — per step the prediction; per Newton iteration the Hessian assembly and
+/// the acceptance; per two-way solve the target copy, the friction pass, the clock reset and
+/// the copy back; per proximity search the per-color indirect arguments and, unless it
+/// overflowed its workspace, the search itself (its wait is the constraint build's).
+/// Deterministic: two runs count the same.
+#[test]
+fn two_way_collision_submits_what_the_host_does_not_read_without_a_wait() {
+    let frames = two_way_counts(4);
+    assert_eq!(
+        frames,
+        two_way_counts(4),
+        "two identical runs count differently"
+    );
+    for (k, &(waits, submits, newton, solves, searches)) in frames.iter().enumerate() {
+        println!(
+            "frame {k}: {waits} host waits, {submits} submits, {newton} Newton iterations, \
+             {solves} two-way solves, {searches} searches"
+        );
+        assert!(newton >= 1 && solves >= 1, "frame {k}: nothing solved");
+        // A search that overflowed its workspace waits for itself before it grows it and
+        // searches again: only the indirect arguments are sure to go without a wait.
+        let unwaited = 1 + newton + 5 * solves + searches;
+        assert!(
+            submits >= waits + unwaited as u64,
+            "frame {k}: {waits} waits for {submits} submits, expected at least {unwaited} \
+             submissions without a wait"
+        );
+        assert!(waits <= WAITS_BOUND, "frame {k}: {waits} host waits");
+        assert!(submits <= SUBMITS_BOUND, "frame {k}: {submits} submissions");
+    }
+}

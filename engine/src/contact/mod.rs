@@ -161,6 +161,13 @@ pub trait ContactHandler: Send {
 
     /// Its statistics since the last call (reset), as report.json shows them.
     fn take_frame_stats(&mut self) -> serde_json::Value;
+
+    /// Whether it reads the stepper's results only in queue order (through graphs it submits
+    /// and waits for), never on the host before a wait of its own: the stepper may then
+    /// submit the work before a phase without waiting for it.
+    fn reads_in_queue_order(&self) -> bool {
+        false
+    }
 }
 
 /// The contact handlers of a simulation, in the order the stepper calls them.
@@ -323,6 +330,12 @@ impl ContactSet {
             .iter_mut()
             .map(|h| (h.name().to_string(), h.take_frame_stats()))
             .collect()
+    }
+
+    /// Whether every handler reads the stepper's results in queue order only
+    /// ([`ContactHandler::reads_in_queue_order`]; true without handlers).
+    pub fn reads_in_queue_order(&self) -> bool {
+        self.handlers.iter().all(|h| h.reads_in_queue_order())
     }
 
     /// Number of handlers.

@@ -871,72 +871,101 @@ impl ProximitySearch {
     /// Runs one search; on overflow grows the buffers, recompiles and redoes it (up to a few
     /// times), so the pair lists are complete when this returns `Ok`.
     pub fn run(&mut self) -> Result<SearchReport, String> {
-        let e = |e: crate::VkError| e.to_string();
         let mut redone = 0;
         loop {
-            self.ws.graph.run().map_err(e)?;
-            let st = self.status.read().map_err(e)?;
-            let p = &self.ws.params;
-            let (entries, vt, ee, cvt, cee) = (st[0], st[1], st[2], st[3], st[4]);
-            // A saturated primitive count (status[5]) also invalidates the table.
-            let entry_over = entries > p.entry_cap || st[5] != 0;
-            let cand_over = cvt > p.cvt_cap || cee > p.cee_cap;
-            if !entry_over && !cand_over && vt <= p.vt_cap && ee <= p.ee_cap {
-                return Ok(SearchReport {
-                    entries,
-                    vertex_triangle: vt,
-                    edge_edge: ee,
-                    candidates_vertex_triangle: cvt,
-                    candidates_edge_edge: cee,
-                    redone,
-                    one_frame: st[6] != 0,
-                });
+            self.ws.graph.run().map_err(|e| e.to_string())?;
+            if let Some(r) = self.check_completed(&mut redone)? {
+                return Ok(r);
             }
-            if redone >= MAX_REDO {
-                return Err(format!(
-                    "proximity search still overflows after {redone} regrowths \
-                     (entries {entries}/{}, vt {vt}/{}, ee {ee}/{}, candidates {cvt}/{} {cee}/{})",
-                    p.entry_cap, p.vt_cap, p.ee_cap, p.cvt_cap, p.cee_cap
-                ));
-            }
-            redone += 1;
-            let grow = |n: u32, cap: u32| {
-                if n > cap {
-                    (n as usize) + (n as usize) / 4 + 64
-                } else {
-                    cap as usize
-                }
-            };
-            let entry_cap = if entry_over {
-                match self.exact_entry_count()? {
-                    Some(n) => (n + n / 4 + 64).min(u32::MAX as u64 / 2) as usize,
-                    None => {
-                        // A primitive spans too many cells (stretched far beyond the edge
-                        // lengths the cell size was chosen for): 4x larger cells.
-                        if !(self.base.inv_h > 0.0 && self.base.inv_h.is_finite()) {
-                            return Err("non-finite cell size".into());
-                        }
-                        self.base.inv_h *= 0.25;
-                        p.entry_cap as usize
-                    }
-                }
-            } else {
-                p.entry_cap as usize
-            };
-            // Pairs are only counted among the stored candidates: when the candidates
-            // overflowed, the pair counts are lower bounds, grown again on the redo if needed.
-            let caps = [
-                entry_cap,
-                grow(vt, p.vt_cap),
-                grow(ee, p.ee_cap),
-                grow(cvt, p.cvt_cap),
-                grow(cee, p.cee_cap),
-            ];
-            // Drop the old workspace before allocating the new one.
-            self.ws = Workspace::placeholder(&self.ctx).map_err(e)?;
-            self.ws = self.workspace(caps).map_err(e)?;
-            self.generation += 1;
         }
+    }
+
+    /// Submits one search without waiting for it: a later wait (for work submitted after it,
+    /// e.g. a graph that reads the pair lists) covers it, then [`ProximitySearch::finish_submitted`]
+    /// checks it. Graphs that read the pair lists may be queued behind it before the check.
+    pub fn submit(&self) -> Result<crate::vk::Ticket, String> {
+        self.ws.graph.submit().map_err(|e| e.to_string())
+    }
+
+    /// After a wait covered the search submitted as `ticket` ([`ProximitySearch::submit`]):
+    /// `Some` report when the pair lists
+    /// are complete; `None` when the search overflowed, the workspace was grown (its
+    /// [`ProximitySearch::generation`] changed) and [`ProximitySearch::run`] must search again.
+    pub fn finish_submitted(
+        &mut self,
+        ticket: crate::vk::Ticket,
+    ) -> Result<Option<SearchReport>, String> {
+        // Covered by the later wait: this returns at once and counts no host wait.
+        self.ws.graph.wait(ticket).map_err(|e| e.to_string())?;
+        self.check_completed(&mut 0)
+    }
+
+    /// Reads the status of a completed search: the report when it fits, otherwise grows the
+    /// workspace (counting `redone`) and returns `None`.
+    fn check_completed(&mut self, redone: &mut u32) -> Result<Option<SearchReport>, String> {
+        let e = |e: crate::VkError| e.to_string();
+        let st = self.status.read().map_err(e)?;
+        let p = &self.ws.params;
+        let (entries, vt, ee, cvt, cee) = (st[0], st[1], st[2], st[3], st[4]);
+        // A saturated primitive count (status[5]) also invalidates the table.
+        let entry_over = entries > p.entry_cap || st[5] != 0;
+        let cand_over = cvt > p.cvt_cap || cee > p.cee_cap;
+        if !entry_over && !cand_over && vt <= p.vt_cap && ee <= p.ee_cap {
+            return Ok(Some(SearchReport {
+                entries,
+                vertex_triangle: vt,
+                edge_edge: ee,
+                candidates_vertex_triangle: cvt,
+                candidates_edge_edge: cee,
+                redone: *redone,
+                one_frame: st[6] != 0,
+            }));
+        }
+        if *redone >= MAX_REDO {
+            return Err(format!(
+                "proximity search still overflows after {redone} regrowths \
+                 (entries {entries}/{}, vt {vt}/{}, ee {ee}/{}, candidates {cvt}/{} {cee}/{})",
+                p.entry_cap, p.vt_cap, p.ee_cap, p.cvt_cap, p.cee_cap
+            ));
+        }
+        *redone += 1;
+        let grow = |n: u32, cap: u32| {
+            if n > cap {
+                (n as usize) + (n as usize) / 4 + 64
+            } else {
+                cap as usize
+            }
+        };
+        let entry_cap = if entry_over {
+            match self.exact_entry_count()? {
+                Some(n) => (n + n / 4 + 64).min(u32::MAX as u64 / 2) as usize,
+                None => {
+                    // A primitive spans too many cells (stretched far beyond the edge
+                    // lengths the cell size was chosen for): 4x larger cells.
+                    if !(self.base.inv_h > 0.0 && self.base.inv_h.is_finite()) {
+                        return Err("non-finite cell size".into());
+                    }
+                    self.base.inv_h *= 0.25;
+                    p.entry_cap as usize
+                }
+            }
+        } else {
+            p.entry_cap as usize
+        };
+        // Pairs are only counted among the stored candidates: when the candidates
+        // overflowed, the pair counts are lower bounds, grown again on the redo if needed.
+        let caps = [
+            entry_cap,
+            grow(vt, p.vt_cap),
+            grow(ee, p.ee_cap),
+            grow(cvt, p.cvt_cap),
+            grow(cee, p.cee_cap),
+        ];
+        // Drop the old workspace before allocating the new one.
+        self.ws = Workspace::placeholder(&self.ctx).map_err(e)?;
+        self.ws = self.workspace(caps).map_err(e)?;
+        self.generation += 1;
+        Ok(None)
     }
 
     /// Changes whenever a search reallocates the workspace (pair lists, candidates, cells):

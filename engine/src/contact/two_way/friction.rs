@@ -74,8 +74,9 @@ impl Friction {
         self.mu = mu;
     }
 
-    /// Records (if the workspace changed) and runs the per-color friction graph.
-    pub(crate) fn run(&mut self, tw: FrictionInputs<'_>) -> Result<(), String> {
+    /// Records (if the workspace changed) and runs the per-color friction graph; with `wait`
+    /// false it is only submitted (a later wait covers it: the step batch reads the target).
+    pub(crate) fn run(&mut self, tw: FrictionInputs<'_>, wait: bool) -> Result<(), String> {
         let (cons, offsets, grouped, color_cap, key) =
             (tw.cons, tw.offsets, tw.grouped, tw.color_cap, tw.key);
         // μ is baked into the push constants: re-record when it changed too.
@@ -113,11 +114,11 @@ impl Friction {
             let compiled = g.compile(tw.ctx, CompileOptions::default()).map_err(err)?;
             self.graph = Some((key, self.mu, compiled));
         }
-        self.graph
-            .as_ref()
-            .ok_or("no friction graph")?
-            .2
-            .run()
-            .map_err(err)
+        let graph = &self.graph.as_ref().ok_or("no friction graph")?.2;
+        if wait {
+            graph.run().map_err(err)
+        } else {
+            graph.submit().map(|_| ()).map_err(err)
+        }
     }
 }

@@ -230,13 +230,16 @@ impl TwoWayHandler {
         self.solver
             .set_collider_time(state.clock.next_time())
             .map_err(failed)?;
-        self.load.run()?;
+        // Read by the solve's graphs only (queue order): no wait of its own.
+        self.load.submit()?;
         let r = match self.observer.as_mut() {
             Some(f) => self.solver.solve_observed(|_, x| f(x)),
             None => self.solver.solve(),
         }
         .map_err(failed)?;
-        self.store.run()?;
+        // The stepper's next graph reads the positions after this (queue order), and its
+        // next wait covers it: no wait of its own.
+        self.store.submit()?;
         self.step_steps += r.steps;
         self.stats.add_solve(&r);
         // A regrown pair workspace: re-record the repulsion graphs.
@@ -291,6 +294,12 @@ impl ContactHandler for TwoWayHandler {
 
     fn set_observer(&mut self, observer: Option<StepObserver>) {
         self.observer = observer;
+    }
+
+    fn reads_in_queue_order(&self) -> bool {
+        // The solve copies the stepper's positions in a graph (`load`) and reads on the host
+        // only what its own graphs wrote, after waiting for them.
+        true
     }
 
     fn take_frame_stats(&mut self) -> serde_json::Value {

@@ -16,6 +16,12 @@
 //!   stop flags). Kernels of a stopped solve return at once, so a batch may end early on the
 //!   device without a host round trip per step.
 //!
+//! Host waits: one per batch (to read the stop flags, [`TwState`]) and one per search (the
+//! search is submitted without a wait and the constraint build queued behind it; host coloring
+//! reads the constraints after that wait). The clock reset, the friction pass and the per-color
+//! indirect arguments are submitted without a wait: only graphs queued after them read their
+//! results, and the next wait covers them.
+//!
 //! Storage: the contact constraints and the floor-release directions (16 bytes per pair) are
 //! split over two bindings where one would exceed the device's `maxStorageBufferRange`
 //! ([`super::split`]); the unsorted constraints are not stored (the gather after the sort reads
@@ -1234,19 +1240,8 @@ impl TwoWay {
     /// number of contact constraints.
     fn search(&mut self, report: &mut TwoWayReport) -> Result<u32, String> {
         let t = Instant::now();
-        self.search.run()?;
-        // A regrown search has new pair buffers even when the pair capacities stayed.
-        let generation = self.search.generation();
-        let grown = self
-            .ws
-            .as_ref()
-            .is_none_or(|w| w.search_generation != generation);
-        if grown {
-            let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
-            self.workspace(cap)?;
-        }
+        self.search_and_build()?;
         let ws = self.ws.as_ref().ok_or("no workspace")?;
-        ws.build.run().map_err(err)?;
         let meta = self.meta.read().map_err(err)?;
         let pairs = meta[1] as usize;
         // The Jones–Plassmann kernels bind the constraints as one buffer: split ones are
@@ -1266,12 +1261,14 @@ impl TwoWay {
             report.uncolored_contacts = report.uncolored_contacts.max(stats.overflowed);
             stats.num_colors
         };
-        if let Some(a) = &self.args {
-            a.run().map_err(err)?;
-        }
         if num_colors > ws.color_cap {
             let cap = num_colors.div_ceil(8) * 8;
             self.workspace(cap.min(MAX_COLORS))?;
+        }
+        // After any re-recording (which replaces this graph: dropping it in flight would
+        // wait). Read by the step batch only: its wait covers this (queue order).
+        if let Some(a) = &self.args {
+            a.submit().map_err(err)?;
         }
         self.searches += 1;
         self.last_colors = num_colors;
@@ -1280,6 +1277,33 @@ impl TwoWay {
         report.contact_colors = report.contact_colors.max(num_colors);
         report.ms_proximity += t.elapsed().as_secs_f64() * 1e3;
         Ok(pairs as u32)
+    }
+
+    /// The proximity search at x and the constraint build from its pairs, with one host wait
+    /// when the search fits its workspace: the search is submitted without a wait and the
+    /// build queued behind it; a search that overflowed grows its workspace and runs again
+    /// (the build's output is then discarded and built again).
+    fn search_and_build(&mut self) -> Result<(), String> {
+        let current = |s: &TwoWay| {
+            s.ws.as_ref()
+                .is_some_and(|w| w.search_generation == s.search.generation())
+        };
+        if current(self) {
+            let ticket = self.search.submit()?;
+            let ws = self.ws.as_ref().ok_or("no workspace")?;
+            ws.build.run().map_err(err)?;
+            if self.search.finish_submitted(ticket)?.is_some() {
+                return Ok(());
+            }
+        }
+        self.search.run()?;
+        // A regrown search has new pair buffers even when the pair capacities stayed.
+        if !current(self) {
+            let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
+            self.workspace(cap)?;
+        }
+        let ws = self.ws.as_ref().ok_or("no workspace")?;
+        ws.build.run().map_err(err)
     }
 
     /// Algorithm 1 from the current positions x toward the target y; x stays intersection-free
@@ -1308,7 +1332,8 @@ impl TwoWay {
         };
         // Friction (friction.rs): filters y at the current pairs, searching at x first if stale.
         self.apply_friction_if_on(&mut report)?;
-        self.reset.run().map_err(err)?;
+        // The clock reset is read by the first step batch only: its wait covers this.
+        self.reset.submit().map_err(err)?;
         let mut st = self.read_state()?;
         st.steps = 0;
         st.flags = 0;
@@ -1447,6 +1472,12 @@ impl TwoWay {
     /// one velocity-filtering dispatch per contact color on the target y (none with μ = 0).
     /// Returns the host milliseconds spent.
     pub fn apply_friction(&mut self, report: &mut TwoWayReport) -> Result<f64, String> {
+        self.friction_pass(report, true)
+    }
+
+    /// [`TwoWay::apply_friction`]; with `wait` false the pass is submitted without a wait of
+    /// its own (the solve's first step batch reads the target after it, in queue order).
+    fn friction_pass(&mut self, report: &mut TwoWayReport, wait: bool) -> Result<f64, String> {
         self.search_if_stale(report)?;
         if self.friction_state().mu() <= 0.0 {
             return Ok(0.0);
@@ -1454,7 +1485,7 @@ impl TwoWay {
         let t = Instant::now();
         let mut f = std::mem::take(self.friction_mut());
         let r = match self.friction_inputs() {
-            Some(inputs) => f.run(inputs),
+            Some(inputs) => f.run(inputs, wait),
             None => Err("two-way solver has no pair workspace".into()),
         };
         *self.friction_mut() = f;
@@ -1465,7 +1496,7 @@ impl TwoWay {
     /// The hook at the start of a solve: the friction pass when μ > 0.
     pub(crate) fn apply_friction_if_on(&mut self, report: &mut TwoWayReport) -> Result<(), String> {
         if self.friction_state().mu() > 0.0 {
-            let ms = self.apply_friction(report)?;
+            let ms = self.friction_pass(report, false)?;
             report.ms_proximity += ms;
         }
         Ok(())

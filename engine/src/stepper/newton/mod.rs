@@ -309,8 +309,8 @@ impl NewtonStepper {
     /// Backtracking line search on the objective from `energy`, starting at step `alpha0` (the
     /// energy terms' bound, at most 1); returns the accepted energy
     /// (if any), the last step α and the direction's largest vertex displacement.
-    /// With `chain` (no contact handler acts between iterates), the acceptance is submitted
-    /// without a wait of its own.
+    /// With `chain` (every contact handler reads the iterate in queue order), the acceptance is
+    /// submitted without a wait of its own.
     fn line_search(
         &self,
         energy: f64,
@@ -362,7 +362,7 @@ impl NewtonStepper {
         report: &mut StepReport,
     ) -> Result<IterationInfo, SimError> {
         let st = &self.settings;
-        if contacts.is_empty() {
+        if !contacts.has_energy() && contacts.reads_in_queue_order() {
             // No contact handler reads or adds to the system: the PCG solve's wait covers the
             // assembly (queue order).
             self.graphs.hessian.submit()?;
@@ -425,7 +425,8 @@ impl NewtonStepper {
             let trials = || contacts.trial_energy();
             let alpha0 = contacts.max_step()?.min(1.0);
             info.alpha_start = alpha0;
-            let r = self.line_search(energy, alpha0, &trials, contacts.is_empty(), report)?;
+            let chain = contacts.reads_in_queue_order();
+            let r = self.line_search(energy, alpha0, &trials, chain, report)?;
             if r.0.is_some() || info.pcg_resumes >= st.pcg_resumes {
                 info.alpha = if r.0.is_some() { r.1 } else { 0.0 };
                 return Ok(r);
