@@ -10,7 +10,8 @@
 // conditions): the pull ½ w m/h² ‖x − y‖² is the inertia term of vectors.comp with the solve's
 // mass w m and the target y = p(t) + s, where the shift s (m) carries the multiplier
 // (λ = w m/h² s: the pull's force at x = p(t)).
-// MODE 3 (pull start): s = 0, y = p(t) for scripted vertices.
+// MODE 3 (pull start): y = p(t) + s for scripted vertices (s, the multiplier, kept from the
+// previous step: the reaction on the scripted vertices changes little from step to step).
 // MODE 4 (pull update): s += p(t) − x, y = p(t) + s for scripted vertices (the multiplier step).
 // MODE 5 (stiffen): mass *= factor, s /= factor (the same multiplier), y = p(t) + s for
 // scripted vertices (the pull's weight w grows).
@@ -54,8 +55,7 @@ void main() {
     } else if (MODE == 2u) {
         x[i] = vec4(x[i].xyz + alpha[0] * dir[i].xyz, 0.0);
     } else if (MODE == 3u) {
-        shift[i] = vec4(0.0);
-        y[i] = vec4(pose(i, m), 0.0);
+        y[i] = vec4(pose(i, m) + shift[i].xyz, 0.0);
     } else if (MODE == 4u) {
         vec3 pi = pose(i, m);
         vec3 s = shift[i].xyz + (pi - x[i].xyz);

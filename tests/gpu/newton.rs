@@ -810,17 +810,21 @@ fn scripted_pull_matches_the_reference() {
     let mut mass: Vec<f64> = (0..n)
         .map(|i| model.masses[i] * if scripted(i) { weight } else { 1.0 })
         .collect();
+    let mut shift = vec![[0.0f64; 3]; n];
     for stiffen in [0u32, 2] {
         let got = driven
             .stepper
             .script_pull(&driven.state, stiffen)
             .unwrap()
             .expect("the beam's scripted vertices are pulled");
-        let first = script::pull_update(&model, &x, &vec![[0.0; 3]; n], t);
+        // The pull starts from the shift the last call left (zero at first).
+        let start = script::pull_start(&model, &shift, t);
+        let first = script::pull_update(&model, &x, &shift, t);
         let shift1: Vec<[f64; 3]> = first.iter().map(|u| u.map_or([0.0; 3], |u| u.0)).collect();
         let (m, shift2) = script::stiffen(&model, &mass, &shift1, 10f64.powi(stiffen as i32));
         mass = m;
         let want = script::pull_update(&model, &x, &shift2, t);
+        shift = want.iter().map(|u| u.map_or([0.0; 3], |u| u.0)).collect();
         let mut pulled = 0;
         for i in 0..n {
             let (gm, wm) = (got.mass[i] as f64, mass[i]);
@@ -833,7 +837,13 @@ fn scripted_pull_matches_the_reference() {
                 continue;
             };
             pulled += 1;
+            let want_start = start[i].expect("a scripted vertex has a start target");
             for c in 0..3 {
+                let g0 = got.start_target[i][c] as f64;
+                assert!(
+                    (g0 - want_start[c]).abs() <= 2e-6,
+                    "vertex {i} start[{c}]: {g0}"
+                );
                 let (gs, gy) = (got.shift[i][c] as f64, got.target[i][c] as f64);
                 assert!(
                     (gs - ws[c]).abs() <= 2e-6,

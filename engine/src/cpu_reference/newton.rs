@@ -342,9 +342,19 @@ pub mod script {
         }
     }
 
-    /// Modes 3 and 4 (the pull's start, then its multiplier step at `x`): per vertex, the
-    /// shift s = p(t) − x and the target y = p(t) + s for scripted vertices; `None` for free
-    /// ones (left as they were).
+    /// Mode 3 (the pull's start): the target y = p(t) + s for scripted vertices; `None` for
+    /// free ones (left as they were).
+    pub fn pull_start(model: &SimModel, shift: &[[f64; 3]], t: f64) -> Vec<Option<[f64; 3]>> {
+        (0..shift.len())
+            .map(|i| {
+                pose(model, i, t)
+                    .map(|p| [p[0] + shift[i][0], p[1] + shift[i][1], p[2] + shift[i][2]])
+            })
+            .collect()
+    }
+
+    /// Mode 4 (the multiplier step at `x`): per vertex, the shift s + p(t) − x and the target
+    /// y = p(t) + s for scripted vertices; `None` for free ones (left as they were).
     pub fn pull_update(
         model: &SimModel,
         x: &[[f64; 3]],

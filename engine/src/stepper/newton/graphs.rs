@@ -46,7 +46,7 @@ pub(super) enum ScriptMode {
     Direction = 1,
     /// x += α d for scripted vertices.
     Advance = 2,
-    /// s = 0, y = p(t) for scripted vertices (the pull's start).
+    /// y = p(t) + s for scripted vertices (the pull's start; s from the previous step).
     PullStart = 3,
     /// s += p(t) − x, y = p(t) + s for scripted vertices (the multiplier step).
     PullUpdate = 4,
@@ -161,7 +161,8 @@ pub(super) struct SolveBuffers {
     pub inv_mass: GpuBuffer<f32>,
     /// Collider clearances (m): [`IGNORES_COLLIDERS`] for pulled scripted vertices.
     pub collider_offsets: GpuBuffer<f32>,
-    /// The pull's shift s (m; one vec4 per vertex while pulled, one in all otherwise).
+    /// The pull's shift s (m; one vec4 per vertex while pulled, one in all otherwise): the
+    /// multiplier, kept from step to step.
     pub shift: GpuBuffer<[f32; 4]>,
     /// Whether scripted vertices are pulled unknowns.
     pub pulled: bool,
@@ -279,7 +280,7 @@ pub(super) struct Graphs {
 
 /// The graphs of pulled scripted vertices ([`Graphs::pull`]).
 pub(super) struct PullGraphs {
-    /// s = 0, y = p(t).
+    /// y = p(t) + s.
     pub start: CompiledGraph,
     /// s += p(t) − x, y = p(t) + s.
     pub update: CompiledGraph,
@@ -479,9 +480,10 @@ impl Bindings<'_> {
             ScriptMode::Jump | ScriptMode::Advance => rw,
             _ => r,
         };
-        let pull_acc = match mode {
-            ScriptMode::PullStart | ScriptMode::PullUpdate | ScriptMode::Stiffen => rw,
-            _ => r,
+        let (pull_acc, shift_acc) = match mode {
+            ScriptMode::PullStart => (rw, r),
+            ScriptMode::PullUpdate | ScriptMode::Stiffen => (rw, rw),
+            _ => (r, r),
         };
         let mass_acc = if mode == ScriptMode::Stiffen { rw } else { r };
         let factor = if mode == ScriptMode::Stiffen {
@@ -501,7 +503,7 @@ impl Bindings<'_> {
                 .bind(self.pcg.solution(), rw)
                 .read(&ws.alpha)
                 .bind(&ws.y, pull_acc)
-                .bind(&solve.shift, pull_acc)
+                .bind(&solve.shift, shift_acc)
                 .bind(&solve.mass, mass_acc)
                 .push(&[n as u32, factor.to_bits()]),
         );

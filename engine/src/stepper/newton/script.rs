@@ -19,7 +19,7 @@
 //! solve's mass w m and target y = p + s; the shift s carries the multiplier) and moved by the
 //! Newton iterates within the CCD bound like every other vertex, so the barrier pushes both
 //! ways. After each solve, while a scripted vertex is farther than the script tolerance from
-//! its pose, the multiplier steps (s += p − x), the weight grows tenfold when the last round
+//! its pose, the multiplier steps (s += p − x; s carries over to the next step's start), the weight grows tenfold when the last round
 //! did not halve the distance (up to [`MAX_PULL_WEIGHT`]), and the solve runs again, up to
 //! [`MAX_SCRIPT_ROUNDS`] rounds; the rest of the way (within the tolerance when converged) is
 //! one bounded move.
@@ -51,7 +51,9 @@ pub const MAX_PULL_WEIGHT: f64 = 1e6;
 /// The pull's state for [`NewtonStepper::script_pull`] checks.
 #[derive(Debug, Clone)]
 pub struct ScriptPull {
-    /// The inertia (pull) target y (m).
+    /// The target y after the pull's start (m).
+    pub start_target: Vec<[f32; 4]>,
+    /// The inertia (pull) target y at the end (m).
     pub target: Vec<[f32; 4]>,
     /// The shift s (m).
     pub shift: Vec<[f32; 4]>,
@@ -216,9 +218,10 @@ impl NewtonStepper {
     }
 
     /// For checks against `cpu_reference::newton::script`: at the end time of the state's next
-    /// step and the state's positions, the pull's start, a multiplier step, `stiffen` times the
-    /// weight's growth and a second multiplier step; returns the target, the shift and the
-    /// solve's masses. `None` unless scripted vertices are pulled.
+    /// step and the state's positions, the pull's start (its target is returned first), a
+    /// multiplier step, `stiffen` times the weight's growth and a second multiplier step;
+    /// returns the targets, the shift and the solve's masses. `None` unless scripted vertices
+    /// are pulled.
     pub fn script_pull(
         &self,
         state: &GpuState,
@@ -229,12 +232,14 @@ impl NewtonStepper {
         };
         self.ws.time.write(&[state.clock.next_time() as f32])?;
         pull.start.run()?;
+        let start_target = self.ws.y.read()?;
         pull.update.run()?;
         for _ in 0..stiffen {
             pull.stiffen.run()?;
         }
         pull.update.run()?;
         Ok(Some(ScriptPull {
+            start_target,
             target: self.ws.y.read()?,
             shift: self.solve.shift.read()?,
             mass: self.solve.mass.read()?,
