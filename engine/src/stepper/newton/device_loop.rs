@@ -281,7 +281,7 @@ impl DeviceLoop {
         let mut iterations = Vec::with_capacity(GRAPH_COPIES);
         for copy in 0..GRAPH_COPIES {
             let mut gg = GatedGraph::new(format!("newton.iteration{copy}"));
-            let parts = b.pcg.solve_parts(st.warm_start.enabled);
+            let parts = b.pcg.solve_parts(st.warm_start.enabled)?;
             let mut assemble = b.hessian_nodes().prefix_names(Part::Hessian.prefix());
             if let Some(w) = parts.warm_init {
                 assemble.append(w.prefix_names(Part::Pcg.prefix()));
