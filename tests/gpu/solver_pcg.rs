@@ -824,7 +824,8 @@ fn iterations_after_the_stop_are_skipped_and_counted_with_conditional_rendering(
     let zero = vec![[0.0f32; 3]; n];
     let exact = s_on.solve(&b32, &zero, 1e-7, 500).unwrap().x;
     // (right-hand side, initial guess, tolerance, cap)
-    let cases: Vec<(Vec<[f32; 3]>, Vec<[f32; 3]>, f32, u32)> = vec![
+    type Case = (Vec<[f32; 3]>, Vec<[f32; 3]>, f32, u32);
+    let cases: Vec<Case> = vec![
         (b32.clone(), zero.clone(), 1e-4, 500),
         (b32.clone(), zero.clone(), 1e-4, 5),
         (b32.clone(), zero.clone(), 1e-4, 8),
