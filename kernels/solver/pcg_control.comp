@@ -12,6 +12,13 @@
 //   not finite, rel ≤ TOL, p·q ≤ 0 or r·z_new ≤ 0 (breakdown: the step was 0 and CG cannot go
 //   on), ITER ≥ MAX, or no new best residual for WINDOW iterations (stagnation). REMAIN:
 //   ½ r·z now, the preconditioner's estimate of the model decrease still available.
+// MODE 2 (run start, one workgroup; only where iterations are predicated, see below): the run's
+//   predicate words: live[0] = 1 while the solve is unfinished (DONE = 0), live[1..K] = 0.
+// Predicates (VK_EXT_conditional_rendering, `Dispatch::only_if`): iteration j of a run is
+// skipped, not launched empty, while live[j] is 0. MODE 1 of iteration j writes live[j + 1]:
+// 1 while the solve goes on, 0 once done (also when it only passes the decision on). So
+// after a run, live[j] != 0 exactly for the iterations that ran, and an unfinished solve's run
+// ends with every word 1. Reference: cpu_reference/pcg.rs (run_predicates).
 // EXIT says why (0 running, 1 converged, 2 stagnated, 3 iteration cap, 4 breakdown,
 // 5 non-finite residual). A NaN p·q or r·z is not a breakdown: it makes the residual NaN.
 // Every workgroup reduces the partials in the same fixed order (wg_sum.glsl): same bits.
@@ -28,9 +35,11 @@ layout(std430, binding = 5) readonly buffer PartBb { float part_bb[]; };
 layout(std430, binding = 6) readonly buffer Z { vec4 z[]; };
 layout(std430, binding = 7) buffer Pv { vec4 pv[]; };
 layout(std430, binding = 8) readonly buffer PartPq { float part_pq[]; };
+layout(std430, binding = 9) buffer Live { uint live[]; };
 // m: partials and row workgroups; base: first scalar of this solve; old_slot: which of the two
-// r·z slots holds the current r·z (the new one goes to the other).
-layout(push_constant) uniform P { uint n; uint m; uint base; uint old_slot; } p;
+// r·z slots holds the current r·z (the new one goes to the other); it: the iteration's index in
+// its run (MODE 1); k: iterations per run, the predicate words (0: none written).
+layout(push_constant) uniform P { uint n; uint m; uint base; uint old_slot; uint it; uint k; } p;
 const uint RZ = 0u, RR = 2u, BB = 3u, REL = 4u, ITER = 5u, BEST = 6u, BEST_AT = 7u,
            TOL = 8u, MAX = 9u, WINDOW = 10u, DONE = 11u, PQ = 12u, MODEL = 13u, EXIT = 14u,
            REMAIN = 15u;
@@ -44,8 +53,20 @@ uvec4 control(bool done) {
     return uvec4(done ? 0u : p.m, 1u, 1u, done ? 1u : 0u);
 }
 
+// The next iteration's predicate word (the last iteration of a run has none).
+void set_live(bool done) {
+    if (p.it + 1u < p.k) live[p.it + 1u] = done ? 0u : 1u;
+}
+
 void main() {
     bool first = gl_WorkGroupID.x == 0u && gl_LocalInvocationID.x == 0u;
+    if (MODE == 2u) {
+        bool running = scalars[p.base + DONE] == 0.0;
+        for (uint j = gl_LocalInvocationID.x; j < p.k; j += WG) {
+            live[j] = (j == 0u && running) ? 1u : 0u;
+        }
+        return;
+    }
     if (MODE == 0u) {
         vec3 sums;
         SUM_PARTIALS3(sums, part_rz, part_rr, part_bb, p.m);
@@ -75,7 +96,10 @@ void main() {
     }
     uvec4 c = ctl_in;
     if (c.w != 0u) {
-        if (first) ctl_out = c;
+        if (first) {
+            ctl_out = c;
+            set_live(true);
+        }
         return;
     }
     vec3 sums;
@@ -117,4 +141,5 @@ void main() {
     scalars[p.base + REL] = rel;
     scalars[p.base + ITER] = it;
     ctl_out = control(done);
+    set_live(done);
 }

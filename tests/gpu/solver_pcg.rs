@@ -4,10 +4,13 @@
 use nalgebra::{DVector, Matrix3, Vector3};
 use rand::Rng;
 use supple::cpu_reference::pcg::{
-    decade_thresholds, pcg, pcg_device, pcg_warm_started, stiffness_groups, BlockMatrix,
+    decade_thresholds, pcg, pcg_device, pcg_warm_started, run_predicates, stiffness_groups,
+    BlockMatrix,
 };
 use supple::linear::{BlockMatrixF32, Pcg, SolveExit, WarmStart, GROUP_MAX, GROUP_MIN};
-use supple_gpu_tests::{assert_no_validation_errors, context, rng};
+use supple_gpu_tests::{
+    assert_no_validation_errors, context, context_with_conditional_rendering, rng,
+};
 
 /// A random SPD block matrix: random sparse off-diagonal blocks, diagonal blocks made
 /// dominant. `spread` scales rows by up to 10^spread (heterogeneous stiffness).
@@ -623,8 +626,10 @@ fn the_device_decides_when_pcg_stops_with_one_wait_per_run() {
         // Setup writes (b, x0) and the result's readback are mapped: no submission.
         assert_eq!(d.submits, runs, "{d:?}");
         assert_eq!(d.host_waits, runs, "{d:?}");
-        // Init: SpMV, init vectors, init decision; then 3 dispatches per recorded iteration.
-        assert_eq!(d.dispatches, 3 + 3 * k as u64 * runs, "{d:?}");
+        // Init: SpMV, init vectors, init decision; then 3 dispatches per recorded iteration
+        // (and each run's start where the iterations are predicated, see below).
+        let run_start = ctx.conditional_rendering() as u64;
+        assert_eq!(d.dispatches, 3 + (3 * k as u64 + run_start) * runs, "{d:?}");
     }
     // b = 0: no iteration, x unchanged, residual 0.
     let got = solver
@@ -793,4 +798,99 @@ fn the_model_decrease_is_monotone_and_equals_the_reference() {
     assert!(done.model.fraction() > 0.9999, "{:?}", done.model);
     assert!(done.model.fraction() >= last_fraction, "{:?}", done.model);
     assert_no_validation_errors(&ctx);
+}
+
+/// Issue 22, item 2 ("fewer dispatches"): with VK_EXT_conditional_rendering the iterations
+/// recorded after the device decided to stop are skipped, not launched empty. Each run's
+/// predicate words equal the reference's (`run_predicates`: 1 exactly for the iterations that
+/// ran), the counters count the skipped dispatches, and the solves are bit-identical to those
+/// of a context without it (which launches every recorded iteration), plain and warm-started,
+/// over one and several runs, a cap, b = 0 and a solve started at its solution.
+#[test]
+fn iterations_after_the_stop_are_skipped_and_counted_with_conditional_rendering() {
+    let on = context_with_conditional_rendering(false, true);
+    let off = context_with_conditional_rendering(false, false);
+    let lavapipe = on.conditional_rendering();
+    let (a, b) = grid_laplacian(6, 0.05);
+    let n = a.rows();
+    let b32 = vec32(&b);
+    let k = 8u32;
+    let a32 = to_f32(&a);
+    let (s_on, s_off) = (
+        Pcg::new(&on, &a32, k).unwrap(),
+        Pcg::new(&off, &a32, k).unwrap(),
+    );
+    assert!(s_off.run_predicates().unwrap().is_none());
+    let zero = vec![[0.0f32; 3]; n];
+    let exact = s_on.solve(&b32, &zero, 1e-7, 500).unwrap().x;
+    // (right-hand side, initial guess, tolerance, cap)
+    type Case = (Vec<[f32; 3]>, Vec<[f32; 3]>, f32, u32);
+    let cases: Vec<Case> = vec![
+        (b32.clone(), zero.clone(), 1e-4, 500),
+        (b32.clone(), zero.clone(), 1e-4, 5),
+        (b32.clone(), zero.clone(), 1e-4, 8),
+        (b32.clone(), zero.clone(), 1e-4, 9),
+        (b32.clone(), zero.clone(), 1e-2, 500),
+        (zero.clone(), vec![[1.0; 3]; n], 1e-4, 100),
+        (b32.clone(), exact, 1e-3, 100),
+    ];
+    for (rhs, x0, tol, cap) in &cases {
+        let before = (on.counters(), off.counters());
+        let got = s_on.solve(rhs, x0, *tol, *cap).unwrap();
+        let want = s_off.solve(rhs, x0, *tol, *cap).unwrap();
+        let (d_on, d_off) = (on.counters() - before.0, off.counters() - before.1);
+        println!(
+            "tol {tol:e}, cap {cap}: {} iterations; on {d_on:?}; off {d_off:?}",
+            got.iterations
+        );
+        assert_eq!(got, want, "tol {tol:e}, cap {cap}: not bit-identical");
+        assert_eq!(
+            d_off.dispatches_executed(),
+            d_off.dispatches,
+            "nothing skipped"
+        );
+        let runs = got.iterations.div_ceil(k).max(1);
+        assert_eq!(d_on.submits, runs as u64);
+        if !lavapipe {
+            continue;
+        }
+        // Init (3), per run its start, then 3 dispatches per iteration that ran.
+        let executed = 3 + runs as u64 + 3 * got.iterations as u64;
+        assert_eq!(d_on.dispatches_executed(), executed, "{d_on:?}");
+        assert_eq!(
+            d_on.dispatches - d_on.dispatches_executed(),
+            3 * (k * runs - got.iterations) as u64
+        );
+        let (first, more) = s_on.run_predicates().unwrap().unwrap();
+        assert_eq!(first, run_predicates(k, 0, Some(got.iterations)));
+        if runs > 1 {
+            assert_eq!(
+                more,
+                run_predicates(k, (runs - 1) * k, Some(got.iterations))
+            );
+        }
+    }
+    // Warm-started: the grouped run and the global run in one submission, then further runs.
+    let e = trace_stiffness(&a);
+    for (warm_cap, tol) in [(6u32, 1e-4f32), (20, 1e-4), (4, 1e-1)] {
+        let warm = WarmStart {
+            enabled: true,
+            max_iterations: warm_cap,
+            tolerance: 1e-2,
+        };
+        let before = on.counters();
+        let got = s_on.solve_warm(&b32, &e, tol, 500, &warm).unwrap();
+        let d = on.counters() - before;
+        let want = s_off.solve_warm(&b32, &e, tol, 500, &warm).unwrap();
+        println!(
+            "warm cap {warm_cap}: {} + {} iterations; {d:?}",
+            got.warm_iterations, got.iterations
+        );
+        assert_eq!(got, want, "warm cap {warm_cap}: not bit-identical");
+        if lavapipe {
+            assert!(d.dispatches_executed() < d.dispatches, "{d:?}");
+        }
+    }
+    assert_no_validation_errors(&on);
+    assert_no_validation_errors(&off);
 }

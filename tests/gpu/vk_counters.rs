@@ -238,9 +238,9 @@ fn the_device_and_host_newton_loops_give_identical_frames() {
     }
 }
 
-/// One frame's (recorded dispatches, executed dispatches) of `SCENE` with `overrides` on a
-/// context with conditional rendering on or off.
-fn dispatch_counts(frames: usize, conditional: bool, overrides: &[&str]) -> Vec<(u64, u64)> {
+/// One frame's (recorded dispatches, executed dispatches, submissions) of `SCENE` with
+/// `overrides` on a context with conditional rendering on or off.
+fn dispatch_counts(frames: usize, conditional: bool, overrides: &[&str]) -> Vec<(u64, u64, u64)> {
     let ctx = context_with_conditional_rendering(false, conditional);
     let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
     let scene = Scene::parse(SCENE, "cube", &overrides).unwrap();
@@ -248,57 +248,63 @@ fn dispatch_counts(frames: usize, conditional: bool, overrides: &[&str]) -> Vec<
     let v = (0..frames)
         .map(|_| {
             let s = sim.step_frame().unwrap();
-            (s.dispatches, s.dispatches_executed)
+            (s.dispatches, s.dispatches_executed, s.submits)
         })
         .collect();
     assert_no_validation_errors(&ctx);
     v
 }
 
-/// Extra dispatches the device loop may execute per frame over the host loop's recorded
-/// ones: half the host loop's (measured on lavapipe: frames of 454, 444 and 916 host-loop
-/// dispatches against 491, 481 and 1403 executed by the device loop — per iteration graph one
-/// gate per section, the control dispatches and the PCG runs' own indirect dispatches, which
-/// are not predicated, plus graphs of a batch submitted after the step was done) and 60.
-/// Not yet the issue's "small margin"; without skipping (1571 in frame 2) this fails.
-fn device_loop_margin(host: u64) -> u64 {
-    host / 2 + 60
-}
+/// Dispatches an iteration graph of the device loop may execute that the host loop has no
+/// counterpart for, at most: the graph's own gate, the gates of its 7 sections (assembly with
+/// the PCG init, 3 line-search trials, the acceptance, the evaluation, the velocity update),
+/// its 7 controls (after the PCG run, each trial, the acceptance and the evaluation, and at
+/// its end) and its 2 PCG run starts (the host loop has its own). Measured on lavapipe: 191,
+/// 198 and 364 executed per frame against the host loop's 158, 166 and 282 with 2, 2 and 6
+/// iteration graphs (16.5, 16 and 13.7 more per graph).
+const GRAPH_OVERHEAD: u64 = 17;
 
-/// Issue 22, item 2 with VK_EXT_conditional_rendering: the device loop's closed sections are
-/// skipped, so the dispatches it executes per frame come within a small margin of the host
-/// loop's (which records only what runs); without conditional rendering every closed
-/// section's dispatches launch empty, and recorded = executed.
+/// Issue 22, item 2 with VK_EXT_conditional_rendering: the device loop launches no more work
+/// than the host loop but its gates and controls. Skipped: its closed sections, the PCG
+/// iterations after each solve stopped, and the iteration graphs of a batch that start after
+/// the step was done; the host loop's PCG iterations after the stop are skipped too, so the
+/// comparison is executed against executed. The device loop also executes fewer dispatches
+/// than the host loop records. Without conditional rendering every recorded dispatch launches
+/// (recorded = executed). On main before the PCG predicates (executed 491, 481 and 1,403 against
+/// the host loop's 454, 444 and 916 with 2, 2 and 6 graphs) this fails.
 #[test]
-fn the_device_loop_executes_about_the_host_loops_dispatches_with_conditional_rendering() {
+fn the_device_loop_executes_at_most_the_host_loops_dispatches_but_its_gates() {
     let frames = 3;
     let on = dispatch_counts(frames, true, &[]);
     let off = dispatch_counts(frames, false, &[]);
     let host = dispatch_counts(frames, true, &["solver.newton_loop=\"host\""]);
     let lavapipe = context(false).caps().conditional_rendering;
     for k in 0..frames {
-        let ((rec, exe), (rec_off, exe_off), (rec_host, exe_host)) = (on[k], off[k], host[k]);
+        let ((rec, exe, submits), (rec_off, exe_off, _), (rec_host, exe_host, _)) =
+            (on[k], off[k], host[k]);
+        // The start graph, the iteration graphs and the end-of-frame readback.
+        let graphs = submits - 2;
         println!(
-            "frame {k}: device loop {rec} recorded / {exe} executed (conditional rendering off: \
-             {rec_off} / {exe_off}); host loop {rec_host} / {exe_host}"
+            "frame {k}: device loop {rec} recorded / {exe} executed in {graphs} iteration \
+             graphs (conditional rendering off: {rec_off} / {exe_off}); host loop {rec_host} / \
+             {exe_host}"
         );
-        assert_eq!(
-            rec, rec_off,
-            "frame {k}: recorded dispatches do not depend on skipping"
-        );
+        // With it, each recorded PCG run starts with one more dispatch (its predicates), and
+        // each iteration graph with its own gate.
+        assert!(rec >= rec_off, "frame {k}");
         assert_eq!(exe_off, rec_off, "frame {k}: nothing skipped without it");
-        assert_eq!(
-            exe_host, rec_host,
-            "frame {k}: the host loop has no gated sections"
-        );
+        assert!(exe_host <= rec_host, "frame {k}");
         if lavapipe {
+            assert!(exe_host < rec_host, "frame {k}: no PCG iteration skipped");
             assert!(
-                exe <= rec_host + device_loop_margin(rec_host),
-                "frame {k}: the device loop executed {exe} dispatches, the host loop recorded \
-                 {rec_host} (+ {})",
-                device_loop_margin(rec_host)
+                exe <= exe_host + GRAPH_OVERHEAD * graphs,
+                "frame {k}: the device loop executed {exe} dispatches in {graphs} iteration \
+                 graphs, the host loop {exe_host} (+ {GRAPH_OVERHEAD} per graph)"
             );
-            assert!(exe < rec, "frame {k}: nothing was skipped");
+            assert!(
+                exe < rec_host,
+                "frame {k}: the device loop executed {exe}, the host loop recorded {rec_host}"
+            );
         }
     }
 }

@@ -511,3 +511,83 @@ fn gated_sections_with(conditional: bool) {
     }
     assert_no_validation_errors(&ctx);
 }
+
+/// A whole gated graph skipped while its word fails (`GatedGraph::skip_unless`, conditional
+/// rendering only), its unconditional part running anyway, and a section opened by the
+/// previous section's gate (`gated_like_previous`: one gate fewer). The same results with and
+/// without conditional rendering (without it nothing is skipped: the graph's parts that always
+/// run do run); the skipped dispatches are counted.
+#[test]
+fn a_gated_graph_is_skipped_whole_while_its_word_fails() {
+    use supple::vk::GatedGraph;
+    for conditional in [true, false] {
+        let ctx = context_with_conditional_rendering(false, conditional);
+        let skipping = ctx.conditional_rendering();
+        let n = 70u32;
+        let rw = BufferUsage::STORAGE | BufferUsage::HOST_READ | BufferUsage::HOST_WRITE;
+        let buf = |name: &str| ctx.create_buffer::<u32>(name, n as usize, rw).unwrap();
+        let flags = ctx.create_buffer::<u32>("flags", 4, rw).unwrap();
+        let (a, b, c, u, v) = (buf("a"), buf("b"), buf("c"), buf("u"), buf("v"));
+        let mut gg = GatedGraph::new("whole");
+        gg.skip_unless(&flags, 0, 1);
+        // Section A (word 1, bit 2): b = a + 1.
+        let mut sa = Graph::new("a");
+        sa.dispatch(increment("inc_b".into(), &a, &b, n));
+        gg.gated(sa, &flags, 1, 2);
+        // Unconditional: v = u + 1, even when the graph is skipped.
+        let mut un = Graph::new("u");
+        un.dispatch(increment("inc_v".into(), &u, &v, n));
+        gg.unconditional(un);
+        // Section B, under A's gate: c = b + 1.
+        let mut sb = Graph::new("b");
+        sb.dispatch(increment("inc_c".into(), &b, &c, n));
+        gg.gated_like_previous(sb);
+        // Always (while the graph runs): u = a + 1.
+        let mut al = Graph::new("always");
+        al.dispatch(increment("inc_u".into(), &a, &u, n));
+        gg.always(al);
+        let g = gg
+            .build(&ctx)
+            .unwrap()
+            .compile(&ctx, Default::default())
+            .unwrap();
+        // Gates: the graph's (with conditional rendering) and A's, none for B.
+        let recorded = 4 + 1 + skipping as u64;
+        assert_eq!(g.dispatch_count() as u64, recorded);
+        for (f0, f1) in [(0u32, 2u32), (1, 0), (1, 2), (2, 2)] {
+            for x in [&a, &b, &c, &u, &v] {
+                x.write(&vec![10; n as usize]).unwrap();
+            }
+            flags.write(&[f0, f1, 0, 0]).unwrap();
+            let before = ctx.counters();
+            g.run().unwrap();
+            if skipping {
+                g.count_skipped_dispatches().unwrap();
+            }
+            let d = ctx.counters() - before;
+            let open = f0 & 1 != 0;
+            let what = format!("conditional rendering {skipping}, flags {f0} {f1}");
+            // Without skipping the graph runs whatever its word says.
+            let always = open || !skipping;
+            let sections = always && f1 & 2 != 0;
+            let k = |ran: bool, v: u32| vec![if ran { v } else { 10 }; n as usize];
+            assert_eq!(b.read().unwrap(), k(sections, 11), "{what}");
+            assert_eq!(c.read().unwrap(), k(sections, 12), "{what}");
+            assert_eq!(u.read().unwrap(), k(always, 11), "{what}");
+            assert_eq!(v.read().unwrap(), k(true, 11), "{what}");
+            let skipped = if !skipping {
+                0
+            } else if !open {
+                // A's gate, A, B and the always part; the graph's gate and the
+                // unconditional part run.
+                4
+            } else {
+                2 * (!sections) as u64
+            };
+            assert_eq!(d.dispatches, recorded, "{what}");
+            assert_eq!(d.dispatches_skipped, skipped, "{what}");
+        }
+        drop(g);
+        assert_no_validation_errors(&ctx);
+    }
+}

@@ -284,6 +284,18 @@ impl PcgDecision {
     }
 }
 
+/// The predicate words of one recorded run of `k` PCG iterations after it ran
+/// (`kernels/solver/pcg_control.comp`, run start and direction modes): word j is 1 iff
+/// iteration j of the run launched. The solve had run `before` iterations when the run
+/// started and stopped after `total` in all (`None`: still unfinished after the run), so
+/// iteration j launched iff the solve was unfinished before it: `before + j < total`. A run
+/// started after the solve stopped (`total ≤ before`) launches nothing.
+pub fn run_predicates(k: u32, before: u32, total: Option<u32>) -> Vec<u32> {
+    (0..k)
+        .map(|j| total.is_none_or(|t| before + j < t) as u32)
+        .collect()
+}
+
 /// Block-Jacobi PCG with the device-driven solver's rules: the exit test of
 /// [`PcgDecision::exit_after`] after every iteration (`window`: the stagnation window,
 /// `u32::MAX` for none), none when ‖b‖ = 0 (x unchanged, residual 0); on a breakdown (p·q ≤ 0

@@ -301,6 +301,7 @@ pub trait MatrixFreeCouplings {
 /// A PCG solver for one matrix (sparsity and values uploaded once; the right-hand side and
 /// initial guess per solve).
 pub struct Pcg {
+    ctx: Context,
     n: usize,
     gpu_ms: std::cell::Cell<f64>,
     diag: GpuBuffer<[f32; 4]>,
@@ -360,6 +361,9 @@ struct Workspace {
     /// after the warm start's continues where the last run stopped (device-driven Newton).
     ctl: [GpuBuffer<u32>; 2],
     ctl_warm: [GpuBuffer<u32>; 2],
+    /// The predicate-word binding of the control dispatches that write none (the inits, and
+    /// every control without conditional rendering).
+    live_unused: GpuBuffer<u32>,
     stiffness: GpuBuffer<f32>,
     thresholds: GpuBuffer<f32>,
     groups: GpuBuffer<i32>,
@@ -381,6 +385,8 @@ struct Graphs {
     warm_solve: CompiledGraph,
     multiply: CompiledGraph,
     multiply_masked: CompiledGraph,
+    /// The predicate words of `solve`'s and `iterate`'s runs (with conditional rendering).
+    run_predicates: Option<(GpuBuffer<u32>, GpuBuffer<u32>)>,
 }
 
 /// The row workgroups of `n` block rows (one row per invocation): also the partial count.
@@ -390,6 +396,7 @@ fn row_groups(n: usize) -> u32 {
 
 /// Records the solver's nodes into graphs over the workspace.
 struct Recorder<'a> {
+    ctx: &'a Context,
     n: usize,
     k: u32,
     w: &'a Workspace,
@@ -499,11 +506,24 @@ impl Recorder<'_> {
         }
     }
 
-    /// `pcg_control.comp` in `mode` (0 after init, 1 direction and decision).
-    fn control(&self, g: &mut Graph, name: &str, mode: u32, base: u32, it: u32) {
+    /// `pcg_control.comp` in `mode` (0 after init, 1 direction and decision, 2 run start);
+    /// `live`: the run's predicate words, which modes 1 and 2 write (`None`: none written).
+    fn control(
+        &self,
+        g: &mut Graph,
+        name: &str,
+        mode: u32,
+        base: u32,
+        it: u32,
+        live: Option<&GpuBuffer<u32>>,
+    ) {
         let w = self.w;
         let m = row_groups(self.n);
-        let groups = if mode == 0 { [1, 1, 1] } else { [m, 1, 1] };
+        let groups = if mode == 1 { [m, 1, 1] } else { [1, 1, 1] };
+        let (live, k) = match live {
+            Some(l) => (l, self.k),
+            None => (&w.live_unused, 0),
+        };
         let ctl = self.ctl(base);
         let (cin, cout) = (&ctl[(it % 2) as usize], &ctl[((it + 1) % 2) as usize]);
         g.dispatch(
@@ -519,7 +539,8 @@ impl Recorder<'_> {
                 .read(&w.z)
                 .read_write(&w.p)
                 .read(&w.part_pq)
-                .push(&[self.n as u32, m, base, it % 2]),
+                .read_write(live)
+                .push(&[self.n as u32, m, base, it % 2, it, k]),
         );
     }
 
@@ -560,27 +581,52 @@ impl Recorder<'_> {
             0,
             if warm { WARM } else { GLOBAL },
             1,
+            None,
         );
     }
 
     /// `k` iterations (3 dispatches each without contact couplings: SpMV with p·q partials,
-    /// step with r·z and r·r partials, direction with the decision), all recorded; those after
-    /// the device decided to stop launch no workgroup (SpMV, step) or only pass the decision on.
-    fn iterations(&self, g: &mut Graph, masked: bool) {
+    /// step with r·z and r·r partials, direction with the decision), all recorded. Where the
+    /// context has conditional rendering, the run starts with `pcg_control.comp`'s run-start
+    /// mode and iteration j's dispatches are predicated on the run's own word j (a buffer per
+    /// recorded run, host-visible so that the skipped ones can be counted after the run): the
+    /// iterations after the device decided to stop are skipped. Without it they launch no
+    /// workgroup (SpMV, step) or only pass the decision on.
+    /// Returns the run's predicate words (`None` without conditional rendering).
+    fn iterations(&self, g: &mut Graph, masked: bool) -> VkResult<Option<GpuBuffer<u32>>> {
         let w = self.w;
         let rw = Access::READ | Access::WRITE;
         let base = if masked { WARM } else { GLOBAL };
+        let live = if self.ctx.conditional_rendering() {
+            let name = if masked { "pcg.warm_live" } else { "pcg.live" };
+            let usage = BufferUsage::STORAGE | BufferUsage::CONDITION | BufferUsage::HOST_READ;
+            Some(
+                self.ctx
+                    .create_buffer::<u32>(name, self.k as usize, usage)?,
+            )
+        } else {
+            None
+        };
+        if let Some(l) = &live {
+            let name = if masked {
+                "pcg.warm_run_start"
+            } else {
+                "pcg.run_start"
+            };
+            self.control(g, name, 2, base, 0, Some(l));
+        }
         for it in 0..self.k {
+            let mut one = Graph::new(g.name());
             let cin = &self.ctl(base)[(it % 2) as usize];
-            self.spmv(g, &w.p, masked, Some(cin));
+            self.spmv(&mut one, &w.p, masked, Some(cin));
             let d = Dispatch::indirect(
                 if masked { "pcg.warm_step" } else { "pcg.step" },
                 ids::SOLVER_PCG_UPDATE,
                 cin,
             );
-            g.dispatch(self.update(d, 1, base + RZ + it % 2, [rw, rw, rw, rw]));
+            one.dispatch(self.update(d, 1, base + RZ + it % 2, [rw, rw, rw, rw]));
             self.control(
-                g,
+                &mut one,
                 if masked {
                     "pcg.warm_direction"
                 } else {
@@ -589,8 +635,14 @@ impl Recorder<'_> {
                 1,
                 base,
                 it,
+                live.as_ref(),
             );
+            g.append(match &live {
+                Some(l) => one.only_if(l.slice(it as usize..it as usize + 1)),
+                None => one,
+            });
         }
+        Ok(live)
     }
 
     /// x = 0 where the warm start's residual is not finite.
@@ -613,32 +665,45 @@ impl Recorder<'_> {
             graph_timestamps: true,
             ..Default::default()
         };
-        let build = |name: &str, parts: &[&dyn Fn(&mut Graph)]| -> VkResult<CompiledGraph> {
+        type Part<'p> = &'p dyn Fn(&mut Graph) -> VkResult<()>;
+        let build = |name: &str, parts: &[Part]| -> VkResult<CompiledGraph> {
             let mut g = Graph::new(name);
             for p in parts {
-                p(&mut g);
+                p(&mut g)?;
             }
             g.compile(ctx, timed)
         };
         let solve_parts = |g: &mut Graph| {
             self.init(g, false);
-            self.iterations(g, false);
+            self.iterations(g, false).map(drop)
         };
         let warm_parts = |g: &mut Graph| {
             self.init(g, true);
-            self.iterations(g, true);
+            self.iterations(g, true).map(drop)
         };
-        let discard = |g: &mut Graph| self.discard(g);
-        let iterate = |g: &mut Graph| self.iterations(g, false);
-        let warm_iterate = |g: &mut Graph| self.iterations(g, true);
-        let multiply = |g: &mut Graph| self.spmv(g, self.x, false, None);
+        let discard = |g: &mut Graph| {
+            self.discard(g);
+            Ok(())
+        };
+        let warm_iterate = |g: &mut Graph| self.iterations(g, true).map(drop);
+        let multiply = |g: &mut Graph| {
+            self.spmv(g, self.x, false, None);
+            Ok(())
+        };
         let multiply_masked = |g: &mut Graph| {
             self.stiffness_groups(g);
             self.spmv(g, self.x, true, None);
+            Ok(())
         };
+        let mut solve = Graph::new("pcg.solve");
+        self.init(&mut solve, false);
+        let solve_live = self.iterations(&mut solve, false)?;
+        let mut iterate = Graph::new("pcg.iterate");
+        let iterate_live = self.iterations(&mut iterate, false)?;
         Ok(Graphs {
-            solve: build("pcg.solve", &[&solve_parts])?,
-            iterate: build("pcg.iterate", &[&iterate])?,
+            solve: solve.compile(ctx, timed)?,
+            iterate: iterate.compile(ctx, timed)?,
+            run_predicates: solve_live.zip(iterate_live),
             warm_start: build("pcg.warm_start", &[&warm_parts])?,
             warm_iterate: build("pcg.warm_iterate", &[&warm_iterate])?,
             discard_solve: build("pcg.discard_solve", &[&discard, &solve_parts])?,
@@ -651,6 +716,16 @@ impl Recorder<'_> {
 }
 
 const WG: u32 = 64;
+
+/// Runs `g` and waits; where its PCG iterations are predicated, counts those skipped
+/// ([`CompiledGraph::count_skipped_dispatches`]).
+fn run_counted(g: &CompiledGraph) -> VkResult<()> {
+    g.run()?;
+    if g.conditional_dispatch_count() > 0 {
+        g.count_skipped_dispatches()?;
+    }
+    Ok(())
+}
 
 impl Pcg {
     /// Uploads the matrix and records the solver graphs (`iterations_per_run` iterations each).
@@ -767,6 +842,7 @@ impl Pcg {
                 control("pcg.warm_control_even")?,
                 control("pcg.warm_control_odd")?,
             ],
+            live_unused: ctx.create_buffer("pcg.live_unused", 1, BufferUsage::STORAGE)?,
             stiffness: ctx.create_buffer("pcg.stiffness", n.max(1), BufferUsage::STORAGE)?,
             thresholds: ctx.upload_buffer(
                 "pcg.group_thresholds",
@@ -784,6 +860,11 @@ impl Pcg {
             2 * BLOCK as usize,
             BufferUsage::HOST_READ | BufferUsage::HOST_WRITE | BufferUsage::STORAGE,
         )?;
+        // No solve has started: both blocks are done, so the runs recorded without their init
+        // (the device-driven Newton loop) are skipped where iterations are predicated.
+        for block in [GLOBAL, WARM] {
+            scalars.write_at(block as usize + DONE, &[1.0])?;
+        }
         let k = iterations_per_run.max(1);
         if !k.is_multiple_of(2) {
             return Err(bad(
@@ -791,6 +872,7 @@ impl Pcg {
             ));
         }
         let graphs = Recorder {
+            ctx,
             n,
             k,
             w: &w,
@@ -802,6 +884,7 @@ impl Pcg {
         .graphs(ctx)?;
         // The compiled graphs keep every workspace buffer alive.
         Ok(Pcg {
+            ctx: ctx.clone(),
             n,
             gpu_ms: std::cell::Cell::new(0.0),
             diag: w.diag.clone(),
@@ -942,12 +1025,12 @@ impl Pcg {
         let g = &self.graphs;
         let mut s = [0f32; 2 * BLOCK as usize];
         let ms = if warm.max_iterations <= self.iterations_per_run {
-            g.warm_solve.run()?;
+            run_counted(&g.warm_solve)?;
             g.warm_solve.gpu_ms()?
         } else {
             let warm_ms = self.run_until_done(&g.warm_start, &g.warm_iterate, WARM, &mut s)?;
             self.warm_gpu_ms.set(warm_ms);
-            g.discard_solve.run()?;
+            run_counted(&g.discard_solve)?;
             warm_ms + g.discard_solve.gpu_ms()?
         };
         let ms = ms + self.continue_until_done(GLOBAL, &g.iterate, &mut s)?;
@@ -967,6 +1050,7 @@ impl Pcg {
     /// A recorder over this solver's workspace, with the contact couplings `contact`.
     fn recorder<'a>(&'a self, contact: Option<&'a dyn MatrixFreeCouplings>) -> Recorder<'a> {
         Recorder {
+            ctx: &self.ctx,
             n: self.n,
             k: self.iterations_per_run,
             w: &self.w,
@@ -985,24 +1069,38 @@ impl Pcg {
     /// same nodes with the inits gated off continues a solve that needed more than one run.
     /// The limits come from [`Pcg::set_solve_limits`]; the results are in [`Pcg::scalars`]
     /// at [`RESULT_SLOTS`]. Without contact couplings only.
-    pub fn solve_parts(&self, warm: bool) -> SolveParts {
+    pub fn solve_parts(&self, warm: bool) -> VkResult<SolveParts> {
         let r = self.recorder(None);
-        let part = |name: &str, f: &dyn Fn(&mut Graph)| {
+        let part = |name: &str, f: &dyn Fn(&mut Graph) -> VkResult<()>| {
             let mut g = Graph::new(name);
-            f(&mut g);
-            g
+            f(&mut g)?;
+            Ok::<Graph, VkError>(g)
         };
-        SolveParts {
-            warm_init: warm.then(|| part("pcg.warm_init", &|g| r.init(g, true))),
-            warm_iterations: warm.then(|| part("pcg.warm_iterations", &|g| r.iterations(g, true))),
+        let (warm_init, warm_iterations) = if warm {
+            (
+                Some(part("pcg.warm_init", &|g| {
+                    r.init(g, true);
+                    Ok(())
+                })?),
+                Some(part("pcg.warm_iterations", &|g| {
+                    r.iterations(g, true).map(drop)
+                })?),
+            )
+        } else {
+            (None, None)
+        };
+        Ok(SolveParts {
+            warm_init,
+            warm_iterations,
             init: part("pcg.init", &|g| {
                 if warm {
                     r.discard(g);
                 }
                 r.init(g, false);
-            }),
-            iterations: part("pcg.iterations", &|g| r.iterations(g, false)),
-        }
+                Ok(())
+            })?,
+            iterations: part("pcg.iterations", &|g| r.iterations(g, false).map(drop))?,
+        })
     }
 
     /// Writes the limits of the global solve and of the warm start for solves run from
@@ -1039,7 +1137,7 @@ impl Pcg {
         base: u32,
         s: &mut [f32],
     ) -> VkResult<f64> {
-        first.run()?;
+        run_counted(first)?;
         let ms = first.gpu_ms()?;
         Ok(ms + self.continue_until_done(base, more, s)?)
     }
@@ -1055,7 +1153,7 @@ impl Pcg {
             }
             // Not done after a whole run: the iterations continue from ctl[0] (runs have an
             // even number of iterations).
-            more.run()?;
+            run_counted(more)?;
             ms += more.gpu_ms()?;
         }
     }
@@ -1161,6 +1259,17 @@ impl Pcg {
     /// written by the warm start (and by [`Pcg::multiply`] with `masked`).
     pub fn groups(&self) -> &GpuBuffer<i32> {
         &self.groups
+    }
+
+    /// The predicate words of the plain solve's runs after it (tests and diagnostics): of its
+    /// first run and of its last further run (`pcg_control.comp`: word j is non-zero iff
+    /// iteration j of the run launched; reference `cpu_reference::pcg::run_predicates`), or
+    /// `None` where the context has no conditional rendering (nothing is skipped).
+    pub fn run_predicates(&self) -> VkResult<Option<(Vec<u32>, Vec<u32>)>> {
+        match &self.graphs.run_predicates {
+            Some((first, more)) => Ok(Some((first.read()?, more.read()?))),
+            None => Ok(None),
+        }
     }
 
     /// Iterations recorded per graph run (the most one submission can do).

@@ -20,6 +20,15 @@
 //! dispatches that keep their own arguments are not, as without it). The argument buffer is
 //! then host-visible, so that after a run the host can count the skipped dispatches
 //! ([`super::CompiledGraph::count_skipped_dispatches`]).
+//!
+//! A whole graph can be skipped too ([`GatedGraph::skip_unless`], with conditional rendering
+//! only): one more gate first, over every slot, writes slot 0 (the graph's predicate) and
+//! closes every section's slots while its condition fails; every dispatch of the parts that
+//! always run and every section gate is predicated on slot 0. Parts added with
+//! [`GatedGraph::unconditional`] are left as recorded: they carry their own predicates and the
+//! nodes that reset them (a PCG run, `linear::pcg`). A section added with
+//! [`GatedGraph::gated_like_previous`] has no gate of its own: its slots follow the previous
+//! section's, whose gate writes both.
 
 use super::buffer::{BufferUsage, GpuBuffer};
 use super::context::Context;
@@ -33,6 +42,9 @@ const WG: u32 = 64;
 /// One part of a [`GatedGraph`].
 enum Part {
     Always(Graph),
+    Unconditional(Graph),
+    /// A section under the previous section's gate ([`GatedGraph::gated_like_previous`]).
+    LikePrevious(Graph),
     Gated {
         section: Graph,
         flags: BufferSlice,
@@ -45,6 +57,9 @@ enum Part {
 /// (word, mask, first slot, slot count) and the section's dispatches.
 enum Rewritten {
     Always(Graph),
+    Unconditional(Graph),
+    /// The rewritten dispatches of a section whose slots the previous gate writes.
+    Nodes(Vec<Dispatch>),
     Gated {
         name: String,
         flags: BufferSlice,
@@ -57,6 +72,8 @@ enum Rewritten {
 pub struct GatedGraph {
     name: String,
     parts: Vec<Part>,
+    /// The condition of the whole graph ([`GatedGraph::skip_unless`]): flags, word, mask.
+    whole: Option<(BufferSlice, u32, u32)>,
 }
 
 impl GatedGraph {
@@ -65,7 +82,23 @@ impl GatedGraph {
         GatedGraph {
             name: name.into(),
             parts: Vec::new(),
+            whole: None,
         }
+    }
+
+    /// Where the context has conditional rendering: skips the whole graph (but its
+    /// [`GatedGraph::unconditional`] parts) while `flags[word] & mask` is zero when the graph
+    /// starts (read once, by its first dispatch). The caller guarantees that the graph then
+    /// has no effect: every section closed and the parts that always run doing nothing.
+    /// Without conditional rendering this changes nothing.
+    pub fn skip_unless(&mut self, flags: &GpuBuffer<u32>, word: u32, mask: u32) {
+        self.whole = Some((flags.into(), word, mask));
+    }
+
+    /// Appends nodes that run even when the whole graph is skipped: nodes with their own
+    /// predicates and those that write them.
+    pub fn unconditional(&mut self, g: Graph) {
+        self.parts.push(Part::Unconditional(g));
     }
 
     /// Appends nodes that always run.
@@ -84,19 +117,26 @@ impl GatedGraph {
         });
     }
 
+    /// Appends a section opened and closed with the previous gated section, by its gate (no
+    /// gate of its own: one dispatch fewer). For a section the same condition opens, where
+    /// nothing between the two sections changes the condition word.
+    pub fn gated_like_previous(&mut self, section: Graph) {
+        self.parts.push(Part::LikePrevious(section));
+    }
+
     /// Direct dispatches, fills and copies of the gated sections (argument slots needed).
     fn gated_nodes(&self) -> usize {
         self.parts
             .iter()
             .map(|p| match p {
-                Part::Gated { section, .. } => section
+                Part::Gated { section, .. } | Part::LikePrevious(section) => section
                     .nodes
                     .iter()
                     .filter(|n| {
                         !matches!(&n.kind, NodeKind::Dispatch(d) if matches!(d.groups, Groups::Indirect(_)))
                     })
                     .count(),
-                Part::Always(_) => 0,
+                Part::Always(_) | Part::Unconditional(_) => 0,
             })
             .sum()
     }
@@ -113,7 +153,10 @@ impl GatedGraph {
             .count();
         let pad = (align / 16) as usize;
         let conditional = ctx.conditional_rendering();
-        let slots = self.gated_nodes().max(1) + sections * (pad + conditional as usize);
+        let whole = self.whole.clone().filter(|_| conditional);
+        let slots = self.gated_nodes().max(1)
+            + sections * (pad + conditional as usize)
+            + whole.is_some() as usize;
         let mut usage = BufferUsage::STORAGE | BufferUsage::INDIRECT;
         if conditional {
             usage |= BufferUsage::CONDITION | BufferUsage::HOST_READ;
@@ -122,10 +165,39 @@ impl GatedGraph {
             ctx.create_buffer::<[u32; 4]>(&format!("{}.gate_args", self.name), slots, usage)?;
         // First the rewritten sections and every slot's recorded counts, then the nodes.
         let mut counts: Vec<[u32; 4]> = Vec::with_capacity(slots);
-        let mut rewritten = Vec::with_capacity(self.parts.len());
+        // The whole graph's predicate: slot 0, open while recorded.
+        let graph_predicate = whole.as_ref().map(|_| {
+            counts.push([1, 0, 0, 0]);
+            args.slice(0..1)
+        });
+        let mut rewritten: Vec<Rewritten> = Vec::with_capacity(self.parts.len());
+        // The last gated section: its index in `rewritten` and its first slot.
+        let mut last_gated: Option<(usize, usize)> = None;
         for part in self.parts {
-            rewritten.push(match part {
-                Part::Always(g) => Rewritten::Always(g),
+            let next = match part {
+                Part::Always(g) => Rewritten::Always(match &graph_predicate {
+                    Some(w) => g.only_if(w.clone()),
+                    None => g,
+                }),
+                Part::Unconditional(g) => Rewritten::Unconditional(g),
+                Part::LikePrevious(section) => {
+                    let Some((at, first)) = last_gated else {
+                        return Err(VkError::Graph {
+                            graph: self.name.clone(),
+                            message: format!(
+                                "section '{}' is gated like the previous section, but none precedes it",
+                                section.name()
+                            ),
+                        });
+                    };
+                    let predicate = conditional.then(|| args.slice(first..first + 1));
+                    let nodes = rewrite_section(section, predicate, &mut counts, &args)?;
+                    // The previous gate writes these slots too (contiguous: no padding).
+                    if let Rewritten::Gated { push, .. } = &mut rewritten[at] {
+                        push[3] = (counts.len() - first) as u32;
+                    }
+                    Rewritten::Nodes(nodes)
+                }
                 Part::Gated {
                     section,
                     flags,
@@ -143,27 +215,8 @@ impl GatedGraph {
                         args.slice(first..first + 1)
                     });
                     let name = section.name().to_string();
-                    let mut nodes = Vec::with_capacity(section.nodes.len());
-                    for node in section.nodes {
-                        let d = match node.kind {
-                            NodeKind::Dispatch(d) => d,
-                            NodeKind::Fill { dst, value } => fill_dispatch(&node.name, dst, value)?,
-                            NodeKind::Copy { src, dst } => copy_dispatch(&node.name, src, dst)?,
-                        };
-                        nodes.push(match d.groups {
-                            Groups::Indirect(_) => d,
-                            Groups::Direct(g) => {
-                                let slot = counts.len();
-                                counts.push([g[0], g[1], g[2], 0]);
-                                Dispatch {
-                                    groups: Groups::Indirect(args.slice(slot..slot + 1)),
-                                    name: node.name.clone(),
-                                    condition: predicate.clone(),
-                                    ..d
-                                }
-                            }
-                        });
-                    }
+                    let nodes = rewrite_section(section, predicate, &mut counts, &args)?;
+                    last_gated = Some((rewritten.len(), first));
                     Rewritten::Gated {
                         name,
                         flags,
@@ -171,7 +224,8 @@ impl GatedGraph {
                         nodes,
                     }
                 }
-            });
+            };
+            rewritten.push(next);
         }
         if counts.is_empty() {
             counts.push([0; 4]);
@@ -182,9 +236,31 @@ impl GatedGraph {
             BufferUsage::STORAGE,
         )?;
         let mut out = Graph::new(self.name.clone());
+        if let Some((flags, word, mask)) = whole {
+            // Every slot: recorded counts while the graph's condition holds, closed otherwise
+            // (the sections' own gates then rewrite theirs).
+            let n = counts.len();
+            out.dispatch(
+                Dispatch::new(
+                    format!("gate[{}]", self.name),
+                    ids::PRIMITIVES_GATE_ARGS,
+                    [1, 1, 1],
+                )
+                .workgroup_size(WG)
+                .bind(flags, Access::READ)
+                .read(&counts_buf)
+                .write(args.slice(0..n))
+                .push(&[word, mask, 0, n as u32]),
+            );
+        }
         for part in rewritten {
             match part {
-                Rewritten::Always(g) => out.append(g),
+                Rewritten::Always(g) | Rewritten::Unconditional(g) => out.append(g),
+                Rewritten::Nodes(nodes) => {
+                    for d in nodes {
+                        out.dispatch(d);
+                    }
+                }
                 Rewritten::Gated {
                     name,
                     flags,
@@ -193,18 +269,20 @@ impl GatedGraph {
                 } => {
                     let (first, count) = (push[2] as usize, push[3] as usize);
                     if count > 0 {
-                        out.dispatch(
-                            Dispatch::new(
-                                format!("gate[{name}]"),
-                                ids::PRIMITIVES_GATE_ARGS,
-                                [1, 1, 1],
-                            )
-                            .workgroup_size(WG)
-                            .bind(flags, Access::READ)
-                            .read(&counts_buf)
-                            .write(args.slice(first..first + count))
-                            .push(&push),
-                        );
+                        let mut gate = Dispatch::new(
+                            format!("gate[{name}]"),
+                            ids::PRIMITIVES_GATE_ARGS,
+                            [1, 1, 1],
+                        )
+                        .workgroup_size(WG)
+                        .bind(flags, Access::READ)
+                        .read(&counts_buf)
+                        .write(args.slice(first..first + count))
+                        .push(&push);
+                        if let Some(w) = &graph_predicate {
+                            gate = gate.only_if(w.clone());
+                        }
+                        out.dispatch(gate);
                     }
                     for d in nodes {
                         out.dispatch(d);
@@ -214,6 +292,39 @@ impl GatedGraph {
         }
         Ok(out)
     }
+}
+
+/// A section's nodes as dispatches: fills and copies as kernels, direct dispatches made
+/// indirect with their recorded counts in a new slot of `counts` (of `args`) and predicated on
+/// `predicate`; indirect dispatches keep their own arguments.
+fn rewrite_section(
+    section: Graph,
+    predicate: Option<BufferSlice>,
+    counts: &mut Vec<[u32; 4]>,
+    args: &GpuBuffer<[u32; 4]>,
+) -> VkResult<Vec<Dispatch>> {
+    let mut nodes = Vec::with_capacity(section.nodes.len());
+    for node in section.nodes {
+        let d = match node.kind {
+            NodeKind::Dispatch(d) => d,
+            NodeKind::Fill { dst, value } => fill_dispatch(&node.name, dst, value)?,
+            NodeKind::Copy { src, dst } => copy_dispatch(&node.name, src, dst)?,
+        };
+        nodes.push(match d.groups {
+            Groups::Indirect(_) => d,
+            Groups::Direct(g) => {
+                let slot = counts.len();
+                counts.push([g[0], g[1], g[2], 0]);
+                Dispatch {
+                    groups: Groups::Indirect(args.slice(slot..slot + 1)),
+                    name: node.name.clone(),
+                    condition: predicate.clone(),
+                    ..d
+                }
+            }
+        });
+    }
+    Ok(nodes)
 }
 
 /// A fill as a dispatch of `fill_u32.comp`.

@@ -436,6 +436,21 @@ impl Graph {
         self
     }
 
+    /// Predicates every dispatch of this graph that has no predicate yet on the first u32 of
+    /// `word` ([`Dispatch::only_if`]: skipped while it is zero). Fills and copies are not
+    /// affected by conditional rendering: they still run.
+    pub fn only_if(mut self, word: impl Into<BufferSlice>) -> Graph {
+        let word = word.into();
+        for n in &mut self.nodes {
+            if let NodeKind::Dispatch(d) = &mut n.kind {
+                if d.condition.is_none() {
+                    d.condition = Some(word.clone());
+                }
+            }
+        }
+        self
+    }
+
     fn err(&self, message: String) -> VkError {
         VkError::Graph {
             graph: self.name.clone(),

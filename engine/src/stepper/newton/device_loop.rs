@@ -281,36 +281,40 @@ impl DeviceLoop {
         let mut iterations = Vec::with_capacity(GRAPH_COPIES);
         for copy in 0..GRAPH_COPIES {
             let mut gg = GatedGraph::new(format!("newton.iteration{copy}"));
-            let parts = b.pcg.solve_parts(st.warm_start.enabled);
+            // A graph of a batch that starts after the step is done (phase 0: every section
+            // closed, every control a no-op) is skipped where conditional rendering is on,
+            // but the PCG runs, whose run starts close their own predicates (the solve is done).
+            gg.skip_unless(&control, word, u32::MAX);
+            let parts = b.pcg.solve_parts(st.warm_start.enabled)?;
             let mut assemble = b.hessian_nodes().prefix_names(Part::Hessian.prefix());
             if let Some(w) = parts.warm_init {
                 assemble.append(w.prefix_names(Part::Pcg.prefix()));
             }
             gg.gated(assemble, &control, word, phase::ASSEMBLE);
             if let Some(w) = parts.warm_iterations {
-                gg.always(w.prefix_names(Part::Pcg.prefix()));
+                gg.unconditional(w.prefix_names(Part::Pcg.prefix()));
             }
-            gg.gated(
-                parts.init.prefix_names(Part::Pcg.prefix()),
-                &control,
-                word,
-                phase::ASSEMBLE,
-            );
-            gg.always(parts.iterations.prefix_names(Part::Pcg.prefix()));
+            // Opened by the assembly's gate: the warm start's run between them does not
+            // change the phase word.
+            gg.gated_like_previous(parts.init.prefix_names(Part::Pcg.prefix()));
+            gg.unconditional(parts.iterations.prefix_names(Part::Pcg.prefix()));
             gg.always(ctl(ControlMode::Solved, Part::Pcg));
+            // The controls after a trial, the acceptance and the evaluation act only in the
+            // phase that opened that section (nothing in the section writes the phase word):
+            // they are the section's last node, skipped or launched empty with it.
             for _ in 0..TRIALS_PER_GRAPH {
-                let trial = b.trial_nodes().prefix_names(Part::Search.prefix());
+                let mut trial = b.trial_nodes().prefix_names(Part::Search.prefix());
+                trial.append(ctl(ControlMode::Tried, Part::Search));
                 gg.gated(trial, &control, word, phase::SEARCH);
-                gg.always(ctl(ControlMode::Tried, Part::Search));
             }
-            let accept = b.accept_nodes().prefix_names(Part::Search.prefix());
+            let mut accept = b.accept_nodes().prefix_names(Part::Search.prefix());
+            accept.append(ctl(ControlMode::Accepted, Part::Search));
             gg.gated(accept, &control, word, phase::ACCEPT);
-            gg.always(ctl(ControlMode::Accepted, Part::Search));
-            let evaluate = b
+            let mut evaluate = b
                 .evaluate_nodes("newton.evaluate", name, mode)
                 .prefix_names(Part::Evaluate.prefix());
+            evaluate.append(ctl(ControlMode::Evaluated, Part::Evaluate));
             gg.gated(evaluate, &control, word, phase::EVALUATE);
-            gg.always(ctl(ControlMode::Evaluated, Part::Evaluate));
             let finish = b.finish_nodes().prefix_names(Part::Finish.prefix());
             gg.gated(finish, &control, word, phase::FINISH);
             gg.always(ctl(ControlMode::Finished, Part::Finish));
