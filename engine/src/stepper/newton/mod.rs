@@ -61,13 +61,24 @@ pub const INFO: StepperInfo = StepperInfo {
 /// indirect dispatch each.
 const PCG_ITERATIONS_PER_RUN: u32 = 32;
 
+/// The same where the device skips the iterations after the stop (VK_EXT_conditional_rendering,
+/// [`Context::conditional_rendering`]): a recorded iteration it does not need then costs
+/// nothing, so a solve up to this many iterations is one submission and one host wait.
+const PCG_ITERATIONS_PER_SKIPPING_RUN: u32 = 128;
+
 /// PCG iterations per run for `settings`: enough for the whole warm start and solve when the
-/// caps are small, [`PCG_ITERATIONS_PER_RUN`] at most; even (the r·z slots alternate).
-fn pcg_run_length(settings: &NewtonSettings) -> u32 {
+/// caps are small, [`PCG_ITERATIONS_PER_RUN`] at most ([`PCG_ITERATIONS_PER_SKIPPING_RUN`]
+/// where the device `skips` iterations after the stop); even (the r·z slots alternate).
+fn pcg_run_length(settings: &NewtonSettings, skips: bool) -> u32 {
+    let most = if skips {
+        PCG_ITERATIONS_PER_SKIPPING_RUN
+    } else {
+        PCG_ITERATIONS_PER_RUN
+    };
     let cap = settings
         .pcg_max_iterations
         .max(settings.warm_start.max_iterations)
-        .min(PCG_ITERATIONS_PER_RUN);
+        .min(most);
     cap.max(2).next_multiple_of(2)
 }
 
@@ -183,7 +194,12 @@ impl NewtonStepper {
             &model.thin_elements,
         )?;
         let sparsity = Sparsity::new(ctx, model)?;
-        let pcg = Pcg::with_sparsity(ctx, n, sparsity.pairs(), pcg_run_length(&settings))?;
+        let pcg = Pcg::with_sparsity(
+            ctx,
+            n,
+            sparsity.pairs(),
+            pcg_run_length(&settings, ctx.conditional_rendering()),
+        )?;
         pcg.set_stagnation_window(settings.pcg_stagnation_window);
         let reduce = Reduce::new(ctx, n.max(elements.num_elements()))?;
         let solve = SolveBuffers::new(ctx, model, state, settings.script_pull)?;
