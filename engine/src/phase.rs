@@ -167,6 +167,8 @@ pub enum PcgExit {
     Stagnation,
     /// The iteration cap.
     Cap,
+    /// p·q ≤ 0 or r·z ≤ 0: an indefinite system or preconditioner (or an exact zero).
+    Breakdown,
 }
 
 /// An energy a minimising stepper adds to its objective (a contact penalty or barrier).

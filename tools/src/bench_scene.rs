@@ -312,10 +312,11 @@ struct BalSummary {
     newton_iterations_max: u32,
     /// PCG iterations per Newton iteration (mean).
     pcg_iterations_per_newton: f64,
-    /// PCG runs by exit: tolerance, stagnation, cap; resumptions.
+    /// PCG runs by exit: tolerance, stagnation, cap, breakdown; resumptions.
     pcg_exit_tolerance: u32,
     pcg_exit_stagnation: u32,
     pcg_exit_cap: u32,
+    pcg_exit_breakdown: u32,
     pcg_resumes: u32,
     /// Steps not converged by the relative gradient test, steps at the Newton cap, failed
     /// line searches.
@@ -340,6 +341,7 @@ impl BalSummary {
         self.pcg_exit_tolerance += s.pcg_exit_tolerance;
         self.pcg_exit_stagnation += s.pcg_exit_stagnation;
         self.pcg_exit_cap += s.pcg_exit_cap;
+        self.pcg_exit_breakdown += s.pcg_exit_breakdown;
         self.pcg_resumes += s.pcg_resumes;
         self.unconverged_steps += s.unconverged_steps;
         self.steps_at_cap += s.steps_at_cap;

@@ -208,6 +208,8 @@ pub struct BalFrameStats {
     pub pcg_exit_stagnation: u32,
     /// PCG runs that stopped at the iteration cap.
     pub pcg_exit_cap: u32,
+    /// PCG runs that stopped on a breakdown (p·q ≤ 0 or r·z ≤ 0).
+    pub pcg_exit_breakdown: u32,
     /// PCG resumptions after failed line searches (Appendix B).
     pub pcg_resumes: u32,
     /// Line searches that accepted no step.
@@ -801,6 +803,7 @@ impl EnergyTerm for BalHandler {
             PcgExit::Tolerance => s.pcg_exit_tolerance += 1,
             PcgExit::Stagnation => s.pcg_exit_stagnation += 1,
             PcgExit::Cap => s.pcg_exit_cap += 1,
+            PcgExit::Breakdown => s.pcg_exit_breakdown += 1,
         }
         if info.alpha > 0.0 {
             s.alpha_min = min_opt(s.alpha_min, info.alpha as f64);

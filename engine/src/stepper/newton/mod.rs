@@ -25,7 +25,7 @@ use crate::contact::{
 };
 use crate::error::SimError;
 use crate::fem::{ElementModel, TetElements};
-use crate::linear::Pcg;
+use crate::linear::{Pcg, SolveExit};
 use crate::model::SimModel;
 use crate::phase::{PcgExit, Phase, Phases, StepperInfo};
 use crate::primitives::Reduce;
@@ -410,7 +410,12 @@ impl NewtonStepper {
         Ok(IterationInfo {
             pcg_iterations: solve.iterations,
             pcg_warm_iterations: solve.warm_iterations,
-            pcg_exit: self.pcg_exit(solve.iterations, solve.relative_residual),
+            pcg_exit: match solve.exit {
+                SolveExit::Converged => PcgExit::Tolerance,
+                SolveExit::IterationCap => PcgExit::Cap,
+                SolveExit::Breakdown => PcgExit::Breakdown,
+                SolveExit::Stagnated | SolveExit::NonFinite => PcgExit::Stagnation,
+            },
             ..IterationInfo::default()
         })
     }
