@@ -96,14 +96,27 @@ impl NewtonStepper {
         first: bool,
         report: &mut StepReport,
     ) -> Result<ScriptProgress, SimError> {
-        let g = &self.graphs;
-        let (Some(jump), Some(direction), Some(advance)) =
-            (&g.script, &g.script_direction, &g.script_advance)
-        else {
+        let Some(direction) = &self.graphs.script_direction else {
             return Ok(ScriptProgress::Reached);
         };
         direction.run()?;
         report.gpu_ms.predict += direction.gpu_ms()?;
+        self.advance_along_script_direction(state, contacts, first, report)
+    }
+
+    /// [`NewtonStepper::advance_script`] with the direction p(t) − x already in the PCG
+    /// solution (written by `newton.script_direction` or the pull's error graph at this x).
+    fn advance_along_script_direction(
+        &self,
+        state: &GpuState,
+        contacts: &mut ContactSet,
+        first: bool,
+        report: &mut StepReport,
+    ) -> Result<ScriptProgress, SimError> {
+        let g = &self.graphs;
+        let (Some(jump), Some(advance)) = (&g.script, &g.script_advance) else {
+            return Ok(ScriptProgress::Reached);
+        };
         let alpha = contacts.max_step()?.min(1.0);
         let progress = if alpha >= 1.0 {
             jump.run()?;
@@ -150,11 +163,10 @@ impl NewtonStepper {
     /// Pulled scripted vertices: max |p(t) − x| over them (m; the direction in the PCG
     /// solution).
     fn script_error(&self, report: &mut StepReport) -> Result<f64, SimError> {
-        let Some(pull) = &self.graphs.pull else {
+        if self.graphs.pull.is_none() {
             return Ok(0.0);
-        };
-        pull.error.run()?;
-        report.gpu_ms.predict += pull.error.gpu_ms()?;
+        }
+        self.run_pull(|p| &p.error, report)?;
         Ok(self.read_sums()?[3])
     }
 
@@ -211,7 +223,10 @@ impl NewtonStepper {
             contacts.at(Phase::ScriptMoved, state)?;
             energy = self.evaluate_terms(contacts, true, report)?;
         }
-        if self.advance_script(state, contacts, false, report)? == ScriptProgress::Short {
+        // The last error graph left p(t) − x at this x in the PCG solution.
+        if self.advance_along_script_direction(state, contacts, false, report)?
+            == ScriptProgress::Short
+        {
             report.script_short = true;
         }
         Ok(energy)
