@@ -10,11 +10,13 @@
 // conditions): the pull ½ w m/h² ‖x − y‖² is the inertia term of vectors.comp with the solve's
 // mass w m and the target y = p(t) + s, where the shift s (m) carries the multiplier
 // (λ = w m/h² s: the pull's force at x = p(t)).
-// MODE 3 (pull start): y = p(t) + s for scripted vertices (s, the multiplier, kept from the
-// previous step: the reaction on the scripted vertices changes little from step to step).
+// MODE 3 (pull start): s ← s + (s − s_last), s_last ← the old s, y = p(t) + s for scripted
+// vertices: the multiplier the last step ended with, extrapolated by its change over that step
+// (a scripted motion that winds up an elastic body needs a reaction that grows step by step;
+// where it stays constant the change is zero).
 // MODE 4 (pull update): s += p(t) − x, y = p(t) + s for scripted vertices (the multiplier step).
-// MODE 5 (stiffen): mass *= factor, s /= factor (the same multiplier), y = p(t) + s for
-// scripted vertices (the pull's weight w grows).
+// MODE 5 (stiffen): mass *= factor, s /= factor and s_last /= factor (the same multipliers),
+// y = p(t) + s for scripted vertices (the pull's weight w grows).
 // Host: engine/src/stepper/newton/script.rs. Reference: cpu_reference/newton.rs
 // (script::{direction, advance, pull_start, pull_update, stiffen}) and model.rs (Motion::position).
 #include "common.glsl"
@@ -29,6 +31,7 @@ layout(std430, binding = 6) readonly buffer Alpha { float alpha[]; };
 layout(std430, binding = 7) buffer Y { vec4 y[]; };         // inertia / pull target (m)
 layout(std430, binding = 8) buffer Shift { vec4 shift[]; }; // pull shift s (m)
 layout(std430, binding = 9) buffer SolveMass { float solve_mass[]; }; // w m (kg)
+layout(std430, binding = 10) buffer ShiftLast { vec4 shift_last[]; }; // s at the last step's end (m)
 layout(push_constant) uniform P { uint n; float factor; } p;
 
 vec3 pose(uint i, uint m) {
@@ -55,7 +58,11 @@ void main() {
     } else if (MODE == 2u) {
         x[i] = vec4(x[i].xyz + alpha[0] * dir[i].xyz, 0.0);
     } else if (MODE == 3u) {
-        y[i] = vec4(pose(i, m) + shift[i].xyz, 0.0);
+        vec3 s = shift[i].xyz;
+        vec3 e = s + (s - shift_last[i].xyz);
+        shift_last[i] = vec4(s, 0.0);
+        shift[i] = vec4(e, 0.0);
+        y[i] = vec4(pose(i, m) + e, 0.0);
     } else if (MODE == 4u) {
         vec3 pi = pose(i, m);
         vec3 s = shift[i].xyz + (pi - x[i].xyz);
@@ -65,6 +72,7 @@ void main() {
         solve_mass[i] *= p.factor;
         vec3 s = shift[i].xyz / p.factor;
         shift[i] = vec4(s, 0.0);
+        shift_last[i] = vec4(shift_last[i].xyz / p.factor, 0.0);
         y[i] = vec4(pose(i, m) + s, 0.0);
     }
 }

@@ -811,17 +811,23 @@ fn scripted_pull_matches_the_reference() {
         .map(|i| model.masses[i] * if scripted(i) { weight } else { 1.0 })
         .collect();
     let mut shift = vec![[0.0f64; 3]; n];
+    let mut shift_last = vec![[0.0f64; 3]; n];
     for stiffen in [0u32, 2] {
         let got = driven
             .stepper
             .script_pull(&driven.state, stiffen)
             .unwrap()
             .expect("the beam's scripted vertices are pulled");
-        // The pull starts from the shift the last call left (zero at first).
-        let start = script::pull_start(&model, &shift, t);
-        let first = script::pull_update(&model, &x, &shift, t);
+        // The pull starts from the shift the last call left (zero at first), extrapolated by
+        // its change since the call before (nothing at first; the second call's start moves s).
+        let start = script::pull_start(&model, &shift, &shift_last, t);
+        let started: Vec<[f64; 3]> = start.iter().map(|u| u.map_or([0.0; 3], |u| u.0)).collect();
+        shift_last = start.iter().map(|u| u.map_or([0.0; 3], |u| u.1)).collect();
+        let first = script::pull_update(&model, &x, &started, t);
         let shift1: Vec<[f64; 3]> = first.iter().map(|u| u.map_or([0.0; 3], |u| u.0)).collect();
-        let (m, shift2) = script::stiffen(&model, &mass, &shift1, 10f64.powi(stiffen as i32));
+        let factor = 10f64.powi(stiffen as i32);
+        let (m, shift2) = script::stiffen(&model, &mass, &shift1, factor);
+        shift_last = script::stiffen(&model, &mass, &shift_last, factor).1;
         mass = m;
         let want = script::pull_update(&model, &x, &shift2, t);
         shift = want.iter().map(|u| u.map_or([0.0; 3], |u| u.0)).collect();
@@ -837,12 +843,18 @@ fn scripted_pull_matches_the_reference() {
                 continue;
             };
             pulled += 1;
-            let want_start = start[i].expect("a scripted vertex has a start target");
+            let want_start = start[i].expect("a scripted vertex has a start target").2;
             for c in 0..3 {
                 let g0 = got.start_target[i][c] as f64;
                 assert!(
                     (g0 - want_start[c]).abs() <= 2e-6,
                     "vertex {i} start[{c}]: {g0}"
+                );
+                let gl = got.shift_last[i][c] as f64;
+                assert!(
+                    (gl - shift_last[i][c]).abs() <= 2e-6,
+                    "vertex {i} shift_last[{c}]: {gl} vs {}",
+                    shift_last[i][c]
                 );
                 let (gs, gy) = (got.shift[i][c] as f64, got.target[i][c] as f64);
                 assert!(

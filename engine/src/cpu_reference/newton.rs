@@ -342,13 +342,27 @@ pub mod script {
         }
     }
 
-    /// Mode 3 (the pull's start): the target y = p(t) + s for scripted vertices; `None` for
-    /// free ones (left as they were).
-    pub fn pull_start(model: &SimModel, shift: &[[f64; 3]], t: f64) -> Vec<Option<[f64; 3]>> {
+    /// Mode 3 (the pull's start): per scripted vertex, the shift extrapolated by its change over
+    /// the last step, s + (s − s_last), the new s_last (the old s) and the target y = p(t) + the
+    /// new s; `None` for free ones (left as they were).
+    #[allow(clippy::type_complexity)]
+    pub fn pull_start(
+        model: &SimModel,
+        shift: &[[f64; 3]],
+        shift_last: &[[f64; 3]],
+        t: f64,
+    ) -> Vec<Option<([f64; 3], [f64; 3], [f64; 3])>> {
         (0..shift.len())
             .map(|i| {
-                pose(model, i, t)
-                    .map(|p| [p[0] + shift[i][0], p[1] + shift[i][1], p[2] + shift[i][2]])
+                pose(model, i, t).map(|p| {
+                    let (s, l) = (shift[i], shift_last[i]);
+                    let e = [
+                        s[0] + (s[0] - l[0]),
+                        s[1] + (s[1] - l[1]),
+                        s[2] + (s[2] - l[2]),
+                    ];
+                    (e, s, [p[0] + e[0], p[1] + e[1], p[2] + e[2]])
+                })
             })
             .collect()
     }
@@ -377,7 +391,7 @@ pub mod script {
     }
 
     /// Mode 5 (the weight's growth by `factor`): per vertex, the solve's mass times `factor`
-    /// and the shift divided by it for scripted vertices; free ones unchanged.
+    /// and the shift (s or s_last alike) divided by it for scripted vertices; free ones unchanged.
     pub fn stiffen(
         model: &SimModel,
         mass: &[f64],

@@ -46,12 +46,13 @@ pub(super) enum ScriptMode {
     Direction = 1,
     /// x += α d for scripted vertices.
     Advance = 2,
-    /// y = p(t) + s for scripted vertices (the pull's start; s from the previous step).
+    /// s ← 2 s − s_last, s_last ← s, y = p(t) + s for scripted vertices (the pull's start: the
+    /// last step's multiplier extrapolated by its change over that step).
     PullStart = 3,
     /// s += p(t) − x, y = p(t) + s for scripted vertices (the multiplier step).
     PullUpdate = 4,
-    /// The solve's mass of scripted vertices times [`STIFFEN_FACTOR`], s divided by it (the
-    /// same multiplier), y = p(t) + s.
+    /// The solve's mass of scripted vertices times [`STIFFEN_FACTOR`], s and s_last divided by
+    /// it (the same multipliers), y = p(t) + s.
     Stiffen = 5,
 }
 
@@ -164,6 +165,9 @@ pub(super) struct SolveBuffers {
     /// The pull's shift s (m; one vec4 per vertex while pulled, one in all otherwise): the
     /// multiplier, kept from step to step.
     pub shift: GpuBuffer<[f32; 4]>,
+    /// The shift the last step ended with (m; sized as `shift`): the pull's start extrapolates
+    /// s by its change over the last step.
+    pub shift_last: GpuBuffer<[f32; 4]>,
     /// Whether scripted vertices are pulled unknowns.
     pub pulled: bool,
 }
@@ -187,6 +191,7 @@ impl SolveBuffers {
                 inv_mass: state.inv_mass.clone(),
                 collider_offsets: state.collider_offsets.clone(),
                 shift: ctx.create_buffer("newton.script_shift", 1, storage)?,
+                shift_last: ctx.create_buffer("newton.script_shift_last", 1, storage)?,
                 pulled: false,
             });
         };
@@ -225,6 +230,7 @@ impl SolveBuffers {
                 storage,
             )?,
             shift: ctx.create_buffer("newton.script_shift", n, storage)?,
+            shift_last: ctx.create_buffer("newton.script_shift_last", n, storage)?,
             pulled: true,
         })
     }
@@ -481,9 +487,12 @@ impl Bindings<'_> {
             _ => r,
         };
         let (pull_acc, shift_acc) = match mode {
-            ScriptMode::PullStart => (rw, r),
-            ScriptMode::PullUpdate | ScriptMode::Stiffen => (rw, rw),
+            ScriptMode::PullStart | ScriptMode::PullUpdate | ScriptMode::Stiffen => (rw, rw),
             _ => (r, r),
+        };
+        let last_acc = match mode {
+            ScriptMode::PullStart | ScriptMode::Stiffen => rw,
+            _ => r,
         };
         let mass_acc = if mode == ScriptMode::Stiffen { rw } else { r };
         let factor = if mode == ScriptMode::Stiffen {
@@ -505,6 +514,7 @@ impl Bindings<'_> {
                 .bind(&ws.y, pull_acc)
                 .bind(&solve.shift, shift_acc)
                 .bind(&solve.mass, mass_acc)
+                .bind(&solve.shift_last, last_acc)
                 .push(&[n as u32, factor.to_bits()]),
         );
     }

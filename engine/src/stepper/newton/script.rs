@@ -19,10 +19,12 @@
 //! solve's mass w m and target y = p + s; the shift s carries the multiplier) and moved by the
 //! Newton iterates within the CCD bound like every other vertex, so the barrier pushes both
 //! ways. After each solve, while a scripted vertex is farther than the script tolerance from
-//! its pose, the multiplier steps (s += p − x; s carries over to the next step's start), the weight grows tenfold when the last round
+//! its pose, the multiplier steps (s += p − x), the weight grows tenfold when the last round
 //! did not halve the distance (up to [`MAX_PULL_WEIGHT`]), and the solve runs again, up to
 //! [`MAX_SCRIPT_ROUNDS`] rounds; the rest of the way (within the tolerance when converged) is
-//! one bounded move.
+//! one bounded move. The next step starts from s extrapolated by its change over this step
+//! (s + (s − s_last)): a motion that winds up an elastic body needs a reaction that grows from
+//! step to step, and the carried s alone lags it by a step.
 
 use super::NewtonStepper;
 use crate::contact::ContactSet;
@@ -57,6 +59,8 @@ pub struct ScriptPull {
     pub target: Vec<[f32; 4]>,
     /// The shift s (m).
     pub shift: Vec<[f32; 4]>,
+    /// The shift the pull's start saved as the last step's (m).
+    pub shift_last: Vec<[f32; 4]>,
     /// The solve's masses (kg).
     pub mass: Vec<f32>,
 }
@@ -257,6 +261,7 @@ impl NewtonStepper {
             start_target,
             target: self.ws.y.read()?,
             shift: self.solve.shift.read()?,
+            shift_last: self.solve.shift_last.read()?,
             mass: self.solve.mass.read()?,
         }))
     }
