@@ -663,7 +663,15 @@ impl BalHandler {
         inner.stats.gpu_ms_evaluate += ms;
         let norm = inner.system.rhs_norm()?;
         if first {
-            inner.gradient0 = norm;
+            // A solve after a scripted move or pull update in the same step (a round) has the
+            // step's accuracy target: relative to the step's first ‖∇L⁰‖, not to its own
+            // (often far smaller) start, which would put 1e-4 of it below the f32 rounding
+            // of the gradient.
+            inner.gradient0 = if inner.step_iterations > 0 {
+                inner.gradient0.max(norm)
+            } else {
+                norm
+            };
         }
         inner.converged =
             norm <= self.settings.tolerance * inner.gradient0 || inner.gradient0 == 0.0;
