@@ -1069,3 +1069,70 @@ fn a_solve_waits_once_per_step_batch_and_per_search() {
     );
     assert_no_validation_errors(&ctx);
 }
+
+/// Issue 22: with prefetched searches (`TwoWay::set_prefetch_searches`, as the two-way contact
+/// handler runs it), a solve that ends with its reuse bound under D_min submits the next
+/// solve's first search and constraint build without a wait; a later wait (here a graph run
+/// between the solves, as the stepper's next wait) covers them, and the next solve uses them
+/// without a wait of its own. Same solves bit for bit, fewer host waits.
+#[test]
+fn prefetched_searches_give_the_same_solves_with_fewer_waits() {
+    use supple::vk::{BufferUsage, CompileOptions, Graph};
+    let run = |prefetch: bool| {
+        let ctx = context(false);
+        let word = ctx
+            .create_buffer::<u32>("test.word", 1, BufferUsage::STORAGE)
+            .expect("buffer");
+        let mut g = Graph::new("test.between_solves");
+        g.fill("test.between_solves", &word, 0);
+        let between = g.compile(&ctx, CompileOptions::default()).expect("graph");
+        let s = sheets(8, 0.003, 0.01);
+        let inv_w = s.pinned_bottom();
+        let st = TwoWaySettings {
+            contact_coloring: ContactColoring::Host,
+            steps_per_batch: 2,
+            ..Default::default()
+        };
+        let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+        tw.set_friction(0.3).expect("friction");
+        tw.set_prefetch_searches(prefetch).expect("prefetch");
+        let mut waits = 0;
+        let mut out = Vec::new();
+        for k in 0..6 {
+            // The top sheet pushed down a little further every solve.
+            let down = 0.002 * k as f64;
+            let y: Vec<[f64; 3]> =
+                s.y.iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        let d = if i >= s.bottom { down } else { 0.0 };
+                        [p[0], p[1], p[2] - d]
+                    })
+                    .collect();
+            tw.set_target(&y).expect("target");
+            let before = ctx.counters();
+            let rep = tw.solve().expect("solve");
+            between.run().expect("between");
+            let x = tw.positions().read().expect("positions");
+            waits += (ctx.counters() - before).host_waits;
+            out.push((rep.steps, rep.searches, rep.batches, x));
+        }
+        assert_no_validation_errors(&ctx);
+        (out, waits)
+    };
+    let (plain, plain_waits) = run(false);
+    let (prefetched, prefetched_waits) = run(true);
+    let searches: u32 = plain.iter().map(|o| o.1).sum();
+    println!("{searches} searches: {plain_waits} host waits, {prefetched_waits} prefetched");
+    assert!(searches >= 3, "too few searches to test: {searches}");
+    for (k, (a, b)) in plain.iter().zip(&prefetched).enumerate() {
+        assert_eq!(
+            a, b,
+            "solve {k}: different steps, searches, batches or positions"
+        );
+    }
+    assert!(
+        prefetched_waits < plain_waits,
+        "{prefetched_waits} host waits with prefetched searches, {plain_waits} without"
+    );
+}

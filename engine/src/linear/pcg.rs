@@ -1007,25 +1007,58 @@ impl Pcg {
         max_iterations: u32,
         warm: &WarmStart,
     ) -> VkResult<WarmSolveStats> {
+        Ok(self
+            .solve_resident_warm_then(tol, max_iterations, warm, None)?
+            .0)
+    }
+
+    /// [`Pcg::solve_resident_warm`] with `then` (a caller's graph that reads the solution)
+    /// submitted right behind the solve's first run, so that one host wait covers both when
+    /// the solve fits that run. Returns the solve's outcome and whether `then` ran after the
+    /// whole solve; when it did not (no `then`, no warm start, or a solve that needed more
+    /// runs), the caller runs it again.
+    pub fn solve_resident_warm_then(
+        &self,
+        tol: f32,
+        max_iterations: u32,
+        warm: &WarmStart,
+        then: Option<&CompiledGraph>,
+    ) -> VkResult<(WarmSolveStats, bool)> {
         self.warm_gpu_ms.set(0.0);
         if !warm.enabled {
             let s = self.solve_resident_scalars(tol, max_iterations)?;
             let (exit, model) = block_outcome(&s, GLOBAL);
-            return Ok(WarmSolveStats {
+            let stats = WarmSolveStats {
                 iterations: s[ITER] as u32,
                 warm_iterations: 0,
                 relative_residual: s[REL],
                 warm_relative_residual: 0.0,
                 exit,
                 model,
-            });
+            };
+            return Ok((stats, false));
         }
         self.set_limits(GLOBAL, tol, max_iterations, self.stagnation_window.get())?;
         self.set_limits(WARM, warm.tolerance, warm.max_iterations, u32::MAX)?;
         let g = &self.graphs;
         let mut s = [0f32; 2 * BLOCK as usize];
+        let mut then_after_solve = false;
         let ms = if warm.max_iterations <= self.iterations_per_run {
-            run_counted(&g.warm_solve)?;
+            match then {
+                Some(then) => {
+                    let solve = g.warm_solve.submit()?;
+                    let queued = then.submit()?;
+                    // The later ticket: one wait for both (queue order).
+                    then.wait(queued)?;
+                    g.warm_solve.wait(solve)?;
+                    if g.warm_solve.conditional_dispatch_count() > 0 {
+                        g.warm_solve.count_skipped_dispatches()?;
+                    }
+                    self.scalars.read_into(&mut s)?;
+                    then_after_solve = s[GLOBAL as usize + DONE] != 0.0;
+                }
+                None => run_counted(&g.warm_solve)?,
+            }
             g.warm_solve.gpu_ms()?
         } else {
             let warm_ms = self.run_until_done(&g.warm_start, &g.warm_iterate, WARM, &mut s)?;
@@ -1037,14 +1070,15 @@ impl Pcg {
         self.gpu_ms.set(ms);
         let warm_s = &s[WARM as usize..];
         let (exit, model) = block_outcome(&s, GLOBAL);
-        Ok(WarmSolveStats {
+        let stats = WarmSolveStats {
             iterations: s[ITER] as u32,
             warm_iterations: warm_s[ITER] as u32,
             relative_residual: s[REL],
             warm_relative_residual: warm_s[REL],
             exit,
             model,
-        })
+        };
+        Ok((stats, then_after_solve))
     }
 
     /// A recorder over this solver's workspace, with the contact couplings `contact`.

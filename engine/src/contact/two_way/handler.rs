@@ -70,6 +70,11 @@ impl ContactMethod for TwoWayMethod {
             "at the start",
         )?;
         let mut h = TwoWayHandler::new(ctx, scene, model, state)?;
+        // Nothing reads the pair set between solves but the repulsion energy (the stepper's
+        // evaluations and trials): without it, a solve's next search goes out at its end.
+        h.solver
+            .set_prefetch_searches(scene.collision.repulsion_stiffness <= 0.0)
+            .map_err(failed)?;
         if scene.collision.repulsion_stiffness > 0.0 {
             let b = stepper.energy_bindings().ok_or_else(|| {
                 SimError::unsupported(

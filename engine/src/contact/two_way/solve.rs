@@ -20,7 +20,10 @@
 //! search is submitted without a wait and the constraint build queued behind it; host coloring
 //! reads the constraints after that wait). The clock reset, the friction pass and the per-color
 //! indirect arguments are submitted without a wait: only graphs queued after them read their
-//! results, and the next wait covers them.
+//! results, and the next wait covers them. With [`TwoWay::set_prefetch_searches`] (the contact
+//! handler without its repulsion energy), a solve that ends with its reuse bound under D_min
+//! submits the next solve's first search and build at once: the caller's next wait covers
+//! them and that search costs no wait of its own.
 //!
 //! Storage: the contact constraints and the floor-release directions (16 bytes per pair) are
 //! split over two bindings where one would exceed the device's `maxStorageBufferRange`
@@ -238,6 +241,12 @@ pub struct TwoWay {
     /// Color contact constraints on the host ([`ContactColoring`]).
     host_coloring: bool,
     host_scratch: HostColoringScratch,
+    /// Submit the next solve's first search at the end of a solve that needs one
+    /// ([`TwoWay::set_prefetch_searches`]).
+    prefetch_searches: bool,
+    /// The search and constraint build submitted at the end of the last solve, at the
+    /// current x: (search ticket, build ticket), checked by the next search.
+    prefetched: Option<(crate::vk::Ticket, crate::vk::Ticket)>,
     /// Friction by velocity filtering (`collision/friction.rs`; off while μ = 0).
     friction: super::friction::Friction,
     /// Analytic colliders as the kernels' vec4 quadruples ([`TwoWay::set_colliders`]).
@@ -596,6 +605,8 @@ impl TwoWay {
                 ContactColoring::Auto => small,
             },
             host_scratch: HostColoringScratch::default(),
+            prefetch_searches: false,
+            prefetched: None,
             friction: Default::default(),
             colliders,
             num_colliders: 0,
@@ -636,6 +647,8 @@ impl TwoWay {
     /// (Re)allocates the pair-sized buffers for the search's current capacities and records
     /// the build and batch graphs for `color_cap` contact colors.
     fn workspace(&mut self, color_cap: u32) -> Result<(), String> {
+        // A search submitted for the old workspace is not used.
+        self.drop_prefetched()?;
         let ctx = &self.ctx;
         let p = self.search.params();
         let capacity = [p.vt_cap, p.ee_cap];
@@ -1153,12 +1166,16 @@ impl TwoWay {
 
     /// Uploads new intersection-free positions (m); the next solve searches again.
     pub fn set_positions(&mut self, x: &[[f64; 3]]) -> Result<(), String> {
+        // A search submitted at the old x reads them: done before they are overwritten.
+        self.drop_prefetched()?;
         self.search.set_positions(x)?;
         self.positions_changed()
     }
 
     /// Declares that x was changed outside the solver: the next solve searches again.
     pub fn positions_changed(&mut self) -> Result<(), String> {
+        // A search submitted at the old x is not used.
+        self.drop_prefetched()?;
         let mut st = self.read_state()?;
         st.bound = -1.0;
         self.state.write(&[st]).map_err(err)
@@ -1288,7 +1305,15 @@ impl TwoWay {
             s.ws.as_ref()
                 .is_some_and(|w| w.search_generation == s.search.generation())
         };
-        if current(self) {
+        if let Some((search, build)) = self.prefetched.take() {
+            // Submitted at this x at the end of the last solve; a later wait (the stepper's)
+            // usually covered it: then this waits for nothing.
+            let ws = self.ws.as_ref().ok_or("no workspace")?;
+            ws.build.wait(build).map_err(err)?;
+            if self.search.finish_submitted(search)?.is_some() {
+                return Ok(());
+            }
+        } else if current(self) {
             let ticket = self.search.submit()?;
             let ws = self.ws.as_ref().ok_or("no workspace")?;
             ws.build.run().map_err(err)?;
@@ -1376,12 +1401,56 @@ impl TwoWay {
                 break;
             }
         }
+        if self.prefetch_searches && st.bound < self.settings.d_min as f32 {
+            self.prefetch_search()?;
+        }
         report.steps = st.steps;
         report.converged = st.flags & FLAG_CONVERGED != 0;
         report.max_r = f32::from_bits(st.last_max_r);
         report.min_distance = f32::from_bits(st.min_dist);
         report.dispatches_per_step = self.dispatches_per_step();
         Ok(report)
+    }
+
+    /// With `on`, a solve that ends with its reuse bound under D_min submits the next solve's
+    /// first proximity search and constraint build at once, without a wait (x does not change
+    /// until that solve): whatever the caller waits for next covers them, and the next search
+    /// reads their result instead of a wait of its own (the coloring and everything after it
+    /// as before). For callers that read nothing of the pair set between solves (the two-way
+    /// contact handler without its repulsion energy); a solve's results are the same.
+    pub fn set_prefetch_searches(&mut self, on: bool) -> Result<(), String> {
+        self.prefetch_searches = on;
+        if on {
+            Ok(())
+        } else {
+            self.drop_prefetched()
+        }
+    }
+
+    /// Forgets the search submitted for the next solve (if any) once it has completed (its
+    /// buffers may be rewritten or dropped after this).
+    fn drop_prefetched(&mut self) -> Result<(), String> {
+        match self.prefetched.take() {
+            Some((_, build)) => self.ctx.wait(build, "two_way.build").map_err(err),
+            None => Ok(()),
+        }
+    }
+
+    /// Submits the search and the constraint build at x for the next solve
+    /// ([`TwoWay::set_prefetch_searches`]); not when the workspace must grow first.
+    fn prefetch_search(&mut self) -> Result<(), String> {
+        let current = self
+            .ws
+            .as_ref()
+            .is_some_and(|w| w.search_generation == self.search.generation());
+        if !current {
+            return Ok(());
+        }
+        let search = self.search.submit()?;
+        let ws = self.ws.as_ref().ok_or("no workspace")?;
+        let build = ws.build.submit().map_err(err)?;
+        self.prefetched = Some((search, build));
+        Ok(())
     }
 
     /// Runs a proximity search at x (new pairs, colors and indirect arguments) when the reuse

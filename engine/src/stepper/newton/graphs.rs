@@ -89,6 +89,36 @@ pub(super) enum VectorsMode {
     GradientLagged = 4,
 }
 
+/// Slots of [`Workspace::sums`].
+pub(super) const SUM_SLOTS: usize = 8;
+
+/// Where an evaluation reduces its element energy, inertia energy and max |g| in
+/// [`Workspace::sums`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct EnergySlots {
+    /// Element energy.
+    pub element: usize,
+    /// Inertia energy.
+    pub inertia: usize,
+    /// Largest per-vertex gradient norm.
+    pub gradient: usize,
+}
+
+/// The slots of line-search trials and of the device loop's evaluations (its control kernel
+/// reads them).
+pub(super) const TRIAL_SLOTS: EnergySlots = EnergySlots {
+    element: 0,
+    inertia: 1,
+    gradient: 2,
+};
+
+/// The slots of the host loop's evaluations (apart from the trials').
+pub(super) const EVALUATION_SLOTS: EnergySlots = EnergySlots {
+    element: 4,
+    inertia: 5,
+    gradient: 6,
+};
+
 /// The step's buffers besides the state and the linear solver's.
 pub(super) struct Workspace {
     /// Inertia target y.
@@ -111,7 +141,10 @@ pub(super) struct Workspace {
     pub dnorm: GpuBuffer<f32>,
     /// Line-search step α.
     pub alpha: GpuBuffer<f32>,
-    /// Host-visible reductions: element energy, inertia energy, max |g|, max |d|.
+    /// Host-visible reductions: slots 0–3 element energy, inertia energy, max |g|, max |d|
+    /// (line-search trials, the pull's error, the device loop); 4–6 element energy, inertia
+    /// energy and max |g| of the host loop's evaluations ([`EVALUATION_SLOTS`]), so that an
+    /// evaluation and a trial queued behind it are read after one wait.
     pub sums: GpuBuffer<ReduceResult>,
 }
 
@@ -144,7 +177,7 @@ impl Workspace {
             // Host-visible: read every line-search trial without a staging copy.
             sums: ctx.create_buffer::<ReduceResult>(
                 "newton.sums",
-                4,
+                SUM_SLOTS,
                 BufferUsage::HOST_READ | storage,
             )?,
         })
@@ -270,7 +303,8 @@ pub(super) struct Graphs {
     pub pull: Option<PullGraphs>,
     /// y and x_start.
     pub predict: CompiledGraph,
-    /// Gradient, energy and right-hand side at x, friction re-lagged.
+    /// Gradient, energy and right-hand side at x, friction re-lagged (sums at
+    /// [`EVALUATION_SLOTS`]).
     pub evaluate: CompiledGraph,
     /// The same with the friction lag kept.
     pub evaluate_lagged: CompiledGraph,
@@ -376,8 +410,8 @@ impl Bindings<'_> {
         g.dispatch(d.push(&push));
     }
 
-    /// Element and inertia energies into sums 0 and 1.
-    fn energy_sums(&self, g: &mut Graph) {
+    /// Element and inertia energies into the sums at `slots`.
+    fn energy_sums(&self, g: &mut Graph, slots: EnergySlots) {
         let n_el = self.elements.num_elements();
         let ws = self.ws;
         self.reduce.record(
@@ -386,14 +420,32 @@ impl Bindings<'_> {
             n_el,
             ReduceOp::Sum,
             &ws.sums,
-            0,
+            slots.element,
         );
-        self.reduce
-            .record(g, &ws.inertia, self.n(), ReduceOp::Sum, &ws.sums, 1);
+        self.reduce.record(
+            g,
+            &ws.inertia,
+            self.n(),
+            ReduceOp::Sum,
+            &ws.sums,
+            slots.inertia,
+        );
     }
 
-    /// Gradient (mode `Gradient` or `GradientLagged`) and energies at x, max |g| into sum 2.
+    /// Gradient (mode `Gradient` or `GradientLagged`) and energies at x, max |g| into sum 2
+    /// (sums 0–2, [`TRIAL_SLOTS`], as the device loop reads them).
     pub fn evaluate_nodes(&self, name: &str, vector_name: &str, mode: VectorsMode) -> Graph {
+        self.evaluate_nodes_at(name, vector_name, mode, TRIAL_SLOTS)
+    }
+
+    /// [`Bindings::evaluate_nodes`] into the sums at `slots`.
+    pub fn evaluate_nodes_at(
+        &self,
+        name: &str,
+        vector_name: &str,
+        mode: VectorsMode,
+        slots: EnergySlots,
+    ) -> Graph {
         let (r, wr) = (Access::READ, Access::WRITE);
         let mut g = Graph::new(name);
         self.elements.record_gradient(&mut g, &self.state.x);
@@ -403,14 +455,14 @@ impl Bindings<'_> {
             mode,
             [r, r, r, r, r, r, r, wr, wr, r, wr, wr, r],
         );
-        self.energy_sums(&mut g);
+        self.energy_sums(&mut g, slots);
         self.reduce.record(
             &mut g,
             &self.ws.gnorm,
             self.n(),
             ReduceOp::Max,
             &self.ws.sums,
-            2,
+            slots.gradient,
         );
         g
     }
@@ -456,7 +508,7 @@ impl Bindings<'_> {
             [r, r, r, r, r, r, r, r, rw, wr, wr, r, r],
         );
         self.elements.record_gradient(&mut g, &self.ws.x_trial);
-        self.energy_sums(&mut g);
+        self.energy_sums(&mut g, TRIAL_SLOTS);
         g.dispatch(
             Dispatch::new("newton.direction_norm", ids::NEWTON_NORM, groups(self.n()))
                 .workgroup_size(WG)
@@ -616,15 +668,17 @@ impl Bindings<'_> {
             script_advance: self.script_nodes(ScriptMode::Advance).map(c).transpose()?,
             pull: self.pull_graphs()?,
             predict: c(self.predict_nodes())?,
-            evaluate: c(self.evaluate_nodes(
+            evaluate: c(self.evaluate_nodes_at(
                 "newton.evaluate",
                 "newton.gradient",
                 VectorsMode::Gradient,
+                EVALUATION_SLOTS,
             ))?,
-            evaluate_lagged: c(self.evaluate_nodes(
+            evaluate_lagged: c(self.evaluate_nodes_at(
                 "newton.evaluate_lagged",
                 "newton.gradient_lagged",
                 VectorsMode::GradientLagged,
+                EVALUATION_SLOTS,
             ))?,
             hessian: c(self.hessian_nodes())?,
             trial: c(self.trial_nodes())?,

@@ -25,7 +25,7 @@ use crate::contact::{
 };
 use crate::error::SimError;
 use crate::fem::{ElementModel, TetElements};
-use crate::linear::{Pcg, SolveExit};
+use crate::linear::{Pcg, SolveExit, WarmSolveStats};
 use crate::model::SimModel;
 use crate::phase::{PcgExit, Phase, Phases, StepperInfo};
 use crate::primitives::Reduce;
@@ -34,7 +34,7 @@ use crate::state::GpuState;
 use crate::stepper::{check_scene, ContactHost, StepReport, Stepper};
 use crate::vk::{Context, GpuBuffer, VkResult};
 use device_loop::DeviceLoop;
-use graphs::{Bindings, Graphs, SolveBuffers, Sparsity, Workspace};
+use graphs::{Bindings, Graphs, SolveBuffers, Sparsity, Workspace, EVALUATION_SLOTS, SUM_SLOTS};
 use script::ScriptProgress;
 
 /// The Newton right-hand side, the diagonal blocks and the energy ([`NewtonStepper::linearize`]).
@@ -103,6 +103,9 @@ struct Submitted {
     script: bool,
     hessian: bool,
     accept: bool,
+    /// An evaluation at x (`Some(relag)`: [`Graphs::evaluate`] or, `false`,
+    /// [`Graphs::evaluate_lagged`]), read after a later wait ([`NewtonStepper::iterate_queued`]).
+    evaluate: Option<bool>,
 }
 
 /// A Newton–PCG implicit Euler stepper for the tets, cloth and rods of a [`SimModel`].
@@ -243,20 +246,22 @@ impl NewtonStepper {
         })
     }
 
-    fn read_sums(&self) -> Result<[f64; 4], SimError> {
+    fn read_sums(&self) -> Result<[f64; SUM_SLOTS], SimError> {
         let s = self.ws.sums.mapped().unwrap_or(&[]);
-        if s.len() < 4 {
+        if s.len() < SUM_SLOTS {
             return Err(SimError::solver(
                 "newton",
                 "sums buffer is not host-visible",
             ));
         }
-        Ok([
-            s[0].value as f64,
-            s[1].value as f64,
-            s[2].value as f64,
-            s[3].value as f64,
-        ])
+        Ok(std::array::from_fn(|k| s[k].value as f64))
+    }
+
+    /// The evaluation's (element, inertia) energies and max |g| from the sums.
+    fn evaluation_sums(&self) -> Result<(f64, f64, f64), SimError> {
+        let s = self.read_sums()?;
+        let e = EVALUATION_SLOTS;
+        Ok((s[e.element], s[e.inertia], s[e.gradient]))
     }
 
     /// Writes the step's end time and submits the script and prediction graphs without
@@ -296,7 +301,19 @@ impl NewtonStepper {
         if s.accept {
             report.gpu_ms.line_search += g.accept.gpu_ms()?;
         }
+        if let Some(relag) = s.evaluate {
+            report.gpu_ms.evaluate += self.evaluation_graph(relag).gpu_ms()?;
+        }
         Ok(())
+    }
+
+    /// The evaluation graph, friction re-lagged with `relag`.
+    fn evaluation_graph(&self, relag: bool) -> &crate::vk::CompiledGraph {
+        if relag {
+            &self.graphs.evaluate
+        } else {
+            &self.graphs.evaluate_lagged
+        }
     }
 
     /// Evaluates the energy terms and the gradient at x (friction re-lagged with `relag`);
@@ -309,42 +326,43 @@ impl NewtonStepper {
     ) -> Result<f64, SimError> {
         let (term_energy, ms) = energies()?;
         report.gpu_ms.evaluate += ms;
-        let graph = if relag {
-            &self.graphs.evaluate
-        } else {
-            &self.graphs.evaluate_lagged
-        };
+        let graph = self.evaluation_graph(relag);
         graph.run()?;
         report.gpu_ms.evaluate += graph.gpu_ms()?;
         self.collect_submitted_ms(report)?;
-        let s = self.read_sums()?;
-        report.gradient_norm = s[2];
-        Ok(s[0] + s[1] + term_energy)
+        let (element, inertia, gradient) = self.evaluation_sums()?;
+        report.gradient_norm = gradient;
+        Ok(element + inertia + term_energy)
     }
 
     /// Backtracking line search on the objective from `energy`, starting at step `alpha0` (the
     /// energy terms' bound, at most 1); returns the accepted energy
     /// (if any), the last step α and the direction's largest vertex displacement.
     /// With `chain` (every contact handler reads the iterate in queue order), the acceptance is
-    /// submitted without a wait of its own.
+    /// submitted without a wait of its own. With `first_done` the trial at `alpha0` already ran
+    /// (queued behind the PCG solve, [`NewtonStepper::iterate_queued`]).
     fn line_search(
         &self,
         energy: f64,
         alpha0: f32,
         trial_energies: &dyn Fn() -> Result<(f64, f64), SimError>,
         chain: bool,
+        first_done: bool,
         report: &mut StepReport,
     ) -> Result<(Option<f64>, f32, f64), SimError> {
         let g = &self.graphs;
         let mut alpha = alpha0;
+        let mut ran = first_done;
         let mut dmax = 0.0;
         let floor = self
             .settings
             .max_halvings
             .map(|n| alpha0 * 0.5f32.powi(n as i32));
         while floor.map_or(alpha > 1e-6, |f| alpha >= f && alpha > 0.0) {
-            self.ws.alpha.write(&[alpha])?;
-            g.trial.run()?;
+            if !std::mem::take(&mut ran) {
+                self.ws.alpha.write(&[alpha])?;
+                g.trial.run()?;
+            }
             report.gpu_ms.line_search += g.trial.gpu_ms()?;
             let (term_energy, ms) = trial_energies()?;
             report.gpu_ms.line_search += ms;
@@ -397,6 +415,16 @@ impl NewtonStepper {
             &st.warm_start,
         )?;
         self.collect_submitted_ms(report)?;
+        self.account_solve(t, solve, report)
+    }
+
+    /// Checks and reports a Newton system's PCG `solve` (one Newton iteration).
+    fn account_solve(
+        &self,
+        t: f64,
+        solve: WarmSolveStats,
+        report: &mut StepReport,
+    ) -> Result<IterationInfo, SimError> {
         if !solve.relative_residual.is_finite() {
             return Err(not_finite_system(t, solve.relative_residual as f64));
         }
@@ -447,7 +475,7 @@ impl NewtonStepper {
             let alpha0 = contacts.max_step()?.min(1.0);
             info.alpha_start = alpha0;
             let chain = contacts.reads_in_queue_order();
-            let r = self.line_search(energy, alpha0, &trials, chain, report)?;
+            let r = self.line_search(energy, alpha0, &trials, chain, false, report)?;
             if r.0.is_some() || info.pcg_resumes >= st.pcg_resumes {
                 info.alpha = if r.0.is_some() { r.1 } else { 0.0 };
                 return Ok(r);
@@ -513,6 +541,119 @@ impl NewtonStepper {
             energy = self.evaluate_terms(contacts, st.friction_per_iteration, report)?;
         }
         Ok(energy)
+    }
+
+    /// Whether the step's Newton iterations run queued ([`NewtonStepper::iterate_queued`]):
+    /// with contact handlers that read the iterates in queue order and add no energy term (the
+    /// line search starts at α = 1 and no term waits between the parts), the stepper's own
+    /// scripted motion (no pull, no bounded move), no PCG resumption, and a warm start that
+    /// fits one PCG run (the solve then does not read the previous solution, so a solve
+    /// discarded by the gradient test leaves no trace).
+    fn queues_search(&self, contacts: &ContactSet) -> bool {
+        let st = &self.settings;
+        !contacts.is_empty()
+            && !contacts.has_energy()
+            && contacts.reads_in_queue_order()
+            && self.graphs.pull.is_none()
+            && !self.bounded_script(contacts)
+            && st.pcg_resumes == 0
+            && st.max_outer_iterations == 1
+            && st.warm_start.enabled
+            && st.warm_start.max_iterations <= self.pcg.iterations_per_run()
+    }
+
+    /// Submits the evaluation at x (friction re-lagged with `relag`) without a wait: its sums
+    /// ([`graphs::EVALUATION_SLOTS`]) are read after the next wait
+    /// ([`NewtonStepper::read_evaluation`]).
+    fn submit_evaluation(&self, relag: bool) -> Result<(), SimError> {
+        self.evaluation_graph(relag).submit()?;
+        self.submitted.set(Submitted {
+            evaluate: Some(relag),
+            ..self.submitted.get()
+        });
+        Ok(())
+    }
+
+    /// After a wait that covered a submitted evaluation: its objective (no energy terms), the
+    /// gradient norm into the report and the GPU times of what was submitted.
+    fn read_evaluation(&self, report: &mut StepReport) -> Result<f64, SimError> {
+        self.collect_submitted_ms(report)?;
+        let (element, inertia, gradient) = self.evaluation_sums()?;
+        report.gradient_norm = gradient;
+        Ok(element + inertia)
+    }
+
+    /// [`NewtonStepper::iterate`] for [`NewtonStepper::queues_search`], with the same decisions
+    /// and arithmetic and fewer host waits, from an evaluation at x already submitted: each
+    /// iteration submits the Hessian assembly, then the PCG solve with the first line-search
+    /// trial (α = 1) queued behind it, and waits once for both; the evaluation's objective and
+    /// gradient norm are read after that wait, and when the gradient test stops the iteration
+    /// the queued solve and trial are discarded (x is unchanged: no acceptance was queued). A
+    /// rejected first trial costs the search's further trials their own waits, as before. The
+    /// evaluation at an accepted x is submitted without a wait. Returns the objective at the
+    /// end, `None` when it is that of the evaluation still in the queue
+    /// ([`NewtonStepper::finish_step`] reads it).
+    fn iterate_queued(
+        &mut self,
+        t: f64,
+        state: &GpuState,
+        contacts: &mut ContactSet,
+        report: &mut StepReport,
+    ) -> Result<Option<f64>, SimError> {
+        let st = self.settings.clone();
+        let mut energy = None;
+        for _ in 0..st.max_iterations {
+            self.refresh_operator(contacts)?;
+            let alpha0 = contacts.max_step()?.min(1.0);
+            let (solve, first_done) = self.solve_with_first_trial(alpha0)?;
+            let objective = match energy {
+                Some(e) => e,
+                None => self.read_evaluation(report)?,
+            };
+            energy = Some(objective);
+            if st.gradient_tolerance > 0.0 && report.gradient_norm <= st.gradient_tolerance {
+                break;
+            }
+            let mut info = self.account_solve(t, solve, report)?;
+            info.alpha_start = alpha0;
+            let trials = || contacts.trial_energy();
+            let (accepted, alpha, dmax) =
+                self.line_search(objective, alpha0, &trials, true, first_done, report)?;
+            info.alpha = if accepted.is_some() { alpha } else { 0.0 };
+            contacts.iteration_done(&info);
+            report.last_direction = dmax;
+            if let Some(e) = accepted {
+                energy = Some(e);
+                contacts.at(Phase::Accepted, state)?;
+            }
+            if accepted.is_none() || dmax * (alpha as f64) < st.tolerance {
+                break;
+            }
+            self.submit_evaluation(st.friction_per_iteration)?;
+            energy = None;
+        }
+        Ok(energy)
+    }
+
+    /// The Hessian assembly (submitted) and the PCG solve with the line-search trial at
+    /// `alpha0` queued behind it; returns the solve and whether the trial ran after all of it
+    /// (otherwise the line search runs it again).
+    fn solve_with_first_trial(&self, alpha0: f32) -> Result<(WarmSolveStats, bool), SimError> {
+        let st = &self.settings;
+        // Every graph that reads α before this one has completed (the last trial was waited
+        // for); the pending evaluation does not read it.
+        self.ws.alpha.write(&[alpha0])?;
+        self.graphs.hessian.submit()?;
+        self.submitted.set(Submitted {
+            hessian: true,
+            ..self.submitted.get()
+        });
+        Ok(self.pcg.solve_resident_warm_then(
+            st.pcg_tolerance,
+            st.pcg_max_iterations,
+            &st.warm_start,
+            Some(&self.graphs.trial),
+        )?)
     }
 
     /// The outer loop of a step's solve from the objective `energy` at x: Newton iterations,
@@ -583,7 +724,8 @@ impl NewtonStepper {
         self.pcg.stiffness().read()
     }
 
-    /// The velocity update and the end of the step.
+    /// The velocity update and the end of the step; the step's objective is read here when
+    /// the evaluation that gives it was still in the queue.
     fn finish_step(
         &self,
         state: &mut GpuState,
@@ -592,6 +734,9 @@ impl NewtonStepper {
     ) -> Result<StepReport, SimError> {
         self.graphs.finish.run()?;
         report.gpu_ms.finish += self.graphs.finish.gpu_ms()?;
+        if self.submitted.get().evaluate.is_some() {
+            report.energy = self.read_evaluation(&mut report)?;
+        }
         self.collect_submitted_ms(&mut report)?;
         contacts.at(Phase::Finished, state)?;
         state.clock.advance();
@@ -678,6 +823,15 @@ impl Stepper for NewtonStepper {
             ScriptProgress::Reached
         };
         self.predict(state, !bounded)?;
+        if self.queues_search(contacts) {
+            self.submit_evaluation(true)?;
+            if let Some(energy) = self.iterate_queued(t, state, contacts, &mut report)? {
+                report.energy = energy;
+            }
+            // Without energy terms: nothing to update, one outer iteration.
+            contacts.outer_update()?;
+            return self.finish_step(state, contacts, report);
+        }
         let energy = self.evaluate_terms(contacts, true, &mut report)?;
         report.energy = self.solve_with_script(t, energy, script, state, contacts, &mut report)?;
         self.finish_step(state, contacts, report)
