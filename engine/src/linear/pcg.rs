@@ -1069,8 +1069,32 @@ impl Pcg {
     /// same nodes with the inits gated off continues a solve that needed more than one run.
     /// The limits come from [`Pcg::set_solve_limits`]; the results are in [`Pcg::scalars`]
     /// at [`RESULT_SLOTS`]. Without contact couplings only.
-    pub fn solve_parts(&self, warm: bool) -> VkResult<SolveParts> {
-        let r = self.recorder(None);
+    ///
+    /// `warm_run` and `run` are the iterations recorded in the warm start's run and in the
+    /// global run: even, from 2 to [`Pcg::iterations_per_run`]. Every recorded iteration the
+    /// solve does not need is still a (skipped or empty) dispatch and its barrier, so a caller
+    /// records the runs its solves need: the whole warm start (it must end within its run),
+    /// and a global run that a longer solve continues in the next submission of the nodes.
+    pub fn solve_parts(&self, warm: bool, warm_run: u32, run: u32) -> VkResult<SolveParts> {
+        for (what, k) in [("warm_run", warm_run), ("run", run)] {
+            if k < 2 || !k.is_multiple_of(2) || k > self.iterations_per_run {
+                return Err(VkError::Graph {
+                    graph: "pcg".into(),
+                    message: format!(
+                        "{what} = {k}: a run must be even, from 2 to the {} iterations per run",
+                        self.iterations_per_run
+                    ),
+                });
+            }
+        }
+        let r = Recorder {
+            k: run,
+            ..self.recorder(None)
+        };
+        let rw = Recorder {
+            k: warm_run,
+            ..self.recorder(None)
+        };
         let part = |name: &str, f: &dyn Fn(&mut Graph) -> VkResult<()>| {
             let mut g = Graph::new(name);
             f(&mut g)?;
@@ -1083,7 +1107,7 @@ impl Pcg {
                     Ok(())
                 })?),
                 Some(part("pcg.warm_iterations", &|g| {
-                    r.iterations(g, true).map(drop)
+                    rw.iterations(g, true).map(drop)
                 })?),
             )
         } else {
