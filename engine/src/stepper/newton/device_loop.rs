@@ -12,7 +12,7 @@
 use super::graphs::{Bindings, ScriptMode, VectorsMode};
 use super::NewtonSettings;
 use crate::error::SimError;
-use crate::linear::{ModelDecrease, SolveExit, RESULT_SLOTS};
+use crate::linear::{warm_run_length, ModelDecrease, SolveExit, RESULT_SLOTS};
 use crate::stepper::StepReport;
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Dispatch, GatedGraph, GpuBuffer, Graph,
@@ -220,6 +220,10 @@ impl Part {
 /// lengths are small enough that at most about a third of a run goes unused.
 pub const RUN_LENGTHS: [u32; 6] = [16, 24, 32, 48, 64, 96];
 
+/// The fewest iterations a step's run records beyond what the last step's solves needed
+/// ([`pick_run`]): a few skipped iterations cost less than a solve continued in another graph.
+pub const RUN_MARGIN: u32 = 8;
+
 /// The run lengths the iteration graphs are recorded in for runs of at most `most` iterations:
 /// those of [`RUN_LENGTHS`] below it, then `most`; ascending.
 pub fn run_lengths(most: u32) -> Vec<u32> {
@@ -230,27 +234,17 @@ pub fn run_lengths(most: u32) -> Vec<u32> {
 
 /// Index into `lengths` (ascending) of the run a step records when its solves are expected to
 /// need `needed` PCG iterations (the most any solve of the last step took; `None` before the
-/// first step): the shortest run of at least `needed` plus a quarter (the counts drift from
-/// step to step; a solve that needs more continues in the next graph), the longest without
-/// one, and before the first step.
+/// first step): the shortest run of at least `needed` plus a quarter, and plus
+/// [`RUN_MARGIN`] at least (the counts drift from step to step; a solve that needs more
+/// continues in the next graph, which costs a graph's gates and often a host wait), the
+/// longest without one, and before the first step.
 pub fn pick_run(lengths: &[u32], needed: Option<u32>) -> usize {
     let last = lengths.len().saturating_sub(1);
     let Some(needed) = needed else {
         return last;
     };
-    let want = needed.saturating_add(needed.div_ceil(4));
+    let want = needed.saturating_add(needed.div_ceil(4).max(RUN_MARGIN));
     lengths.iter().position(|&l| l >= want).unwrap_or(last)
-}
-
-/// The warm start's run: its whole iteration cap (it must end within one run), even, and at
-/// most `most`.
-fn warm_run_length(settings: &NewtonSettings, most: u32) -> u32 {
-    settings
-        .warm_start
-        .max_iterations
-        .max(2)
-        .next_multiple_of(2)
-        .min(most)
 }
 
 /// The compiled graphs of the device loop and its control buffer.
@@ -395,7 +389,8 @@ impl DeviceLoop {
         let start = start.compile(b.ctx, profiled())?;
         let most = b.pcg.iterations_per_run();
         let lengths = run_lengths(most);
-        let warm_run = warm_run_length(st, most);
+        // The warm start must end within its run ([`eligible`]).
+        let warm_run = warm_run_length(st.warm_start.max_iterations, most);
         let mut iterations = Vec::with_capacity(lengths.len());
         for &run in &lengths {
             let copies = (0..GRAPH_COPIES)
@@ -581,10 +576,13 @@ mod tests {
         // Before the first step: the longest.
         assert_eq!(l[pick_run(&l, None)], 128);
         assert_eq!(l[pick_run(&l, Some(0))], 16);
-        assert_eq!(l[pick_run(&l, Some(12))], 16);
-        // 13 + 4 = 17 > 16.
-        assert_eq!(l[pick_run(&l, Some(13))], 24);
+        assert_eq!(l[pick_run(&l, Some(8))], 16);
+        // 9 + 8 = 17 > 16: the margin of 8 above a quarter.
+        assert_eq!(l[pick_run(&l, Some(9))], 24);
+        // 36 + 9 = 45.
         assert_eq!(l[pick_run(&l, Some(36))], 48);
+        // 39 + 10 = 49 > 48.
+        assert_eq!(l[pick_run(&l, Some(39))], 64);
         assert_eq!(l[pick_run(&l, Some(77))], 128);
         // More than the longest run: the longest (the solve continues in the next graph).
         assert_eq!(l[pick_run(&l, Some(500))], 128);
