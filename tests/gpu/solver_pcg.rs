@@ -894,3 +894,91 @@ fn iterations_after_the_stop_are_skipped_and_counted_with_conditional_rendering(
     assert_no_validation_errors(&on);
     assert_no_validation_errors(&off);
 }
+
+/// A warm start recorded in runs shorter than the global solve's
+/// (`Pcg::with_sparsity_and_warm_run`, the Newton solver's runs of the warm start's cap) gives
+/// the same bits as one recorded in the global runs, whether its cap fits one of its runs (one
+/// submission with the global solve) or it continues over several, and records fewer
+/// dispatches per solve when the cap fits.
+#[test]
+fn a_shorter_warm_start_run_gives_the_same_bits_with_fewer_dispatches() {
+    let ctx = context(false);
+    let (a, b) = random_system(300, 1200, 2.0, 31);
+    let e = trace_stiffness(&a);
+    let a32 = to_f32(&a);
+    let pairs: Vec<(u32, u32)> = a32.off.iter().map(|(i, j, _)| (*i, *j)).collect();
+    let k = 64;
+    let full = Pcg::new(&ctx, &a32, k).unwrap();
+    let short = Pcg::with_sparsity_and_warm_run(&ctx, a.rows(), &pairs, k, 6).unwrap();
+    // The same matrix in both: the blocks the first uploaded.
+    short
+        .diag_blocks()
+        .write(&full.diag_blocks().read().unwrap())
+        .unwrap();
+    short
+        .off_blocks()
+        .write(&full.off_blocks().read().unwrap())
+        .unwrap();
+    short
+        .inverse_diag_blocks()
+        .write(&full.inverse_diag_blocks().read().unwrap())
+        .unwrap();
+    assert!(
+        Pcg::with_sparsity_and_warm_run(&ctx, a.rows(), &pairs, k, 2 * k).is_err(),
+        "a warm run longer than the global runs"
+    );
+    assert!(
+        Pcg::with_sparsity_and_warm_run(&ctx, a.rows(), &pairs, k, 5).is_err(),
+        "an odd warm run"
+    );
+    let b32 = vec32(&b);
+    for cap in [6, 20] {
+        let warm = WarmStart {
+            enabled: true,
+            max_iterations: cap,
+            // Tight: the warm start runs past a run of 6.
+            tolerance: 1e-7,
+        };
+        let mut recorded = Vec::new();
+        let mut solves = Vec::new();
+        for solver in [&full, &short] {
+            let before = ctx.counters();
+            solves.push(solver.solve_warm(&b32, &e, 1e-4, 1000, &warm).unwrap());
+            recorded.push((ctx.counters() - before).dispatches);
+        }
+        let (f, s) = (&solves[0], &solves[1]);
+        println!(
+            "warm cap {cap}: warm {} + global {} iterations; recorded dispatches {} (warm runs \
+             of {k}) and {} (of 6)",
+            f.warm_iterations, f.iterations, recorded[0], recorded[1]
+        );
+        // At the cap of 6: one run of 6. At 20 (it stops at 10 here): beyond the first run.
+        assert!(
+            f.warm_iterations > 6 || f.warm_iterations == cap,
+            "cap {cap}: the warm start stopped after {} iterations",
+            f.warm_iterations
+        );
+        assert_eq!(
+            (s.warm_iterations, s.iterations, s.exit),
+            (f.warm_iterations, f.iterations, f.exit),
+            "cap {cap}"
+        );
+        assert_eq!(
+            s.relative_residual.to_bits(),
+            f.relative_residual.to_bits(),
+            "cap {cap}"
+        );
+        let bits =
+            |x: &[[f32; 3]]| -> Vec<u32> { x.iter().flatten().map(|v| v.to_bits()).collect() };
+        assert!(bits(&s.x) == bits(&f.x), "cap {cap}: the solutions differ");
+        if cap <= 6 {
+            assert!(
+                recorded[1] < recorded[0],
+                "cap {cap}: {} recorded dispatches with warm runs of 6, {} with runs of {k}",
+                recorded[1],
+                recorded[0]
+            );
+        }
+    }
+    assert_no_validation_errors(&ctx);
+}

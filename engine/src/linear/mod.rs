@@ -4,6 +4,7 @@
 pub mod pcg;
 
 pub use pcg::{
-    BlockMatrixF32, MatrixFreeCouplings, ModelDecrease, Pcg, PcgSolve, ResultSlots, SolveExit,
-    SolveParts, WarmSolveStats, WarmStart, GROUP_MAX, GROUP_MIN, RESULT_SLOTS,
+    warm_run_length, BlockMatrixF32, MatrixFreeCouplings, ModelDecrease, Pcg, PcgSolve,
+    ResultSlots, SolveExit, SolveParts, WarmSolveStats, WarmStart, GROUP_MAX, GROUP_MIN,
+    RESULT_SLOTS,
 };

@@ -250,6 +250,13 @@ pub const RESULT_SLOTS: ResultSlots = ResultSlots {
     warm_iterations: WARM + ITER as u32,
 };
 
+/// The warm start's run for a cap of `max_iterations` and global runs of `most` iterations:
+/// the whole cap (a warm start that fits one run is one submission with its global solve),
+/// even, from 2 to `most`.
+pub fn warm_run_length(max_iterations: u32, most: u32) -> u32 {
+    max_iterations.max(2).next_multiple_of(2).min(most.max(2))
+}
+
 /// Smallest stiffness group: stiffness estimates below `10^GROUP_MIN` (including zero,
 /// negative and NaN values) fall into it.
 pub const GROUP_MIN: i32 = -30;
@@ -318,6 +325,7 @@ pub struct Pcg {
     warm_gpu_ms: std::cell::Cell<f64>,
     stagnation_window: std::cell::Cell<u32>,
     iterations_per_run: u32,
+    warm_iterations_per_run: u32,
 }
 
 fn rows12(m: &[f32; 9]) -> [[f32; 4]; 3] {
@@ -395,10 +403,14 @@ fn row_groups(n: usize) -> u32 {
 }
 
 /// Records the solver's nodes into graphs over the workspace.
+#[derive(Clone, Copy)]
 struct Recorder<'a> {
     ctx: &'a Context,
     n: usize,
+    /// Iterations recorded per run of the global solve.
     k: u32,
+    /// Iterations recorded per run of the warm start.
+    warm_k: u32,
     w: &'a Workspace,
     x: &'a GpuBuffer<[f32; 4]>,
     b: &'a GpuBuffer<[f32; 4]>,
@@ -594,6 +606,14 @@ impl Recorder<'_> {
     /// workgroup (SpMV, step) or only pass the decision on.
     /// Returns the run's predicate words (`None` without conditional rendering).
     fn iterations(&self, g: &mut Graph, masked: bool) -> VkResult<Option<GpuBuffer<u32>>> {
+        if masked && self.warm_k != self.k {
+            // The warm start's runs have their own length: a recorder whose runs are those.
+            return Recorder {
+                k: self.warm_k,
+                ..*self
+            }
+            .iterations(g, masked);
+        }
         let w = self.w;
         let rw = Access::READ | Access::WRITE;
         let base = if masked { WARM } else { GLOBAL };
@@ -731,7 +751,8 @@ impl Pcg {
     /// Uploads the matrix and records the solver graphs (`iterations_per_run` iterations each).
     pub fn new(ctx: &Context, a: &BlockMatrixF32, iterations_per_run: u32) -> VkResult<Pcg> {
         let pairs: Vec<(u32, u32)> = a.off.iter().map(|(i, j, _)| (*i, *j)).collect();
-        Self::build(ctx, a.diag.len(), &pairs, Some(a), iterations_per_run)
+        let runs = (iterations_per_run, iterations_per_run);
+        Self::build(ctx, a.diag.len(), &pairs, Some(a), runs)
     }
 
     /// A solver for a matrix whose values are written on the device (e.g. assembled by a
@@ -743,7 +764,23 @@ impl Pcg {
         pairs: &[(u32, u32)],
         iterations_per_run: u32,
     ) -> VkResult<Pcg> {
-        Self::build(ctx, n, pairs, None, iterations_per_run)
+        let runs = (iterations_per_run, iterations_per_run);
+        Self::build(ctx, n, pairs, None, runs)
+    }
+
+    /// [`Pcg::with_sparsity`] whose warm start records runs of `warm_iterations_per_run`
+    /// (even, at most `iterations_per_run`; [`warm_run_length`]): a warm start stops after a
+    /// few iterations, and every recorded iteration after its stop still costs its
+    /// (skipped or empty) dispatches and their barriers.
+    pub fn with_sparsity_and_warm_run(
+        ctx: &Context,
+        n: usize,
+        pairs: &[(u32, u32)],
+        iterations_per_run: u32,
+        warm_iterations_per_run: u32,
+    ) -> VkResult<Pcg> {
+        let runs = (iterations_per_run, warm_iterations_per_run);
+        Self::build(ctx, n, pairs, None, runs)
     }
 
     fn build(
@@ -751,7 +788,7 @@ impl Pcg {
         n: usize,
         pairs: &[(u32, u32)],
         values: Option<&BlockMatrixF32>,
-        iterations_per_run: u32,
+        (iterations_per_run, warm_iterations_per_run): (u32, u32),
     ) -> VkResult<Pcg> {
         let bad = |m: String| VkError::Graph {
             graph: "pcg".into(),
@@ -866,15 +903,22 @@ impl Pcg {
             scalars.write_at(block as usize + DONE, &[1.0])?;
         }
         let k = iterations_per_run.max(1);
-        if !k.is_multiple_of(2) {
+        let warm_k = warm_iterations_per_run.max(1);
+        if !k.is_multiple_of(2) || !warm_k.is_multiple_of(2) {
             return Err(bad(
                 "iterations_per_run must be even (the rz slots alternate)".into(),
             ));
+        }
+        if warm_k > k {
+            return Err(bad(format!(
+                "warm_iterations_per_run = {warm_k} exceeds iterations_per_run = {k}"
+            )));
         }
         let graphs = Recorder {
             ctx,
             n,
             k,
+            warm_k,
             w: &w,
             x: &x,
             b: &b,
@@ -901,6 +945,7 @@ impl Pcg {
             warm_gpu_ms: std::cell::Cell::new(0.0),
             stagnation_window: std::cell::Cell::new(u32::MAX),
             iterations_per_run: k,
+            warm_iterations_per_run: warm_k,
         })
     }
 
@@ -1043,7 +1088,7 @@ impl Pcg {
         let g = &self.graphs;
         let mut s = [0f32; 2 * BLOCK as usize];
         let mut then_after_solve = false;
-        let ms = if warm.max_iterations <= self.iterations_per_run {
+        let ms = if warm.max_iterations <= self.warm_iterations_per_run {
             match then {
                 Some(then) => {
                     let solve = g.warm_solve.submit()?;
@@ -1087,6 +1132,7 @@ impl Pcg {
             ctx: &self.ctx,
             n: self.n,
             k: self.iterations_per_run,
+            warm_k: self.warm_iterations_per_run,
             w: &self.w,
             x: &self.x,
             b: &self.b,
@@ -1103,8 +1149,29 @@ impl Pcg {
     /// same nodes with the inits gated off continues a solve that needed more than one run.
     /// The limits come from [`Pcg::set_solve_limits`]; the results are in [`Pcg::scalars`]
     /// at [`RESULT_SLOTS`]. Without contact couplings only.
-    pub fn solve_parts(&self, warm: bool) -> VkResult<SolveParts> {
-        let r = self.recorder(None);
+    ///
+    /// `warm_run` and `run` are the iterations recorded in the warm start's run and in the
+    /// global run: even, from 2 to [`Pcg::iterations_per_run`]. Every recorded iteration the
+    /// solve does not need is still a (skipped or empty) dispatch and its barrier, so a caller
+    /// records the runs its solves need: the whole warm start (it must end within its run),
+    /// and a global run that a longer solve continues in the next submission of the nodes.
+    pub fn solve_parts(&self, warm: bool, warm_run: u32, run: u32) -> VkResult<SolveParts> {
+        for (what, k) in [("warm_run", warm_run), ("run", run)] {
+            if k < 2 || !k.is_multiple_of(2) || k > self.iterations_per_run {
+                return Err(VkError::Graph {
+                    graph: "pcg".into(),
+                    message: format!(
+                        "{what} = {k}: a run must be even, from 2 to the {} iterations per run",
+                        self.iterations_per_run
+                    ),
+                });
+            }
+        }
+        let r = Recorder {
+            k: run,
+            warm_k: warm_run,
+            ..self.recorder(None)
+        };
         let part = |name: &str, f: &dyn Fn(&mut Graph) -> VkResult<()>| {
             let mut g = Graph::new(name);
             f(&mut g)?;

@@ -12,7 +12,7 @@
 use super::graphs::{Bindings, ScriptMode, VectorsMode};
 use super::NewtonSettings;
 use crate::error::SimError;
-use crate::linear::{ModelDecrease, SolveExit, RESULT_SLOTS};
+use crate::linear::{warm_run_length, ModelDecrease, SolveExit, RESULT_SLOTS};
 use crate::stepper::StepReport;
 use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Dispatch, GatedGraph, GpuBuffer, Graph,
@@ -213,11 +213,50 @@ impl Part {
     }
 }
 
+/// Global PCG run lengths the iteration graphs are recorded in below the longest
+/// ([`super::pcg_run_length`], always recorded): a step's graphs record the shortest run that
+/// its solves are expected to need ([`pick_run`]). Every recorded iteration after the device's
+/// stop still costs a skipped (or empty) dispatch and its barrier; the steps between the
+/// lengths are small enough that at most about a third of a run goes unused.
+pub const RUN_LENGTHS: [u32; 6] = [16, 24, 32, 48, 64, 96];
+
+/// The fewest iterations a step's run records beyond what the last step's solves needed
+/// ([`pick_run`]): a few skipped iterations cost less than a solve continued in another graph.
+pub const RUN_MARGIN: u32 = 8;
+
+/// The run lengths the iteration graphs are recorded in for runs of at most `most` iterations:
+/// those of [`RUN_LENGTHS`] below it, then `most`; ascending.
+pub fn run_lengths(most: u32) -> Vec<u32> {
+    let mut lengths: Vec<u32> = RUN_LENGTHS.into_iter().filter(|&l| l < most).collect();
+    lengths.push(most);
+    lengths
+}
+
+/// Index into `lengths` (ascending) of the run a step records when its solves are expected to
+/// need `needed` PCG iterations (the most any solve of the last step took; `None` before the
+/// first step): the shortest run of at least `needed` plus a quarter, and plus
+/// [`RUN_MARGIN`] at least (the counts drift from step to step; a solve that needs more
+/// continues in the next graph, which costs a graph's gates and often a host wait), the
+/// longest without one, and before the first step.
+pub fn pick_run(lengths: &[u32], needed: Option<u32>) -> usize {
+    let last = lengths.len().saturating_sub(1);
+    let Some(needed) = needed else {
+        return last;
+    };
+    let want = needed.saturating_add(needed.div_ceil(4).max(RUN_MARGIN));
+    lengths.iter().position(|&l| l >= want).unwrap_or(last)
+}
+
 /// The compiled graphs of the device loop and its control buffer.
 pub(super) struct DeviceLoop {
     control: GpuBuffer<u32>,
     start: CompiledGraph,
-    iterations: Vec<CompiledGraph>,
+    /// The global PCG run lengths of `iterations` (ascending).
+    lengths: Vec<u32>,
+    /// Per run length, [`GRAPH_COPIES`] iteration graphs.
+    iterations: Vec<Vec<CompiledGraph>>,
+    /// The run length (index into `lengths`) of the next step's graphs.
+    length: Cell<usize>,
     /// The next iteration graph to submit.
     next: Cell<usize>,
     /// Iteration graphs the last step needed: the first batch of the next.
@@ -226,8 +265,103 @@ pub(super) struct DeviceLoop {
     max_graphs: usize,
 }
 
+/// A `kernels/newton/control.comp` dispatch in `mode`, as a graph of its own named by `part`.
+fn control_graph(
+    b: &Bindings,
+    control: &GpuBuffer<u32>,
+    params: &ControlParams,
+    mode: ControlMode,
+    part: Part,
+) -> Graph {
+    let mut g = Graph::new("newton.control");
+    g.dispatch(
+        Dispatch::new(
+            format!("newton.control[{mode:?}]"),
+            ids::NEWTON_CONTROL,
+            [1, 1, 1],
+        )
+        .workgroup_size(64)
+        .spec(&[mode as u32])
+        .read_write(control)
+        .read(&b.ws.sums)
+        .read(b.pcg.scalars())
+        .read_write(&b.ws.alpha)
+        .push(params),
+    );
+    g.prefix_names(part.prefix())
+}
+
+/// Whole-graph timestamps; per-node ones only while the context asks for them (a trace,
+/// `--nodes`): on lavapipe they cost more than the iteration graphs save.
+fn profiled() -> CompileOptions {
+    CompileOptions {
+        timestamps: false,
+        graph_timestamps: true,
+        ..Default::default()
+    }
+}
+
+/// Records iteration graph `copy` of the loop, with global PCG runs of `run` iterations and
+/// warm-start runs of `warm_run`.
+fn record_iteration(
+    b: &Bindings,
+    control: &GpuBuffer<u32>,
+    params: &ControlParams,
+    copy: usize,
+    (warm_run, run): (u32, u32),
+) -> VkResult<CompiledGraph> {
+    let st = b.settings;
+    let ctl = |mode: ControlMode, part: Part| control_graph(b, control, params, mode, part);
+    let (mode, name) = if st.friction_per_iteration {
+        (VectorsMode::Gradient, "newton.gradient")
+    } else {
+        (VectorsMode::GradientLagged, "newton.gradient_lagged")
+    };
+    let word = words::PHASE as u32;
+    let mut gg = GatedGraph::new(format!("newton.iteration{copy}.run{run}"));
+    // A graph of a batch that starts after the step is done (phase 0: every section
+    // closed, every control a no-op) is skipped where conditional rendering is on,
+    // but the PCG runs, whose run starts close their own predicates (the solve is done).
+    gg.skip_unless(control, word, u32::MAX);
+    let parts = b.pcg.solve_parts(st.warm_start.enabled, warm_run, run)?;
+    let mut assemble = b.hessian_nodes().prefix_names(Part::Hessian.prefix());
+    if let Some(w) = parts.warm_init {
+        assemble.append(w.prefix_names(Part::Pcg.prefix()));
+    }
+    gg.gated(assemble, control, word, phase::ASSEMBLE);
+    if let Some(w) = parts.warm_iterations {
+        gg.unconditional(w.prefix_names(Part::Pcg.prefix()));
+    }
+    // Opened by the assembly's gate: the warm start's run between them does not
+    // change the phase word.
+    gg.gated_like_previous(parts.init.prefix_names(Part::Pcg.prefix()));
+    gg.unconditional(parts.iterations.prefix_names(Part::Pcg.prefix()));
+    gg.always(ctl(ControlMode::Solved, Part::Pcg));
+    // The controls after a trial, the acceptance and the evaluation act only in the
+    // phase that opened that section (nothing in the section writes the phase word):
+    // they are the section's last node, skipped or launched empty with it.
+    for _ in 0..TRIALS_PER_GRAPH {
+        let mut trial = b.trial_nodes().prefix_names(Part::Search.prefix());
+        trial.append(ctl(ControlMode::Tried, Part::Search));
+        gg.gated(trial, control, word, phase::SEARCH);
+    }
+    let mut accept = b.accept_nodes().prefix_names(Part::Search.prefix());
+    accept.append(ctl(ControlMode::Accepted, Part::Search));
+    gg.gated(accept, control, word, phase::ACCEPT);
+    let mut evaluate = b
+        .evaluate_nodes("newton.evaluate", name, mode)
+        .prefix_names(Part::Evaluate.prefix());
+    evaluate.append(ctl(ControlMode::Evaluated, Part::Evaluate));
+    gg.gated(evaluate, control, word, phase::EVALUATE);
+    let finish = b.finish_nodes().prefix_names(Part::Finish.prefix());
+    gg.gated(finish, control, word, phase::FINISH);
+    gg.always(ctl(ControlMode::Finished, Part::Finish));
+    gg.build(b.ctx)?.compile(b.ctx, profiled())
+}
+
 impl DeviceLoop {
-    /// Records the start graph and [`GRAPH_COPIES`] iteration graphs over `b`.
+    /// Records the start graph and, per run length ([`run_lengths`]), [`GRAPH_COPIES`]
+    /// iteration graphs over `b`.
     pub fn record(b: &Bindings) -> VkResult<DeviceLoop> {
         let st = b.settings;
         let control = b.ctx.create_buffer::<u32>(
@@ -236,31 +370,6 @@ impl DeviceLoop {
             BufferUsage::HOST_READ | BufferUsage::STORAGE,
         )?;
         let params = ControlParams::new(st);
-        let ctl = |mode: ControlMode, part: Part| {
-            let mut g = Graph::new("newton.control");
-            g.dispatch(
-                Dispatch::new(
-                    format!("newton.control[{mode:?}]"),
-                    ids::NEWTON_CONTROL,
-                    [1, 1, 1],
-                )
-                .workgroup_size(64)
-                .spec(&[mode as u32])
-                .read_write(&control)
-                .read(&b.ws.sums)
-                .read(b.pcg.scalars())
-                .read_write(&b.ws.alpha)
-                .push(&params),
-            );
-            g.prefix_names(part.prefix())
-        };
-        // Whole-graph timestamps; per-node ones only while the context asks for them (a
-        // trace, `--nodes`): on lavapipe they cost more than the iteration graphs save.
-        let profiled = CompileOptions {
-            timestamps: false,
-            graph_timestamps: true,
-            ..Default::default()
-        };
         let mut start = Graph::new("newton.device_start");
         if let Some(s) = b.script_nodes(ScriptMode::Jump) {
             start.append(s.prefix_names(Part::Predict.prefix()));
@@ -270,67 +379,36 @@ impl DeviceLoop {
             b.evaluate_nodes("newton.evaluate", "newton.gradient", VectorsMode::Gradient)
                 .prefix_names(Part::Evaluate.prefix()),
         );
-        start.append(ctl(ControlMode::Start, Part::Evaluate));
-        let start = start.compile(b.ctx, profiled)?;
-        let (mode, name) = if st.friction_per_iteration {
-            (VectorsMode::Gradient, "newton.gradient")
-        } else {
-            (VectorsMode::GradientLagged, "newton.gradient_lagged")
-        };
-        let word = words::PHASE as u32;
-        let mut iterations = Vec::with_capacity(GRAPH_COPIES);
-        for copy in 0..GRAPH_COPIES {
-            let mut gg = GatedGraph::new(format!("newton.iteration{copy}"));
-            // A graph of a batch that starts after the step is done (phase 0: every section
-            // closed, every control a no-op) is skipped where conditional rendering is on,
-            // but the PCG runs, whose run starts close their own predicates (the solve is done).
-            gg.skip_unless(&control, word, u32::MAX);
-            let parts = b.pcg.solve_parts(st.warm_start.enabled)?;
-            let mut assemble = b.hessian_nodes().prefix_names(Part::Hessian.prefix());
-            if let Some(w) = parts.warm_init {
-                assemble.append(w.prefix_names(Part::Pcg.prefix()));
-            }
-            gg.gated(assemble, &control, word, phase::ASSEMBLE);
-            if let Some(w) = parts.warm_iterations {
-                gg.unconditional(w.prefix_names(Part::Pcg.prefix()));
-            }
-            // Opened by the assembly's gate: the warm start's run between them does not
-            // change the phase word.
-            gg.gated_like_previous(parts.init.prefix_names(Part::Pcg.prefix()));
-            gg.unconditional(parts.iterations.prefix_names(Part::Pcg.prefix()));
-            gg.always(ctl(ControlMode::Solved, Part::Pcg));
-            // The controls after a trial, the acceptance and the evaluation act only in the
-            // phase that opened that section (nothing in the section writes the phase word):
-            // they are the section's last node, skipped or launched empty with it.
-            for _ in 0..TRIALS_PER_GRAPH {
-                let mut trial = b.trial_nodes().prefix_names(Part::Search.prefix());
-                trial.append(ctl(ControlMode::Tried, Part::Search));
-                gg.gated(trial, &control, word, phase::SEARCH);
-            }
-            let mut accept = b.accept_nodes().prefix_names(Part::Search.prefix());
-            accept.append(ctl(ControlMode::Accepted, Part::Search));
-            gg.gated(accept, &control, word, phase::ACCEPT);
-            let mut evaluate = b
-                .evaluate_nodes("newton.evaluate", name, mode)
-                .prefix_names(Part::Evaluate.prefix());
-            evaluate.append(ctl(ControlMode::Evaluated, Part::Evaluate));
-            gg.gated(evaluate, &control, word, phase::EVALUATE);
-            let finish = b.finish_nodes().prefix_names(Part::Finish.prefix());
-            gg.gated(finish, &control, word, phase::FINISH);
-            gg.always(ctl(ControlMode::Finished, Part::Finish));
-            iterations.push(gg.build(b.ctx)?.compile(b.ctx, profiled)?);
+        start.append(control_graph(
+            b,
+            &control,
+            &params,
+            ControlMode::Start,
+            Part::Evaluate,
+        ));
+        let start = start.compile(b.ctx, profiled())?;
+        let most = b.pcg.iterations_per_run();
+        let lengths = run_lengths(most);
+        // The warm start must end within its run ([`eligible`]).
+        let warm_run = warm_run_length(st.warm_start.max_iterations, most);
+        let mut iterations = Vec::with_capacity(lengths.len());
+        for &run in &lengths {
+            let copies = (0..GRAPH_COPIES)
+                .map(|copy| record_iteration(b, &control, &params, copy, (warm_run, run)))
+                .collect::<VkResult<Vec<_>>>()?;
+            iterations.push(copies);
         }
-        // Each iteration can take one graph per PCG run and per TRIALS_PER_GRAPH trials of
-        // a search (α halves down to 1e-6, at most 21 trials, without a floor).
-        let runs = st
-            .pcg_max_iterations
-            .div_ceil(b.pcg.iterations_per_run())
-            .max(1) as usize;
+        // Each iteration can take one graph per PCG run (of the shortest length) and per
+        // TRIALS_PER_GRAPH trials of a search (α halves down to 1e-6, at most 21 trials,
+        // without a floor).
+        let runs = st.pcg_max_iterations.div_ceil(lengths[0]).max(1) as usize;
         let trials = st.max_halvings.map_or(21, |n| n as usize + 1);
         let per_iteration = runs + trials.div_ceil(TRIALS_PER_GRAPH) + 1;
         Ok(DeviceLoop {
             control,
             start,
+            length: Cell::new(pick_run(&lengths, None)),
+            lengths,
             iterations,
             next: Cell::new(0),
             batch: Cell::new(1),
@@ -341,6 +419,7 @@ impl DeviceLoop {
     /// Runs one step from the prediction to the velocity update; fills `report` and returns
     /// the objective at the end. The caller wrote the step's end time.
     pub fn step(&self, t: f64, report: &mut StepReport) -> Result<f64, SimError> {
+        let graphs = &self.iterations[self.length.get()];
         self.start.submit()?;
         let mut run = 0usize;
         let batch = self.batch.get().clamp(1, GRAPH_COPIES);
@@ -350,10 +429,10 @@ impl DeviceLoop {
             for _ in 0..batch {
                 let i = self.next.get();
                 self.next.set((i + 1) % GRAPH_COPIES);
-                submitted.push((i, self.iterations[i].submit()?));
+                submitted.push((i, graphs[i].submit()?));
             }
             if let Some(&(i, ticket)) = submitted.last() {
-                self.iterations[i].wait(ticket)?;
+                graphs[i].wait(ticket)?;
             }
             run += batch;
             if first {
@@ -361,11 +440,11 @@ impl DeviceLoop {
                 first = false;
             }
             for (i, _) in &submitted {
-                add_profile(&self.iterations[*i], report, Part::Search)?;
+                add_profile(&graphs[*i], report, Part::Search)?;
                 // Every graph of the batch has completed (one queue, in order): the sections
                 // its gates closed were skipped where conditional rendering is on.
-                if self.iterations[*i].conditional_dispatch_count() > 0 {
-                    self.iterations[*i].count_skipped_dispatches()?;
+                if graphs[*i].conditional_dispatch_count() > 0 {
+                    graphs[*i].count_skipped_dispatches()?;
                 }
             }
             let w = self.words()?;
@@ -384,10 +463,23 @@ impl DeviceLoop {
             }
             // Not done: another batch as long (the step needed more graphs than the last one).
         }
-        // The next step's first batch: the graphs this one used (not those it over-submitted).
+        // The next step's first batch: the graphs this one used (not those it over-submitted),
+        // and its run length: what this step's solves needed.
         let used = self.words()?[words::GRAPHS] as usize;
         self.batch.set(used.clamp(1, GRAPH_COPIES));
+        self.length
+            .set(pick_run(&self.lengths, Some(self.most_solve_iterations()?)));
         self.read_report(t, report)
+    }
+
+    /// The most PCG iterations (global solve) any solve of the finished step took.
+    fn most_solve_iterations(&self) -> Result<u32, SimError> {
+        let w = self.words()?;
+        let solves = w[words::SOLVES] as usize;
+        Ok((0..solves)
+            .filter_map(|k| w.get(words::LOG + k * words::LOG_WORDS).copied())
+            .max()
+            .unwrap_or(0))
     }
 
     fn words(&self) -> Result<&[u32], SimError> {
@@ -463,4 +555,37 @@ fn add_profile(g: &CompiledGraph, report: &mut StepReport, whole: Part) -> Resul
     ms.line_search += parts[Part::Search as usize] * scale;
     ms.finish += parts[Part::Finish as usize] * scale;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pick_run, run_lengths};
+
+    #[test]
+    fn the_run_lengths_ascend_to_the_longest_run() {
+        assert_eq!(run_lengths(128), [16, 24, 32, 48, 64, 96, 128]);
+        // A cap of 100 PCG iterations: no run longer than the cap.
+        assert_eq!(run_lengths(100), [16, 24, 32, 48, 64, 96, 100]);
+        assert_eq!(run_lengths(16), [16]);
+        assert_eq!(run_lengths(2), [2]);
+    }
+
+    #[test]
+    fn a_step_records_the_shortest_run_a_quarter_above_the_last_solves() {
+        let l = run_lengths(128);
+        // Before the first step: the longest.
+        assert_eq!(l[pick_run(&l, None)], 128);
+        assert_eq!(l[pick_run(&l, Some(0))], 16);
+        assert_eq!(l[pick_run(&l, Some(8))], 16);
+        // 9 + 8 = 17 > 16: the margin of 8 above a quarter.
+        assert_eq!(l[pick_run(&l, Some(9))], 24);
+        // 36 + 9 = 45.
+        assert_eq!(l[pick_run(&l, Some(36))], 48);
+        // 39 + 10 = 49 > 48.
+        assert_eq!(l[pick_run(&l, Some(39))], 64);
+        assert_eq!(l[pick_run(&l, Some(77))], 128);
+        // More than the longest run: the longest (the solve continues in the next graph).
+        assert_eq!(l[pick_run(&l, Some(500))], 128);
+        assert_eq!(l[pick_run(&l, Some(u32::MAX))], 128);
+    }
 }

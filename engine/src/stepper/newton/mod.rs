@@ -25,7 +25,7 @@ use crate::contact::{
 };
 use crate::error::SimError;
 use crate::fem::{ElementModel, TetElements};
-use crate::linear::{Pcg, SolveExit, WarmSolveStats};
+use crate::linear::{warm_run_length, Pcg, SolveExit, WarmSolveStats};
 use crate::model::SimModel;
 use crate::phase::{PcgExit, Phase, Phases, StepperInfo};
 use crate::primitives::Reduce;
@@ -197,12 +197,9 @@ impl NewtonStepper {
             &model.thin_elements,
         )?;
         let sparsity = Sparsity::new(ctx, model)?;
-        let pcg = Pcg::with_sparsity(
-            ctx,
-            n,
-            sparsity.pairs(),
-            pcg_run_length(&settings, ctx.conditional_rendering()),
-        )?;
+        let run = pcg_run_length(&settings, ctx.conditional_rendering());
+        let warm_run = warm_run_length(settings.warm_start.max_iterations, run);
+        let pcg = Pcg::with_sparsity_and_warm_run(ctx, n, sparsity.pairs(), run, warm_run)?;
         pcg.set_stagnation_window(settings.pcg_stagnation_window);
         let reduce = Reduce::new(ctx, n.max(elements.num_elements()))?;
         let solve = SolveBuffers::new(ctx, model, state, settings.script_pull)?;
