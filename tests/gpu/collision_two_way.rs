@@ -1020,13 +1020,9 @@ fn split_constraint_storage_gives_the_same_bits() {
     assert_no_validation_errors(&ctx);
 }
 
-/// Issue 22: a solve waits on the host once per step batch (to read its stop flags) and once
-/// per proximity search (the search and the constraint build behind it); the clock reset, the
-/// friction pass and the per-color indirect arguments are submitted without a wait of their
-/// own, covered by the next wait in queue order. Host coloring (as on lavapipe), friction on.
-#[test]
-fn a_solve_waits_once_per_step_batch_and_per_search() {
-    let ctx = context(false);
+/// Two 8 × 8 sheets 3 mm apart (the top pushed 10 mm down), the bottom one pinned, and their
+/// solver with host coloring, batches of 2 steps and friction 0.3.
+fn batched_sheets_with_friction(ctx: &supple::vk::Context) -> (Sheets, TwoWay) {
     let s = sheets(8, 0.003, 0.01);
     let inv_w = s.pinned_bottom();
     let st = TwoWaySettings {
@@ -1034,8 +1030,19 @@ fn a_solve_waits_once_per_step_batch_and_per_search() {
         steps_per_batch: 2,
         ..Default::default()
     };
-    let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+    let mut tw = TwoWay::new(ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
     tw.set_friction(0.3).expect("friction");
+    (s, tw)
+}
+
+/// Issue 22: a solve waits on the host once per step batch (to read its stop flags) and once
+/// per proximity search (the search and the constraint build behind it); the clock reset, the
+/// friction pass and the per-color indirect arguments are submitted without a wait of their
+/// own, covered by the next wait in queue order. Host coloring (as on lavapipe), friction on.
+#[test]
+fn a_solve_waits_once_per_step_batch_and_per_search() {
+    let ctx = context(false);
+    let (s, mut tw) = batched_sheets_with_friction(&ctx);
     // The first solve grows the search's workspace to the pair counts.
     tw.set_target(&s.y).expect("target");
     tw.solve().expect("first solve");
@@ -1086,15 +1093,7 @@ fn prefetched_searches_give_the_same_solves_with_fewer_waits() {
         let mut g = Graph::new("test.between_solves");
         g.fill("test.between_solves", &word, 0);
         let between = g.compile(&ctx, CompileOptions::default()).expect("graph");
-        let s = sheets(8, 0.003, 0.01);
-        let inv_w = s.pinned_bottom();
-        let st = TwoWaySettings {
-            contact_coloring: ContactColoring::Host,
-            steps_per_batch: 2,
-            ..Default::default()
-        };
-        let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
-        tw.set_friction(0.3).expect("friction");
+        let (s, mut tw) = batched_sheets_with_friction(&ctx);
         tw.set_prefetch_searches(prefetch).expect("prefetch");
         let mut waits = 0;
         let mut out = Vec::new();

@@ -353,13 +353,8 @@ const WAITS_BOUND: u64 = 24;
 /// Most submissions per frame of [`TWO_WAY_SCENE`] (27–45 over its first four frames).
 const SUBMITS_BOUND: u64 = 48;
 
-/// Per frame of [`TWO_WAY_SCENE`]: (host waits, submits, Newton iterations, two-way solves,
-/// proximity searches).
-fn two_way_counts(frames: usize) -> Vec<(u64, u64, u32, u32, u32)> {
-    two_way_counts_with(frames, &[])
-}
-
-/// [`two_way_counts`] of the scene with `overrides`.
+/// Per frame of [`TWO_WAY_SCENE`] with `overrides`: (host waits, submits, Newton iterations,
+/// two-way solves, proximity searches).
 fn two_way_counts_with(frames: usize, overrides: &[&str]) -> Vec<(u64, u64, u32, u32, u32)> {
     use supple::contact::two_way::CollisionFrameStats;
     let ctx = context(false);
@@ -394,10 +389,21 @@ fn two_way_counts_with(frames: usize, overrides: &[&str]) -> Vec<(u64, u64, u32,
 /// Deterministic: two runs count the same.
 #[test]
 fn two_way_collision_submits_what_the_host_does_not_read_without_a_wait() {
-    let frames = two_way_counts(4);
+    // A search that overflowed its workspace waits for itself before it grows it and searches
+    // again: only the indirect arguments are sure to go without a wait.
+    assert_two_way_counts(&[], WAITS_BOUND, |newton, solves, searches| {
+        1 + newton + 5 * solves + searches
+    });
+}
+
+/// Four frames of [`TWO_WAY_SCENE`] with `sets`, counted twice (the counts must agree): per
+/// frame, something solved, at least `unwaited(newton, solves, searches)` submissions beyond
+/// the waits, at most `waits_bound` host waits and [`SUBMITS_BOUND`] submissions.
+fn assert_two_way_counts(sets: &[&str], waits_bound: u64, unwaited: fn(u32, u32, u32) -> u32) {
+    let frames = two_way_counts_with(4, sets);
     assert_eq!(
         frames,
-        two_way_counts(4),
+        two_way_counts_with(4, sets),
         "two identical runs count differently"
     );
     for (k, &(waits, submits, newton, solves, searches)) in frames.iter().enumerate() {
@@ -406,15 +412,13 @@ fn two_way_collision_submits_what_the_host_does_not_read_without_a_wait() {
              {solves} two-way solves, {searches} searches"
         );
         assert!(newton >= 1 && solves >= 1, "frame {k}: nothing solved");
-        // A search that overflowed its workspace waits for itself before it grows it and
-        // searches again: only the indirect arguments are sure to go without a wait.
-        let unwaited = 1 + newton + 5 * solves + searches;
+        let unwaited = unwaited(newton, solves, searches);
         assert!(
             submits >= waits + unwaited as u64,
             "frame {k}: {waits} waits for {submits} submits, expected at least {unwaited} \
              submissions without a wait"
         );
-        assert!(waits <= WAITS_BOUND, "frame {k}: {waits} host waits");
+        assert!(waits <= waits_bound, "frame {k}: {waits} host waits");
         assert!(submits <= SUBMITS_BOUND, "frame {k}: {submits} submissions");
     }
 }
@@ -437,27 +441,9 @@ const WARM_WAITS_BOUND: u64 = 14;
 #[test]
 fn two_way_collision_waits_once_per_newton_iteration_for_the_solve_and_the_first_trial() {
     let warm = ["solver.stiffness_group_warm_start=true"];
-    let frames = two_way_counts_with(4, &warm);
-    assert_eq!(
-        frames,
-        two_way_counts_with(4, &warm),
-        "two identical runs count differently"
-    );
-    for (k, &(waits, submits, newton, solves, searches)) in frames.iter().enumerate() {
-        println!(
-            "frame {k}: {waits} host waits, {submits} submits, {newton} Newton iterations, \
-             {solves} two-way solves, {searches} searches"
-        );
-        assert!(newton >= 1 && solves >= 1, "frame {k}: nothing solved");
-        let unwaited = 2 + 2 * newton + 5 * solves + searches;
-        assert!(
-            submits >= waits + unwaited as u64,
-            "frame {k}: {waits} waits for {submits} submits, expected at least {unwaited} \
-             submissions without a wait"
-        );
-        assert!(waits <= WARM_WAITS_BOUND, "frame {k}: {waits} host waits");
-        assert!(submits <= SUBMITS_BOUND, "frame {k}: {submits} submissions");
-    }
+    assert_two_way_counts(&warm, WARM_WAITS_BOUND, |newton, solves, searches| {
+        2 + 2 * newton + 5 * solves + searches
+    });
 }
 
 /// Recorded dispatches of an iteration graph of the device loop that did not execute, per
