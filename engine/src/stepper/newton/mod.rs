@@ -524,13 +524,12 @@ impl NewtonStepper {
             let mut info = self.solve(t, contacts, report)?;
             let (accepted, alpha, dmax) =
                 self.search_with_resumes(energy, contacts, &mut info, report)?;
-            contacts.iteration_done(&info);
-            report.last_direction = dmax;
+            let go_on =
+                self.iteration_done(&info, accepted, alpha, dmax, state, contacts, report)?;
             if let Some(e) = accepted {
                 energy = e;
-                contacts.at(Phase::Accepted, state)?;
             }
-            if accepted.is_none() || dmax * (alpha as f64) < st.tolerance {
+            if !go_on {
                 break;
             }
             // Rebuild the rhs at the accepted x, re-lagging friction there when fully implicit
@@ -538,6 +537,29 @@ impl NewtonStepper {
             energy = self.evaluate_terms(contacts, st.friction_per_iteration, report)?;
         }
         Ok(energy)
+    }
+
+    /// The end of a Newton iteration shared by [`NewtonStepper::iterate`] and
+    /// [`NewtonStepper::iterate_queued`]: tells the contact handlers, records the direction,
+    /// moves them to an `accepted` iterate; returns whether the iterations go on (a step was
+    /// accepted and it moved x by no less than the tolerance).
+    #[allow(clippy::too_many_arguments)]
+    fn iteration_done(
+        &self,
+        info: &IterationInfo,
+        accepted: Option<f64>,
+        alpha: f32,
+        dmax: f64,
+        state: &GpuState,
+        contacts: &mut ContactSet,
+        report: &mut StepReport,
+    ) -> Result<bool, SimError> {
+        contacts.iteration_done(info);
+        report.last_direction = dmax;
+        if accepted.is_some() {
+            contacts.at(Phase::Accepted, state)?;
+        }
+        Ok(!(accepted.is_none() || dmax * (alpha as f64) < self.settings.tolerance))
     }
 
     /// Whether the step's Newton iterations run queued ([`NewtonStepper::iterate_queued`]):
@@ -617,13 +639,12 @@ impl NewtonStepper {
             let (accepted, alpha, dmax) =
                 self.line_search(objective, alpha0, &trials, true, first_done, report)?;
             info.alpha = if accepted.is_some() { alpha } else { 0.0 };
-            contacts.iteration_done(&info);
-            report.last_direction = dmax;
+            let go_on =
+                self.iteration_done(&info, accepted, alpha, dmax, state, contacts, report)?;
             if let Some(e) = accepted {
                 energy = Some(e);
-                contacts.at(Phase::Accepted, state)?;
             }
-            if accepted.is_none() || dmax * (alpha as f64) < st.tolerance {
+            if !go_on {
                 break;
             }
             self.submit_evaluation(st.friction_per_iteration)?;
