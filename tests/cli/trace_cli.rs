@@ -137,13 +137,22 @@ fn run_trace_has_one_event_per_node_per_frame_summing_to_the_gpu_step_time() {
         );
     }
 
-    // Host spans on their own track: one per frame step, recording, submission, readback and
-    // export.
+    // Host spans on their own track: one per frame step, recording, submission, host waits
+    // (named by what they waited for), readback and export.
     let cats: std::collections::BTreeSet<&str> =
         host.iter().map(|e| e["cat"].as_str().unwrap()).collect();
-    for c in ["step", "record", "submit", "readback", "export"] {
+    for c in ["step", "record", "submit", "wait", "readback", "export"] {
         assert!(cats.contains(c), "no host span of category {c}: {cats:?}");
     }
     assert_eq!(host.iter().filter(|e| e["cat"] == "step").count(), 3);
+    let waits: Vec<&str> = host
+        .iter()
+        .filter(|e| e["cat"] == "wait")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        waits.len() >= 3 && waits.iter().all(|w| w.len() > 5 && w.starts_with("wait ")),
+        "wait spans: {waits:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1071,12 +1071,22 @@ impl Context {
             .counters
             .host_waits
             .fetch_add(1, Ordering::Relaxed);
+        let started = std::time::Instant::now();
         // SAFETY: valid semaphore and wait info.
-        match unsafe {
+        let waited = unsafe {
             self.shared
                 .device
                 .wait_semaphores(&info, timeout.as_nanos().min(u64::MAX as u128) as u64)
-        } {
+        };
+        if self.is_tracing() {
+            self.trace_host_span(
+                &format!("wait {what}"),
+                "wait",
+                started,
+                std::time::Instant::now(),
+            );
+        }
+        match waited {
             Ok(()) => {
                 completed.fetch_max(ticket.value, Ordering::AcqRel);
                 Ok(())

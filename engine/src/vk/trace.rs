@@ -60,7 +60,8 @@ pub struct GraphRun {
 pub struct HostSpan {
     /// What was done, e.g. `record sim.readback`.
     pub name: String,
-    /// Category: `record`, `submit`, `readback`, `export`, `step`, or a caller's own.
+    /// Category: `record`, `submit`, `wait` (a host wait, named by what it waited for),
+    /// `readback`, `export`, `step`, or a caller's own.
     pub category: String,
     /// Start.
     pub start: Instant,
