@@ -8,7 +8,9 @@
 // pair closer than θ (dmin[i] < θ) whose component passed the release test (blocked[i] = 0,
 // blocked[n] = 0) moves by its component's fraction alpha_c[i] instead.
 // Resets dmin, dfree and blocked for the next step and raises the step's max displacement and
-// max r_i (float bits, atomicMax). Vertices on no collision surface (tet interiors, rods) move
+// max r_i (float bits, atomicMax) and widens the box of its displacement vectors (disp_lo,
+// disp_hi; tw_order_bits, atomicMin/Max) for the translation-invariant reuse bound
+// (two_way_update.comp). Vertices on no collision surface (tet interiors, rods) move
 // freely (α_i = 1). Shared fractions (two_way_group_fraction.comp): every vertex of a group
 // whose slot is non-zero moves by the group's fraction instead. Colliders
 // (two_way_collider_bound.comp): every α_i is finally capped at its collider fraction
@@ -34,6 +36,7 @@ void main() {
     if ((s.flags & TW_STOP) != 0u) return;
     uint i = tw_index();
     uint disp = 0u, rr = 0u;
+    uvec3 lo = uvec3(0xffffffffu), hi = uvec3(0u);
     if (i < p.n) {
         float dm = uintBitsToFloat(dmin[i]);
         float d = on_surface[i] != 0u ? min(s.bound, dm) : uintBitsToFloat(0x7f800000u);
@@ -56,11 +59,20 @@ void main() {
         r[i] = ri;
         disp = floatBitsToUint(alpha * len);
         rr = floatBitsToUint(ri);
+        precise vec3 dx = xn - xi;
+        lo = uvec3(tw_order_bits(dx.x), tw_order_bits(dx.y), tw_order_bits(dx.z));
+        hi = lo;
     }
     disp = subgroupMax(disp);
     rr = subgroupMax(rr);
+    lo = subgroupMin(lo);
+    hi = subgroupMax(hi);
     if (subgroupElect()) {
         atomicMax(s.max_disp, disp);
         atomicMax(s.max_r, rr);
+        for (uint k = 0u; k < 3u; k++) {
+            atomicMin(s.disp_lo[k], lo[k]);
+            atomicMax(s.disp_hi[k], hi[k]);
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Bit-identity pins: the frames of three representative scenes (Newton with two-way collision
 //! handling, XPBD with shortest-path collision handling, symplectic Euler) hashed frame by frame
 //! and compared with the hashes recorded before the architecture change of issue 21
-//! (`tests/gpu/data/frame_hashes.json`, written by commit 3329fbf's engine on lavapipe).
+//! (`tests/gpu/data/frame_hashes.json`, written by commit 3329fbf's engine on lavapipe;
+//! `newton_two_way` re-recorded when the two-way reuse bound became translation-invariant).
 //!
 //! A refactor that is meant to be behaviour-neutral must keep every bit. A deliberate change of
 //! the numbers (a new algorithm, another Mesa) re-records the file with

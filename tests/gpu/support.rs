@@ -136,7 +136,7 @@ pub fn step_checked(
 
 /// The CPU reference's forward step of the two-way settings `st` (floor release when on) from
 /// `x` (updated) toward `y` with reuse bound `bound`, every vertex on the collision surface.
-/// Returns the largest displacement (m).
+/// Returns the reuse bound's decrease (m; `cpu_reference::two_way::bound_decrease`).
 pub fn reference_forward(
     st: &supple::contact::two_way::TwoWaySettings,
     x: &mut [supple::math::Vec3],

@@ -239,7 +239,7 @@ pub fn vertex_distances(x: &[Vec3], cons: &[[u32; 4]], n_vt: usize) -> Vec<f64> 
 }
 
 /// The forward step (Eq. 20) with step fraction `fraction` = γ_f: moves `x` toward `y`, updates
-/// the clocks `r`; returns the largest displacement (m). Vertices with `on_surface[i] == false`
+/// the clocks `r`; returns the reuse bound's decrease ([`bound_decrease`]; m). Vertices with `on_surface[i] == false`
 /// (none of the collision surface's primitives uses them) move freely; the others keep every
 /// distance above the minimum separation `min_sep` (they use D_i − ξ and stop when it is ≤ 0).
 #[allow(clippy::too_many_arguments)]
@@ -279,17 +279,39 @@ pub fn forward_fractions(
         .collect()
 }
 
+/// The translation-invariant reuse bound's rounding margin, relative to 2 max_i |Δx_i|
+/// (`two_way.glsl::TW_SPREAD_MARGIN`).
+pub const SPREAD_MARGIN: f64 = 1e-6;
+
+/// How far the vertices' displacements `d` can bring two primitives closer (m; twin of
+/// `two_way_update.comp`): min(2 max_i |d_i|, |hi − lo| + [`SPREAD_MARGIN`] · 2 max_i |d_i|),
+/// lo and hi the corners of the box of the d_i. Distances do not change under a common
+/// translation t, so a pair's distance falls by at most 2 max_i |d_i − t|, which is at most
+/// |hi − lo| for t the box's centre: a body moving as a whole keeps its reuse bound.
+pub fn bound_decrease(d: impl IntoIterator<Item = Vec3>) -> f64 {
+    let mut lo = Vec3::repeat(f64::INFINITY);
+    let mut hi = Vec3::repeat(f64::NEG_INFINITY);
+    let mut max: f64 = 0.0;
+    for v in d {
+        lo = lo.inf(&v);
+        hi = hi.sup(&v);
+        max = max.max(v.norm());
+    }
+    let spread = (hi - lo).map(|c| c.max(0.0)).norm();
+    (2.0 * max).min(spread + SPREAD_MARGIN * 2.0 * max)
+}
+
 /// Moves every vertex by its fraction, x_i += α_i (y_i − x_i), r_i *= 1 − α_i; returns the
-/// largest displacement (m).
+/// reuse bound's decrease ([`bound_decrease`] of the displacements; m).
 pub fn apply_fractions(x: &mut [Vec3], y: &[Vec3], alpha: &[f64], r: &mut [f64]) -> f64 {
-    let mut max_disp: f64 = 0.0;
+    let mut disp = Vec::with_capacity(x.len());
     for i in 0..x.len() {
         let dir = y[i] - x[i];
         x[i] += dir * alpha[i];
         r[i] *= 1.0 - alpha[i];
-        max_disp = max_disp.max(alpha[i] * dir.norm());
+        disp.push(dir * alpha[i]);
     }
-    max_disp
+    bound_decrease(disp)
 }
 
 /// Shared step fractions (`collision.shared_step`, twin of `two_way_group_fraction.comp` and
@@ -584,7 +606,7 @@ pub fn release_fractions(
 /// One forward step from `x` toward `y` as the GPU takes it: with floor release (`release` =
 /// Some(θ), [`floor_distances`], [`release_fractions`], [`forward_released`], distance-bounded
 /// steps kept above 2ξ) or the paper's bound ([`vertex_distances`], [`forward`]) with the minimum
-/// separation ξ = `min_separation`. Returns the largest displacement (m).
+/// separation ξ = `min_separation`. Returns the reuse bound's decrease ([`bound_decrease`]; m).
 #[allow(clippy::too_many_arguments)]
 pub fn forward_step(
     x: &mut [Vec3],
@@ -773,7 +795,7 @@ pub fn collider_fractions(
 }
 
 /// `release`) with a fraction in `released` ([`release_fractions`]) move by it. Returns the
-/// largest displacement (m).
+/// reuse bound's decrease ([`bound_decrease`]; m).
 #[allow(clippy::too_many_arguments)]
 pub fn forward_released(
     x: &mut [Vec3],
@@ -1203,7 +1225,7 @@ impl Solver {
             );
             observe(x);
             steps += 1;
-            bound -= 2.0 * disp;
+            bound -= disp;
             let max_r = r.iter().cloned().fold(0.0, f64::max);
             if max_r < s.epsilon {
                 return SolveReport {
@@ -1231,6 +1253,33 @@ mod tests {
 
     fn v(a: f64, b: f64, c: f64) -> Vec3 {
         Vec3::new(a, b, c)
+    }
+
+    /// The reuse bound's decrease: a common translation costs only the rounding margin,
+    /// opposite moves cost their relative motion 2 max |d|, and the box never costs more than
+    /// 2 max |d| (six moves along ± the axes, whose box diagonal is 2√3 max |d|); no vertex, 0.
+    #[test]
+    fn bound_decrease_is_translation_invariant_and_at_most_twice_the_largest_move() {
+        let t = v(0.01, -0.02, 0.03);
+        let same = bound_decrease([t, t, t]);
+        assert!(same <= 2.0 * SPREAD_MARGIN * t.norm() * 1.000_001, "{same}");
+        assert!(same > 0.0);
+        let opposite = bound_decrease([t, -t]);
+        assert!((opposite - 2.0 * t.norm()).abs() < 1e-15, "{opposite}");
+        let axes = [
+            v(1.0, 0.0, 0.0),
+            v(-1.0, 0.0, 0.0),
+            v(0.0, 1.0, 0.0),
+            v(0.0, -1.0, 0.0),
+            v(0.0, 0.0, 1.0),
+            v(0.0, 0.0, -1.0),
+        ];
+        assert_eq!(bound_decrease(axes), 2.0);
+        let spread = bound_decrease([t, t + v(1e-3, 0.0, 0.0)]);
+        assert!(
+            (spread - (1e-3 + 2.0 * SPREAD_MARGIN * (t + v(1e-3, 0.0, 0.0)).norm())).abs() < 1e-12
+        );
+        assert_eq!(bound_decrease(std::iter::empty()), 0.0);
     }
 
     /// Every constraint form equals d / δ − 1 at its linearisation point and its Jacobian

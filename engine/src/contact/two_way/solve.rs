@@ -13,7 +13,10 @@
 //!   `two_way_distances` (D_i, Eq. 18), one `two_way_contact_sweep` per contact color (indirect
 //!   dispatch sized by the color), one `two_way_edge_sweep` per edge color (colors precomputed
 //!   once on the host), `two_way_forward` (Eq. 20) and `two_way_update` (reuse bound, clocks,
-//!   stop flags). Kernels of a stopped solve return at once, so a batch may end early on the
+//!   stop flags). The reuse bound falls by the spread of the step's displacements (the box of
+//!   the Δx_i), not 2 max |Δx_i|: distances do not change under a common translation, so a
+//!   body moving as a whole (a falling cloth) keeps its pairs
+//!   (`cpu_reference::two_way::bound_decrease`). Kernels of a stopped solve return at once, so a batch may end early on the
 //!   device without a host round trip per step.
 //!
 //! Host waits: one per batch (to read the stop flags, [`TwState`]) and one per search (the
@@ -86,7 +89,34 @@ pub struct TwState {
     pub last_max_r: u32,
     /// Contact constraints of the current search.
     pub pairs: u32,
+    /// Order bits ([`order_bits`]) of the current step's smallest displacement components.
+    pub disp_lo: [u32; 3],
+    /// Order bits of the current step's largest displacement components.
+    pub disp_hi: [u32; 3],
 }
+
+/// Monotone encoding of a float as a u32 (`two_way.glsl::tw_order_bits`): a < b ⇔ bits(a) <
+/// bits(b), for the displacement box's atomic minima and maxima.
+pub fn order_bits(v: f32) -> u32 {
+    let b = v.to_bits();
+    if b & 0x8000_0000 != 0 {
+        !b
+    } else {
+        b | 0x8000_0000
+    }
+}
+
+/// The inverse of [`order_bits`].
+pub fn order_float(b: u32) -> f32 {
+    f32::from_bits(if b & 0x8000_0000 != 0 {
+        b & 0x7fff_ffff
+    } else {
+        !b
+    })
+}
+
+/// The empty displacement box's lower corner (every [`order_bits`] is at most this).
+const EMPTY_LO: [u32; 3] = [u32::MAX; 3];
 
 /// Push constants of the per-step kernels (`two_way.glsl::TwParams`).
 #[repr(C)]
@@ -426,6 +456,7 @@ impl TwoWay {
         let init = TwState {
             bound: -1.0,
             min_dist: INF_BITS,
+            disp_lo: EMPTY_LO,
             ..Default::default()
         };
         let state = ctx
@@ -1363,6 +1394,8 @@ impl TwoWay {
         st.steps = 0;
         st.flags = 0;
         st.max_disp = 0;
+        st.disp_lo = EMPTY_LO;
+        st.disp_hi = [0; 3];
         st.max_r = 0;
         st.last_max_r = ONE_BITS;
         st.min_dist = INF_BITS;
