@@ -23,7 +23,7 @@ void main() {
             hi = max(hi, x);
         }
         precise vec3 c = (lo + hi) * 0.5;
-        mn = uvec3(bvh_float_to_ordered(c.x), bvh_float_to_ordered(c.y), bvh_float_to_ordered(c.z));
+        mn = uvec3(float_to_ordered(c.x), float_to_ordered(c.y), float_to_ordered(c.z));
         mx = mn;
     }
     mn = subgroupMin(mn);

@@ -50,8 +50,8 @@ void main() {
     precise vec3 c = (lo + hi) * 0.5;
     uvec3 q;
     for (uint k = 0u; k < 3u; ++k) {
-        float blo = bvh_ordered_to_float(~bounds[k]);
-        float bhi = bvh_ordered_to_float(bounds[3u + k]);
+        float blo = ordered_to_float(~bounds[k]);
+        float bhi = ordered_to_float(bounds[3u + k]);
         q[k] = quantize(c[k], blo, bhi);
     }
     uvec2 code = uvec2(0u);

@@ -9,7 +9,7 @@
 // blocked[n] = 0) moves by its component's fraction alpha_c[i] instead.
 // Resets dmin, dfree and blocked for the next step and raises the step's max displacement and
 // max r_i (float bits, atomicMax) and widens the box of its displacement vectors (disp_lo,
-// disp_hi; tw_order_bits, atomicMin/Max) for the translation-invariant reuse bound
+// disp_hi; float_to_ordered, atomicMin/Max) for the translation-invariant reuse bound
 // (two_way_update.comp). Vertices on no collision surface (tet interiors, rods) move
 // freely (α_i = 1). Shared fractions (two_way_group_fraction.comp): every vertex of a group
 // whose slot is non-zero moves by the group's fraction instead. Colliders
@@ -60,7 +60,7 @@ void main() {
         disp = floatBitsToUint(alpha * len);
         rr = floatBitsToUint(ri);
         precise vec3 dx = xn - xi;
-        lo = uvec3(tw_order_bits(dx.x), tw_order_bits(dx.y), tw_order_bits(dx.z));
+        lo = uvec3(float_to_ordered(dx.x), float_to_ordered(dx.y), float_to_ordered(dx.z));
         hi = lo;
     }
     disp = subgroupMax(disp);

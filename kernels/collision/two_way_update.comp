@@ -17,10 +17,10 @@ void main() {
     if (gl_GlobalInvocationID.x != 0u || (s.flags & TW_STOP) != 0u) return;
     float twice_max = 2.0 * uintBitsToFloat(s.max_disp);
     // An empty box (no vertex) decodes to lo > hi: its spread is 0 like 2 max |Δx|.
-    vec3 lo = vec3(tw_order_float(s.disp_lo[0]), tw_order_float(s.disp_lo[1]),
-                   tw_order_float(s.disp_lo[2]));
-    vec3 hi = vec3(tw_order_float(s.disp_hi[0]), tw_order_float(s.disp_hi[1]),
-                   tw_order_float(s.disp_hi[2]));
+    vec3 lo = vec3(ordered_to_float(s.disp_lo[0]), ordered_to_float(s.disp_lo[1]),
+                   ordered_to_float(s.disp_lo[2]));
+    vec3 hi = vec3(ordered_to_float(s.disp_hi[0]), ordered_to_float(s.disp_hi[1]),
+                   ordered_to_float(s.disp_hi[2]));
     float spread = length(max(hi - lo, vec3(0.0))) + TW_SPREAD_MARGIN * twice_max;
     s.bound -= min(twice_max, spread);
     s.steps += 1u;

@@ -17,15 +17,6 @@ uint bvh_thread_index() {
     return (gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * WG + gl_LocalInvocationID.x;
 }
 
-// Monotone map f32 -> u32 (order preserving) and back.
-uint bvh_float_to_ordered(float f) {
-    uint b = floatBitsToUint(f);
-    return (b & 0x80000000u) != 0u ? ~b : (b | 0x80000000u);
-}
-float bvh_ordered_to_float(uint u) {
-    return uintBitsToFloat((u & 0x80000000u) != 0u ? (u & 0x7FFFFFFFu) : ~u);
-}
-
 // Boxes overlap once separated by at most m per axis (same f32 operations as the reference).
 bool bvh_overlap(vec3 amin, vec3 amax, vec3 bmin, vec3 bmax, float m) {
     return all(lessThanEqual(amin, bmax + vec3(m))) && all(lessThanEqual(bmin, amax + vec3(m)));

@@ -10,6 +10,16 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 0) const uint WG = 64;
 
+// Monotone map f32 -> u32 (a < b ⇔ float_to_ordered(a) < float_to_ordered(b)), for atomic
+// minima and maxima of signed floats, and back (engine/src/bvh/tree.rs::float_to_ordered).
+uint float_to_ordered(float f) {
+    uint b = floatBitsToUint(f);
+    return (b & 0x80000000u) != 0u ? ~b : (b | 0x80000000u);
+}
+float ordered_to_float(uint u) {
+    return uintBitsToFloat((u & 0x80000000u) != 0u ? (u & 0x7FFFFFFFu) : ~u);
+}
+
 // Largest subgroup count per workgroup that shared scratch arrays support (WG / subgroup size).
 #define MAX_SUBGROUPS 64u
 

@@ -38,23 +38,13 @@ struct TwState {
     uint min_dist;      // float bits of the smallest pair distance seen in this solve
     uint last_max_r;    // float bits of max_i r_i after the last step
     uint pairs;         // contact constraints of the current search
-    uint disp_lo[3];    // tw_order_bits of the current step's smallest displacement component
-    uint disp_hi[3];    // tw_order_bits of the current step's largest displacement component
+    uint disp_lo[3];    // float_to_ordered of the current step's smallest displacement components
+    uint disp_hi[3];    // float_to_ordered of the current step's largest displacement components
 };
 
 // The translation-invariant reuse bound's rounding margin, relative to 2 max_i |Δx_i|
 // (two_way_update.comp; cpu_reference/two_way.rs::SPREAD_MARGIN).
 const float TW_SPREAD_MARGIN = 1e-6;
-
-// Monotone encoding of a float as a uint (a < b ⇔ bits(a) < bits(b)), for atomicMin/Max of
-// signed values; tw_order_float inverts it.
-uint tw_order_bits(float v) {
-    uint b = floatBitsToUint(v);
-    return (b & 0x80000000u) != 0u ? ~b : (b | 0x80000000u);
-}
-float tw_order_float(uint b) {
-    return uintBitsToFloat((b & 0x80000000u) != 0u ? (b & 0x7fffffffu) : ~b);
-}
 
 // Per-step settings (push constants of every per-step kernel).
 struct TwParams {

@@ -89,33 +89,14 @@ pub struct TwState {
     pub last_max_r: u32,
     /// Contact constraints of the current search.
     pub pairs: u32,
-    /// Order bits ([`order_bits`]) of the current step's smallest displacement components.
+    /// [`crate::bvh::tree::float_to_ordered`] of the current step's smallest displacement
+    /// components.
     pub disp_lo: [u32; 3],
-    /// Order bits of the current step's largest displacement components.
+    /// The same of the current step's largest displacement components.
     pub disp_hi: [u32; 3],
 }
 
-/// Monotone encoding of a float as a u32 (`two_way.glsl::tw_order_bits`): a < b ⇔ bits(a) <
-/// bits(b), for the displacement box's atomic minima and maxima.
-pub fn order_bits(v: f32) -> u32 {
-    let b = v.to_bits();
-    if b & 0x8000_0000 != 0 {
-        !b
-    } else {
-        b | 0x8000_0000
-    }
-}
-
-/// The inverse of [`order_bits`].
-pub fn order_float(b: u32) -> f32 {
-    f32::from_bits(if b & 0x8000_0000 != 0 {
-        b & 0x7fff_ffff
-    } else {
-        !b
-    })
-}
-
-/// The empty displacement box's lower corner (every [`order_bits`] is at most this).
+/// The empty displacement box's lower corner (every ordered float is at most this).
 const EMPTY_LO: [u32; 3] = [u32::MAX; 3];
 
 /// Push constants of the per-step kernels (`two_way.glsl::TwParams`).
