@@ -433,6 +433,7 @@ impl Drop for DeviceShared {
                 Ownership::Borrowed { on_release: None },
             );
             if matches!(ownership, Ownership::Owned) {
+                let _serial = instance_lifecycle();
                 self.device.destroy_device(None);
             }
             if let Some(du) = &self.debug_utils_instance {
@@ -441,7 +442,10 @@ impl Drop for DeviceShared {
                 }
             }
             match ownership {
-                Ownership::Owned => self.instance.destroy_instance(None),
+                Ownership::Owned => {
+                    let _serial = instance_lifecycle();
+                    self.instance.destroy_instance(None)
+                }
                 Ownership::Borrowed { on_release } => {
                     if let Some(cb) = on_release {
                         cb();
@@ -552,9 +556,22 @@ fn create_instance(
         if sync {
             info = info.push_next(&mut features);
         }
-        let instance = entry.create_instance(&info, None).vk("vkCreateInstance")?;
+        let instance = {
+            let _serial = instance_lifecycle();
+            entry.create_instance(&info, None).vk("vkCreateInstance")?
+        };
         Ok((instance, debug_utils))
     }
+}
+
+/// Serializes Supple's vkCreateInstance, vkCreateDevice, vkDestroyDevice and vkDestroyInstance
+/// across threads. The spec allows them concurrently on different objects, but the loader,
+/// layers and CPU drivers keep process-wide state there: test binaries that create and drop a
+/// context per test on two threads (lavapipe with the validation layer) have aborted, rarely,
+/// with glibc heap corruption at a thread's exit. They are rare, slow calls: a lock costs nothing.
+fn instance_lifecycle() -> MutexGuard<'static, ()> {
+    static LIFECYCLE: Mutex<()> = Mutex::new(());
+    LIFECYCLE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Lists every physical device with its capabilities (creates and destroys a temporary instance).
@@ -575,6 +592,7 @@ pub fn list_devices() -> VkResult<Vec<Capabilities>> {
                 result: e,
             }),
         };
+        let _serial = instance_lifecycle();
         instance.destroy_instance(None);
         out
     }
@@ -700,9 +718,12 @@ impl Context {
                 info = info.push_next(&mut fcr);
             }
             let info = info.enabled_extension_names(&exts);
-            let device = instance
-                .create_device(pd, &info, None)
-                .vk("vkCreateDevice")?;
+            let device = {
+                let _serial = instance_lifecycle();
+                instance
+                    .create_device(pd, &info, None)
+                    .vk("vkCreateDevice")?
+            };
             Ok((pd, device, family, c.clone()))
         })();
         match result {
@@ -723,6 +744,7 @@ impl Context {
             }
             Err(e) => {
                 // SAFETY: nothing else was created on the instance.
+                let _serial = instance_lifecycle();
                 unsafe { instance.destroy_instance(None) };
                 Err(e)
             }
