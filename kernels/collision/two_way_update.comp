@@ -16,7 +16,8 @@ layout(push_constant) uniform Push { TwParams p; };
 void main() {
     if (gl_GlobalInvocationID.x != 0u || (s.flags & TW_STOP) != 0u) return;
     float twice_max = 2.0 * uintBitsToFloat(s.max_disp);
-    // An empty box (no vertex) decodes to lo > hi: its spread is 0 like 2 max |Δx|.
+    // The box is never empty here: the forward step of a running solve widens it with every
+    // vertex (p.n >= 1), and a stopped solve returns above.
     vec3 lo = vec3(ordered_to_float(s.disp_lo[0]), ordered_to_float(s.disp_lo[1]),
                    ordered_to_float(s.disp_lo[2]));
     vec3 hi = vec3(ordered_to_float(s.disp_hi[0]), ordered_to_float(s.disp_hi[1]),
