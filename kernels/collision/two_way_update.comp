@@ -5,9 +5,8 @@
 // under a common translation t, and a pair's distance falls by at most 2 max_i |Δx_i - t| <=
 // |hi - lo| for t the box's centre, so a body moving as a whole keeps its pairs; the second term
 // covers the f32 rounding of the box, relative to the motion), the step count, and the stop
-// flags: converged
-// (max_i r_i < ε), step limit L, or a new proximity search needed (D^(l+1) < D_min). One
-// invocation.
+// flags: converged (max_i r_i < ε), step limit L, or a new proximity search needed
+// (D^(l+1) < D_min). One invocation.
 // Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs::Solver::step.
 #include "common.glsl"
 #include "two_way.glsl"

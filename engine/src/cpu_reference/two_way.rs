@@ -239,9 +239,10 @@ pub fn vertex_distances(x: &[Vec3], cons: &[[u32; 4]], n_vt: usize) -> Vec<f64> 
 }
 
 /// The forward step (Eq. 20) with step fraction `fraction` = γ_f: moves `x` toward `y`, updates
-/// the clocks `r`; returns the reuse bound's decrease ([`bound_decrease`]; m). Vertices with `on_surface[i] == false`
-/// (none of the collision surface's primitives uses them) move freely; the others keep every
-/// distance above the minimum separation `min_sep` (they use D_i − ξ and stop when it is ≤ 0).
+/// the clocks `r`; returns the reuse bound's decrease ([`bound_decrease`]; m). Vertices with
+/// `on_surface[i] == false` (none of the collision surface's primitives uses them) move freely;
+/// the others keep every distance above the minimum separation `min_sep` (they use D_i − ξ and
+/// stop when it is ≤ 0).
 #[allow(clippy::too_many_arguments)]
 pub fn forward(
     x: &mut [Vec3],
@@ -304,14 +305,12 @@ pub fn bound_decrease(d: impl IntoIterator<Item = Vec3>) -> f64 {
 /// Moves every vertex by its fraction, x_i += α_i (y_i − x_i), r_i *= 1 − α_i; returns the
 /// reuse bound's decrease ([`bound_decrease`] of the displacements; m).
 pub fn apply_fractions(x: &mut [Vec3], y: &[Vec3], alpha: &[f64], r: &mut [f64]) -> f64 {
-    let mut disp = Vec::with_capacity(x.len());
-    for i in 0..x.len() {
-        let dir = y[i] - x[i];
-        x[i] += dir * alpha[i];
+    bound_decrease((0..x.len()).map(|i| {
+        let d = (y[i] - x[i]) * alpha[i];
+        x[i] += d;
         r[i] *= 1.0 - alpha[i];
-        disp.push(dir * alpha[i]);
-    }
-    bound_decrease(disp)
+        d
+    }))
 }
 
 /// Shared step fractions (`collision.shared_step`, twin of `two_way_group_fraction.comp` and

@@ -16,8 +16,8 @@
 //!   stop flags). The reuse bound falls by the spread of the step's displacements (the box of
 //!   the Δx_i), not 2 max |Δx_i|: distances do not change under a common translation, so a
 //!   body moving as a whole (a falling cloth) keeps its pairs
-//!   (`cpu_reference::two_way::bound_decrease`). Kernels of a stopped solve return at once, so a batch may end early on the
-//!   device without a host round trip per step.
+//!   (`cpu_reference::two_way::bound_decrease`). Kernels of a stopped solve return at once, so
+//!   a batch may end early on the device without a host round trip per step.
 //!
 //! Host waits: one per batch (to read the stop flags, [`TwState`]) and one per search (the
 //! search is submitted without a wait and the constraint build queued behind it; host coloring
