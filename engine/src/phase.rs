@@ -180,6 +180,24 @@ pub trait EnergyTerm: Send {
     /// Energy (J) at the line-search trial positions; returns (energy, GPU ms).
     fn trial(&self) -> Result<(f64, f64), SimError>;
 
+    /// Submits the work of [`EnergyTerm::evaluate`] (with `trial`, of [`EnergyTerm::trial`])
+    /// without a wait, where the term can, and returns whether it did; its energy is then read
+    /// with [`EnergyTerm::read_submitted_energy`]. The stepper orders it with its own work in
+    /// the queue, so that one host wait covers both. The default submits nothing.
+    fn submit_energy(&self, _trial: bool) -> Result<bool, SimError> {
+        Ok(false)
+    }
+
+    /// After [`EnergyTerm::submit_energy`] returned true: waits for that work (no host wait
+    /// when a later wait covered it) and returns (energy J, GPU ms) as `evaluate` or `trial`.
+    fn read_submitted_energy(&self, trial: bool) -> Result<(f64, f64), SimError> {
+        if trial {
+            self.trial()
+        } else {
+            self.evaluate()
+        }
+    }
+
     /// Matrix-free Hessian couplings for the linear solver, if any.
     fn operator(&self) -> Option<&dyn MatrixFreeCouplings> {
         None

@@ -9,7 +9,9 @@
 use crate::contact::colliders::{pack_colliders, Collider};
 use crate::math::vec4s;
 use crate::model::SimModel;
-use crate::vk::{BufferUsage, Context, GpuBuffer, VkError, VkResult};
+use crate::vk::{
+    BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, Graph, VkError, VkResult,
+};
 
 /// Simulated time, kept in one unit in one place: whole time steps of `h` seconds (the scene's
 /// `1 / (frame_rate · substeps)`). Every stepper advances it by one at the end of each step;
@@ -91,6 +93,92 @@ pub struct GpuState {
     pub collider_offsets: GpuBuffer<f32>,
     /// Simulated time.
     pub clock: Clock,
+    /// Host-visible copies of x and v, filled once per frame (or on request).
+    pub mirror: StateMirror,
+}
+
+/// Host-visible copies of the positions and velocities (`sim.readback.x`, `sim.readback.v`: no
+/// per-frame staging allocation on discrete GPUs) and the graph that fills them. A stepper may
+/// record the copy in its last graph of a step ([`StateMirror::record_copy`]) so that the wait
+/// it needs anyway covers it: the frame's readback then costs no submission and no host wait
+/// of its own.
+pub struct StateMirror {
+    /// The state's x and v (the copy's sources).
+    sources: [GpuBuffer<[f32; 4]>; 2],
+    buffers: [GpuBuffer<[f32; 4]>; 2],
+    graph: CompiledGraph,
+    /// The copies hold the state as it is (a stepper said so since the state last changed).
+    filled: bool,
+}
+
+impl StateMirror {
+    fn new(ctx: &Context, x: &GpuBuffer<[f32; 4]>, v: &GpuBuffer<[f32; 4]>) -> VkResult<Self> {
+        let n = x.len();
+        // Storage too: a stepper's gated section copies with a kernel.
+        let usage = BufferUsage::HOST_READ | BufferUsage::STORAGE;
+        let buffers = [
+            ctx.create_buffer::<[f32; 4]>("sim.readback.x", n, usage)?,
+            ctx.create_buffer::<[f32; 4]>("sim.readback.v", n, usage)?,
+        ];
+        let mut g = Graph::new("sim.readback");
+        g.copy("readback.positions", x, &buffers[0]);
+        g.copy("readback.velocities", v, &buffers[1]);
+        let graph = g.compile(ctx, CompileOptions::default())?;
+        Ok(StateMirror {
+            sources: [x.clone(), v.clone()],
+            buffers,
+            graph,
+            filled: false,
+        })
+    }
+
+    /// Appends the copy of x and v into the host-visible copies to `g`: for a stepper's last
+    /// graph of a step, after which (when nothing changes x or v) it calls
+    /// [`StateMirror::mark_filled`] once a wait covered that graph.
+    pub fn record_copy(&self, g: &mut Graph) {
+        g.copy("readback.positions", &self.sources[0], &self.buffers[0]);
+        g.copy("readback.velocities", &self.sources[1], &self.buffers[1]);
+    }
+
+    /// The copies hold the state as it is: a graph with [`StateMirror::record_copy`] ran last
+    /// and completed (a wait covered it), and nothing changed x or v after it.
+    pub fn mark_filled(&mut self) {
+        self.filled = true;
+    }
+
+    /// The state may change from here: the copies are stale until filled again.
+    pub fn forget(&mut self) {
+        self.filled = false;
+    }
+
+    /// Fills the copies with the current x and v: nothing to do when a stepper filled them
+    /// ([`StateMirror::mark_filled`]), else one submission and one host wait.
+    pub fn sync(&mut self) -> VkResult<()> {
+        if !std::mem::take(&mut self.filled) {
+            self.graph.run()?;
+        }
+        Ok(())
+    }
+
+    /// Runs the copy (one submission and one host wait) whatever a stepper filled.
+    pub fn refresh(&self) -> VkResult<()> {
+        self.graph.run()
+    }
+
+    /// The positions (m) as of the last fill; empty where the copies are not host-visible.
+    pub fn positions(&self) -> &[[f32; 4]] {
+        self.buffers[0].mapped().unwrap_or(&[])
+    }
+
+    /// The velocities (m/s) as of the last fill; empty where the copies are not host-visible.
+    pub fn velocities(&self) -> &[[f32; 4]] {
+        self.buffers[1].mapped().unwrap_or(&[])
+    }
+
+    /// Whether the copies are host-visible (always, unless the allocator placed them elsewhere).
+    pub fn is_host_visible(&self) -> bool {
+        self.buffers[0].mapped().is_some() && self.buffers[1].mapped().is_some()
+    }
 }
 
 /// Scripted motions as the kernels' vec4 triples (`kernels/include/motion.glsl`).
@@ -131,9 +219,13 @@ impl GpuState {
         } else {
             vec![u32::MAX; n]
         };
+        let x = ctx.upload_buffer("state.x", &x0, storage)?;
+        let v = ctx.upload_buffer("state.v", &vec4s(&model.velocities), storage)?;
+        let mirror = StateMirror::new(ctx, &x, &v)?;
         Ok(GpuState {
-            x: ctx.upload_buffer("state.x", &x0, storage)?,
-            v: ctx.upload_buffer("state.v", &vec4s(&model.velocities), storage)?,
+            x,
+            v,
+            mirror,
             x_prev: ctx.create_buffer::<[f32; 4]>("state.x_prev", n, storage)?,
             mass: ctx.upload_buffer("state.mass", &f32s(&model.masses), storage)?,
             inv_mass: ctx.upload_buffer("state.inv_mass", &f32s(&model.inv_mass), storage)?,

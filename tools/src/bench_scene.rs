@@ -525,8 +525,9 @@ fn measure(args: &Args, ctx: &supple::Context, scene: &Scene) -> Result<Report, 
         for _ in 0..args.frames.max(1) {
             let t0 = Instant::now();
             let s = sim.step_frame().map_err(|e| (1, e.to_string()))?;
-            // The host needs the positions every frame (export); include that readback.
-            sim.positions().map_err(|e| (1, e.to_string()))?;
+            // The host needs the positions every frame (export): step_frame read them back
+            // (its readback is in the frame's time and counts); take them as `supple run` does.
+            sim.frame_state().map_err(|e| (1, e.to_string()))?;
             this.push(t0.elapsed().as_secs_f64() * 1e3);
             newton += s.newton_iterations as u64;
             pcg += s.pcg_iterations as u64;

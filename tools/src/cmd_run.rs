@@ -217,11 +217,11 @@ fn record_frame(
 ) -> Result<(), RunError> {
     let failed = |e: SimError| (1, format!("frame {frame}: {e}"));
     let t_read = Instant::now();
-    let x = sim.positions().map_err(failed)?;
+    // The frame's own readback (no GPU work after a step; the initial state is read now).
+    let (x, v) = sim.frame_state().map_err(failed)?;
     let wall_ms = step
         .as_ref()
         .map(|(t0, _)| t0.elapsed().as_secs_f64() * 1e3);
-    let v = sim.velocities().map_err(failed)?;
     ctx.trace_host_span("readback", "readback", t_read, Instant::now());
     let t_export = Instant::now();
     let max_speed = v

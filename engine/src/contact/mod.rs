@@ -168,6 +168,13 @@ pub trait ContactHandler: Send {
     fn reads_in_queue_order(&self) -> bool {
         false
     }
+
+    /// The phases at which it only updates host statistics: it submits nothing, waits for
+    /// nothing and changes no state there (the stepper may then treat the state as final
+    /// before calling it, e.g. queue the frame's readback first).
+    fn bookkeeping_phases(&self) -> Phases {
+        Phases::empty()
+    }
 }
 
 /// The contact handlers of a simulation, in the order the stepper calls them.
@@ -233,6 +240,30 @@ impl ContactSet {
         let mut sum = (0.0, 0.0);
         for e in self.handlers.iter().filter_map(|h| h.energy()) {
             let (j, ms) = e.trial()?;
+            sum = (sum.0 + j, sum.1 + ms);
+        }
+        Ok(sum)
+    }
+
+    /// Submits every energy term's evaluation (with `trial`, its trial energy) without a wait
+    /// when every term can ([`EnergyTerm::submit_energy`]); returns whether they were
+    /// submitted (true without terms). Read with [`ContactSet::read_submitted_energy`].
+    pub fn submit_energy(&self, trial: bool) -> Result<bool, SimError> {
+        let terms: Vec<&dyn EnergyTerm> = self.handlers.iter().filter_map(|h| h.energy()).collect();
+        match terms.as_slice() {
+            [] => Ok(true),
+            [term] => term.submit_energy(trial),
+            // Several terms: one at a time, as before (none has needed it yet).
+            _ => Ok(false),
+        }
+    }
+
+    /// The sum of the energies [`ContactSet::submit_energy`] submitted: (energy J, GPU ms),
+    /// after waiting for them (no host wait when a later wait covered them).
+    pub fn read_submitted_energy(&self, trial: bool) -> Result<(f64, f64), SimError> {
+        let mut sum = (0.0, 0.0);
+        for e in self.handlers.iter().filter_map(|h| h.energy()) {
+            let (j, ms) = e.read_submitted_energy(trial)?;
             sum = (sum.0 + j, sum.1 + ms);
         }
         Ok(sum)
@@ -338,6 +369,14 @@ impl ContactSet {
         self.handlers.iter().all(|h| h.reads_in_queue_order())
     }
 
+    /// Whether no handler changes the state at `phase` of the step starting at `time` (s):
+    /// those that act there only keep statistics ([`ContactHandler::bookkeeping_phases`]).
+    pub fn keeps_state_at(&self, phase: Phase, time: f64) -> bool {
+        self.handlers.iter().all(|h| {
+            !h.phases(time).contains(phase.flag()) || h.bookkeeping_phases().contains(phase.flag())
+        })
+    }
+
     /// Number of handlers.
     pub fn len(&self) -> usize {
         self.handlers.len()
@@ -353,4 +392,58 @@ impl ContactSet {
 pub trait ContactFrameStats: serde::de::DeserializeOwned + Default {
     /// The handler's name ([`ContactHandler::name`]), the key of its block in report.json.
     const NAME: &'static str;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A handler acting at `acts`, of which `bookkeeping` only keeps statistics.
+    struct Fake {
+        acts: Phases,
+        bookkeeping: Phases,
+    }
+
+    impl ContactHandler for Fake {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+        fn phases(&self, _time: f64) -> Phases {
+            self.acts
+        }
+        fn at(&mut self, _phase: Phase, _state: &GpuState) -> Result<(), SimError> {
+            Ok(())
+        }
+        fn take_frame_stats(&mut self) -> serde_json::Value {
+            serde_json::Value::Null
+        }
+        fn bookkeeping_phases(&self) -> Phases {
+            self.bookkeeping
+        }
+    }
+
+    fn set(handlers: &[(Phases, Phases)]) -> ContactSet {
+        ContactSet::new(
+            handlers
+                .iter()
+                .map(|&(acts, bookkeeping)| Box::new(Fake { acts, bookkeeping }) as _)
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn the_state_is_kept_at_a_phase_only_where_every_acting_handler_keeps_statistics() {
+        let fin = Phase::Finished;
+        assert!(set(&[]).keeps_state_at(fin, 0.0));
+        // Not acting there, or acting with statistics only.
+        assert!(set(&[(Phases::ACCEPTED, Phases::empty())]).keeps_state_at(fin, 0.0));
+        let two_way = (Phases::ACCEPTED | Phases::FINISHED, Phases::FINISHED);
+        assert!(set(&[two_way]).keeps_state_at(fin, 0.0));
+        // One handler that acts on the device there is enough to change it.
+        let moves = (Phases::FINISHED, Phases::empty());
+        assert!(!set(&[moves]).keeps_state_at(fin, 0.0));
+        assert!(!set(&[two_way, moves]).keeps_state_at(fin, 0.0));
+        // Statistics at another phase say nothing of this one.
+        assert!(!set(&[(Phases::FINISHED, Phases::ACCEPTED)]).keeps_state_at(fin, 0.0));
+    }
 }

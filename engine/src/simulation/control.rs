@@ -579,10 +579,11 @@ impl Simulation {
     fn rebuild(&mut self, scene: Scene, keep: &[usize]) -> Result<(), SimError> {
         scene.validate("simulation")?;
         // The current state, bit for bit.
-        self.readback_graph.run()?;
-        let (x_old, v_old) = match (self.readback[0].mapped(), self.readback[1].mapped()) {
-            (Some(x), Some(v)) => (x.to_vec(), v.to_vec()),
-            _ => {
+        self.state.mirror.refresh()?;
+        let mirror = &self.state.mirror;
+        let (x_old, v_old) = match mirror.is_host_visible() {
+            true => (mirror.positions().to_vec(), mirror.velocities().to_vec()),
+            false => {
                 return Err(vk_message("sim.readback")(
                     "readback buffers are not host-visible".into(),
                 ))

@@ -21,7 +21,7 @@ use crate::model::SimModel;
 use crate::scene::{MaterialModel, Scene};
 use crate::state::GpuState;
 use crate::stepper::{PcgExits, StepGpuMs, StepReport, Stepper};
-use crate::vk::{BufferUsage, CompileOptions, CompiledGraph, Context, GpuBuffer, Graph};
+use crate::vk::Context;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -125,6 +125,9 @@ impl FrameStats {
     }
 }
 
+/// One 3-vector per model vertex (positions in m, velocities in m/s).
+pub type VertexVectors = Vec<[f64; 3]>;
+
 /// A running simulation.
 pub struct Simulation {
     model: SimModel,
@@ -132,10 +135,6 @@ pub struct Simulation {
     state: GpuState,
     stepper: Box<dyn Stepper>,
     contacts: ContactSet,
-    /// Host-visible copies of positions and velocities, filled by `readback` (no per-frame
-    /// staging allocation on discrete GPUs).
-    readback: [GpuBuffer<[f32; 4]>; 2],
-    readback_graph: CompiledGraph,
     substeps: u32,
     surface: Vec<[u32; 3]>,
     surface_vertices: Vec<u32>,
@@ -146,6 +145,9 @@ pub struct Simulation {
     scene: Scene,
     /// Frames stepped.
     frames: u64,
+    /// The frame whose end the state's readback copies hold (`None`: not read back since the
+    /// simulation was built).
+    mirrored_frame: Option<u64>,
     /// Pinned targets and the upload paths of the between-steps setters (control.rs).
     control: control::Control,
     /// The check of every stepped frame for divergence (divergence.rs).
@@ -231,26 +233,16 @@ impl Simulation {
         method.check(scene, stepper.info())?;
         let contacts = ContactSet::new(method.build(ctx, scene, &model, &state, &mut *stepper)?);
         let surface = Surface::of(&model, scene);
-        let n = model.positions.len();
-        let readback = [
-            ctx.create_buffer::<[f32; 4]>("sim.readback.x", n, BufferUsage::HOST_READ)?,
-            ctx.create_buffer::<[f32; 4]>("sim.readback.v", n, BufferUsage::HOST_READ)?,
-        ];
-        let mut g = Graph::new("sim.readback");
-        g.copy("readback.positions", &state.x, &readback[0]);
-        g.copy("readback.velocities", &state.v, &readback[1]);
-        let readback_graph = g.compile(ctx, CompileOptions::default())?;
         let divergence = divergence::DivergenceCheck::new(&model, stepper.info().minimises_energy);
         Ok(Simulation {
             divergence,
             control: control::Control::new(&model),
             scene: scene.clone(),
             frames: 0,
+            mirrored_frame: None,
             state,
             stepper,
             contacts,
-            readback,
-            readback_graph,
             model,
             substeps: scene.simulation.substeps,
             surface: surface.triangles,
@@ -265,8 +257,10 @@ impl Simulation {
     /// stepper (Newton), is a [`SimError::Solver`] of component [`DIVERGED`] naming the frame,
     /// the body and the solver state (the check reads the state back once per frame).
     pub fn step_frame(&mut self) -> Result<FrameStats, SimError> {
-        let ctx = self.readback[0].context();
+        let ctx = self.state.x.context();
         let before = ctx.counters();
+        // A stepper queues the readback behind its last graph of the frame (its wait covers it).
+        self.state.mirror.forget();
         let mut stats = FrameStats::default();
         self.stepper.steps(
             &mut self.state,
@@ -276,15 +270,17 @@ impl Simulation {
         )?;
         stats.contacts = self.contacts.take_frame_stats();
         self.frames += 1;
-        self.readback_graph.run()?;
+        self.mirrored_frame = None;
+        self.state.mirror.sync()?;
+        self.mirrored_frame = Some(self.frames);
         let work = ctx.counters() - before;
         stats.host_waits = work.host_waits;
         stats.submits = work.submits;
         stats.dispatches = work.dispatches;
         stats.dispatches_executed = work.dispatches_executed();
         stats.device_bytes = ctx.device_bytes();
-        let x = self.readback[0].mapped().unwrap_or(&[]);
-        let v = self.readback[1].mapped().unwrap_or(&[]);
+        let x = self.state.mirror.positions();
+        let v = self.state.mirror.velocities();
         let stepper = self.stepper.info().name;
         let time = self.state.clock.time();
         self.divergence
@@ -311,11 +307,33 @@ impl Simulation {
     }
 
     fn read(&self, which: usize) -> Result<Vec<[f64; 3]>, SimError> {
-        self.readback_graph.run()?;
-        let m = self.readback[which].mapped().unwrap_or(&[]);
+        self.state.mirror.refresh()?;
+        let m = match which {
+            0 => self.state.mirror.positions(),
+            _ => self.state.mirror.velocities(),
+        };
         Ok(m.iter()
             .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
             .collect())
+    }
+
+    /// The positions (m) and velocities (m/s) of every model vertex at the end of the last
+    /// frame, as [`Simulation::step_frame`] read them back (no GPU work); read now when no
+    /// frame was stepped since the simulation was built. Changes made between frames (the
+    /// setters) are not in them: [`Simulation::positions`] reads the state as it is.
+    pub fn frame_state(&self) -> Result<(VertexVectors, VertexVectors), SimError> {
+        if self.mirrored_frame != Some(self.frames) {
+            self.state.mirror.refresh()?;
+        }
+        let f64s = |m: &[[f32; 4]]| -> Vec<[f64; 3]> {
+            m.iter()
+                .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
+                .collect()
+        };
+        Ok((
+            f64s(self.state.mirror.positions()),
+            f64s(self.state.mirror.velocities()),
+        ))
     }
 
     /// Reads the positions of every model vertex (m).

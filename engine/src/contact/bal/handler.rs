@@ -835,6 +835,10 @@ impl ContactHandler for BalHandler {
         Phases::STEP_START | Phases::ACCEPTED | Phases::FINISHED | Phases::SCRIPT_MOVED
     }
 
+    fn bookkeeping_phases(&self) -> Phases {
+        Phases::FINISHED
+    }
+
     fn at(&mut self, phase: Phase, state: &GpuState) -> Result<(), SimError> {
         if matches!(phase, Phase::Accepted | Phase::ScriptMoved) {
             if let Some(observe) = self.observer.as_mut() {

@@ -297,6 +297,10 @@ impl ContactHandler for TwoWayHandler {
         true
     }
 
+    fn bookkeeping_phases(&self) -> Phases {
+        Phases::FINISHED
+    }
+
     fn set_observer(&mut self, observer: Option<StepObserver>) {
         self.observer = observer;
     }
@@ -320,5 +324,14 @@ impl EnergyTerm for Repulsion {
 
     fn trial(&self) -> Result<(f64, f64), SimError> {
         Ok(Repulsion::trial(self)?)
+    }
+
+    fn submit_energy(&self, trial: bool) -> Result<bool, SimError> {
+        Repulsion::submit(self, trial)?;
+        Ok(true)
+    }
+
+    fn read_submitted_energy(&self, trial: bool) -> Result<(f64, f64), SimError> {
+        Ok(Repulsion::read_submitted(self, trial)?)
     }
 }

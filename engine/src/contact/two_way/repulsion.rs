@@ -12,9 +12,9 @@ use super::solve::TwoWay;
 use crate::primitives::{Reduce, ReduceOp, ReduceResult};
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
-    VkError, VkResult,
+    Ticket, VkError, VkResult,
 };
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 /// Workgroup size of the repulsion kernel (the solver's per-pair indirect arguments use it).
 const WG: u32 = 64;
@@ -44,6 +44,8 @@ pub struct Repulsion {
     k: f64,
     d_r: f64,
     graphs: RefCell<Option<Graphs>>,
+    /// The evaluation's and the trial's runs submitted without a wait, not yet read.
+    submitted: Cell<[Option<Ticket>; 2]>,
 }
 
 fn graph_err(m: String) -> VkError {
@@ -94,6 +96,7 @@ impl Repulsion {
             k,
             d_r,
             graphs: RefCell::new(None),
+            submitted: Cell::new([None, None]),
         };
         r.sync(tw)?;
         Ok(r)
@@ -181,16 +184,39 @@ impl Repulsion {
     }
 
     fn run(&self, trial: bool) -> VkResult<(f64, f64)> {
+        self.submit(trial)?;
+        self.read_submitted(trial)
+    }
+
+    /// Submits the evaluation (or, with `trial`, the trial energy) without a wait; its energy
+    /// is read with [`Repulsion::read_submitted`].
+    pub fn submit(&self, trial: bool) -> VkResult<()> {
         let graphs = self.graphs.borrow();
         let g = graphs
             .as_ref()
             .ok_or_else(|| graph_err("repulsion graphs not recorded".into()))?;
-        let (graph, slot) = if trial {
-            (&g.trial, 1)
-        } else {
-            (&g.evaluate, 0)
-        };
-        graph.run()?;
+        let graph = if trial { &g.trial } else { &g.evaluate };
+        let mut s = self.submitted.get();
+        s[usize::from(trial)] = Some(graph.submit()?);
+        self.submitted.set(s);
+        Ok(())
+    }
+
+    /// Waits for the run [`Repulsion::submit`] submitted (no host wait when a later wait
+    /// covered it) and returns its (energy J, GPU ms).
+    pub fn read_submitted(&self, trial: bool) -> VkResult<(f64, f64)> {
+        let slot = usize::from(trial);
+        let mut s = self.submitted.get();
+        let ticket = s[slot]
+            .take()
+            .ok_or_else(|| graph_err("no repulsion energy was submitted".into()))?;
+        self.submitted.set(s);
+        let graphs = self.graphs.borrow();
+        let g = graphs
+            .as_ref()
+            .ok_or_else(|| graph_err("repulsion graphs not recorded".into()))?;
+        let graph = if trial { &g.trial } else { &g.evaluate };
+        graph.wait(ticket)?;
         let e = match self.sums.mapped() {
             Some(s) if s.len() > slot => s[slot].value as f64,
             _ => return Err(graph_err("sums buffer is not host-visible".into())),

@@ -653,6 +653,9 @@ impl Bindings<'_> {
             VectorsMode::Velocity,
             [rw, wr, r, r, r, r, r, r, r, r, r, r, r],
         );
+        // The step's end state for the host (the frame's readback), covered by the wait
+        // that follows this graph.
+        self.state.mirror.record_copy(&mut g);
         g
     }
 

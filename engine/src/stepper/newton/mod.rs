@@ -137,6 +137,39 @@ pub struct NewtonStepper {
     _reduce: Reduce,
 }
 
+/// The energy terms' part of an evaluation of the objective.
+#[derive(Clone, Copy)]
+enum TermEnergies<'a> {
+    /// Evaluated (run and waited for) before the stepper's evaluation.
+    Now(&'a dyn Fn() -> Result<(f64, f64), SimError>),
+    /// Submitted before the stepper's evaluation ([`ContactSet::submit_energy`]), read after
+    /// its wait.
+    Submitted(&'a ContactSet),
+}
+
+/// The energy terms' part of a line-search trial.
+#[derive(Clone, Copy)]
+struct TrialEnergies<'a>(&'a ContactSet);
+
+impl TrialEnergies<'_> {
+    /// After the trial positions were computed and waited for: (energy J, GPU ms).
+    fn now(self) -> Result<(f64, f64), SimError> {
+        self.0.trial_energy()
+    }
+
+    /// After the trial's submission, before its wait: submits the terms' trial energies behind
+    /// it where they can ([`ContactSet::submit_energy`]); returns whether it did.
+    fn submit(self) -> Result<bool, SimError> {
+        self.0.submit_energy(true)
+    }
+
+    /// After [`TrialEnergies::submit`]: their (energy J, GPU ms), with one host wait that
+    /// covers the trial too.
+    fn read_submitted(self) -> Result<(f64, f64), SimError> {
+        self.0.read_submitted_energy(true)
+    }
+}
+
 impl NewtonStepper {
     /// The scene's Newton stepper over `state`, with what the contact method `needs`.
     pub fn from_scene(
@@ -317,14 +350,24 @@ impl NewtonStepper {
     /// returns the objective and leaves the gradient norm in the report.
     fn evaluate(
         &self,
-        energies: &dyn Fn() -> Result<(f64, f64), SimError>,
+        energies: TermEnergies,
         relag: bool,
         report: &mut StepReport,
     ) -> Result<f64, SimError> {
-        let (term_energy, ms) = energies()?;
-        report.gpu_ms.evaluate += ms;
+        // The terms' work first: the evaluation reads their gradient sums.
+        let now = match energies {
+            TermEnergies::Now(f) => Some(f()?),
+            TermEnergies::Submitted(_) => None,
+        };
         let graph = self.evaluation_graph(relag);
         graph.run()?;
+        let (term_energy, ms) = match (now, energies) {
+            (Some(e), _) => e,
+            // Covered by the evaluation's wait.
+            (None, TermEnergies::Submitted(c)) => c.read_submitted_energy(false)?,
+            (None, TermEnergies::Now(f)) => f()?,
+        };
+        report.gpu_ms.evaluate += ms;
         report.gpu_ms.evaluate += graph.gpu_ms()?;
         self.collect_submitted_ms(report)?;
         let (element, inertia, gradient) = self.evaluation_sums()?;
@@ -342,7 +385,7 @@ impl NewtonStepper {
         &self,
         energy: f64,
         alpha0: f32,
-        trial_energies: &dyn Fn() -> Result<(f64, f64), SimError>,
+        trial_energies: TrialEnergies,
         chain: bool,
         first_done: bool,
         report: &mut StepReport,
@@ -356,12 +399,23 @@ impl NewtonStepper {
             .max_halvings
             .map(|n| alpha0 * 0.5f32.powi(n as i32));
         while floor.map_or(alpha > 1e-6, |f| alpha >= f && alpha > 0.0) {
-            if !std::mem::take(&mut ran) {
+            let (term_energy, ms) = if std::mem::take(&mut ran) {
+                trial_energies.now()?
+            } else {
                 self.ws.alpha.write(&[alpha])?;
-                g.trial.run()?;
-            }
+                let trial = g.trial.submit()?;
+                if trial_energies.submit()? {
+                    // The terms' trial energies behind the trial positions: their wait
+                    // covers both (one host wait per trial).
+                    let e = trial_energies.read_submitted()?;
+                    g.trial.wait(trial)?;
+                    e
+                } else {
+                    g.trial.wait(trial)?;
+                    trial_energies.now()?
+                }
+            };
             report.gpu_ms.line_search += g.trial.gpu_ms()?;
-            let (term_energy, ms) = trial_energies()?;
             report.gpu_ms.line_search += ms;
             let s = self.read_sums()?;
             dmax = s[3];
@@ -393,14 +447,15 @@ impl NewtonStepper {
         report: &mut StepReport,
     ) -> Result<IterationInfo, SimError> {
         let st = &self.settings;
-        if !contacts.has_energy() && contacts.reads_in_queue_order() {
-            // No contact handler reads or adds to the system: the PCG solve's wait covers the
-            // assembly (queue order).
+        if contacts.reads_in_queue_order() {
+            // No contact handler reads the system on the host: the PCG solve's wait covers the
+            // assembly and the energy terms' blocks added after it (queue order).
             self.graphs.hessian.submit()?;
             self.submitted.set(Submitted {
                 hessian: true,
                 ..self.submitted.get()
             });
+            report.gpu_ms.hessian += contacts.add_hessians()?;
         } else {
             self.graphs.hessian.run()?;
             report.gpu_ms.hessian += self.graphs.hessian.gpu_ms()?;
@@ -468,11 +523,17 @@ impl NewtonStepper {
     ) -> Result<(Option<f64>, f32, f64), SimError> {
         let st = &self.settings;
         loop {
-            let trials = || contacts.trial_energy();
             let alpha0 = contacts.max_step()?.min(1.0);
             info.alpha_start = alpha0;
             let chain = contacts.reads_in_queue_order();
-            let r = self.line_search(energy, alpha0, &trials, chain, false, report)?;
+            let r = self.line_search(
+                energy,
+                alpha0,
+                TrialEnergies(contacts),
+                chain,
+                false,
+                report,
+            )?;
             if r.0.is_some() || info.pcg_resumes >= st.pcg_resumes {
                 info.alpha = if r.0.is_some() { r.1 } else { 0.0 };
                 return Ok(r);
@@ -496,7 +557,12 @@ impl NewtonStepper {
         report: &mut StepReport,
     ) -> Result<f64, SimError> {
         let energies = || contacts.evaluate_energy();
-        let energy = self.evaluate(&energies, relag, report)?;
+        let terms = if contacts.submit_energy(false)? {
+            TermEnergies::Submitted(contacts)
+        } else {
+            TermEnergies::Now(&energies)
+        };
+        let energy = self.evaluate(terms, relag, report)?;
         let (change, ms) = contacts.add_gradients()?;
         report.gpu_ms.evaluate += ms;
         Ok(energy + change)
@@ -635,9 +701,14 @@ impl NewtonStepper {
             }
             let mut info = self.account_solve(t, solve, report)?;
             info.alpha_start = alpha0;
-            let trials = || contacts.trial_energy();
-            let (accepted, alpha, dmax) =
-                self.line_search(objective, alpha0, &trials, true, first_done, report)?;
+            let (accepted, alpha, dmax) = self.line_search(
+                objective,
+                alpha0,
+                TrialEnergies(contacts),
+                true,
+                first_done,
+                report,
+            )?;
             info.alpha = if accepted.is_some() { alpha } else { 0.0 };
             let go_on =
                 self.iteration_done(&info, accepted, alpha, dmax, state, contacts, report)?;
@@ -728,7 +799,7 @@ impl NewtonStepper {
             }
             Ok(s)
         };
-        let energy = self.evaluate(&sum, true, &mut report)?;
+        let energy = self.evaluate(TermEnergies::Now(&sum), true, &mut report)?;
         self.graphs.hessian.run()?;
         Ok((
             self.pcg.rhs().read()?,
@@ -750,13 +821,18 @@ impl NewtonStepper {
         contacts: &mut ContactSet,
         mut report: StepReport,
     ) -> Result<StepReport, SimError> {
+        // The finish graph copies x and v into the state's readback copies.
         self.graphs.finish.run()?;
         report.gpu_ms.finish += self.graphs.finish.gpu_ms()?;
         if self.submitted.get().evaluate.is_some() {
             report.energy = self.read_evaluation(&mut report)?;
         }
         self.collect_submitted_ms(&mut report)?;
+        let kept = contacts.keeps_state_at(Phase::Finished, state.clock.time());
         contacts.at(Phase::Finished, state)?;
+        if kept {
+            state.mirror.mark_filled();
+        }
         state.clock.advance();
         Ok(report)
     }
@@ -810,6 +886,8 @@ impl Stepper for NewtonStepper {
         contacts: &mut ContactSet,
     ) -> Result<StepReport, SimError> {
         let mut report = StepReport::default();
+        // The state changes from here: a readback queued before is stale.
+        state.mirror.forget();
         contacts.at(Phase::StepStart, state)?;
         let t = state.clock.next_time();
         if let (Some(dl), true) = (&self.device_loop, contacts.is_empty()) {
@@ -819,6 +897,8 @@ impl Stepper for NewtonStepper {
                 .set_solve_limits(st.pcg_tolerance, st.pcg_max_iterations, &st.warm_start)?;
             self.ws.time.write(&[t as f32])?;
             report.energy = dl.step(t, &mut report)?;
+            // Its finish section copied x and v into the readback copies (no handler).
+            state.mirror.mark_filled();
             contacts.at(Phase::Finished, state)?;
             state.clock.advance();
             return Ok(report);
