@@ -6,8 +6,9 @@
 #     `supple bench scene scenes/tet_cube_drop.toml --set 'body[0].mesh.cells=[N,N,N]' ...` and
 #     `bench_tetcube_newton.py --solver vbd --tile 1 --cells N`;
 #   * the cloth dropped on the sphere (Scene A) at N = 32, 64, 128 vertices per side:
-#     `supple bench scene scenes/cloth_sphere_64.toml --set 'body[0].mesh.cells=[N-1,N-1,1]'` and
-#     `bench_cloth_newton.py --solver vbd --n N`.
+#     `supple bench scene scenes/cloth_sphere_64.toml --set 'body[0].mesh.cells=[N-1,N-1,1]'`
+#     (above N = 64 also `--set collision.d_min=... --set collision.d_max=...`, scaled with the
+#     edge length: 2 and 4 mm at N = 128) and `bench_cloth_newton.py --solver vbd --n N`.
 # Supple runs twice per case: with every lavapipe thread and with LP_NUM_THREADS=1 (the peer uses
 # one core). Prints one JSON line per case on stdout: the case, vertices and elements, Supple's
 # ms/frame (both thread counts) and counters (host waits, submits, dispatches per frame,
@@ -70,6 +71,16 @@ for case in $CASES; do
         n="${case#cloth}"
         scene=scenes/cloth_sphere_64.toml
         sets=(--set "body[0].mesh.cells=[$((n - 1)),$((n - 1)),1]")
+        if ((n > 64)); then
+            # The scene's rule for its collision distances (cloth_sphere_64.toml: D_max below
+            # half the edge length, so a flat cloth has no pairs) at the finer mesh: D_min and
+            # D_max scale with the edge length, 1/(N-1) m (4 and 8 mm at N = 64; at N = 128, 2
+            # and 4 mm, the peer's 4 mm self-contact margin). Unscaled, every vertex of the flat
+            # cloth at N = 128 is within D_max of its neighbours' edges (0.71 edge = 5.6 mm).
+            dmin="$(python3 -c "print(round(0.004 * 63 / ($n - 1), 7))")"
+            dmax="$(python3 -c "print(round(0.008 * 63 / ($n - 1), 7))")"
+            sets+=(--set "collision.d_min=$dmin" --set "collision.d_max=$dmax")
+        fi
         peer_cmd=("$PEERS_DIR/bench_cloth_newton.py" --solver vbd --n "$n")
         ;;
     *)
@@ -119,6 +130,7 @@ out = {
     "supple_ms_per_frame_1_thread": ms(o),
     "supple_ms_per_frame_per_tet_all_threads": ms(a) / elements if elements else None,
     "host_waits_per_frame": a["host_waits_per_frame"],
+    "host_waits_per_frame_max": a.get("host_waits_per_frame_max"),
     "submits_per_frame": a["submits_per_frame"],
     "dispatches_per_frame": a["dispatches_per_frame"],
     "device_bytes": a["device_bytes"],

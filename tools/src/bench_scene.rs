@@ -74,8 +74,10 @@ struct Report {
     /// Grouped warm-start PCG iterations per frame (0 with the warm start off).
     pcg_warm_iterations_mean: f64,
     /// Host waits for device work per timed frame (`Context::counters`; the frame's
-    /// end-of-frame readback included, the benchmark's position readback not).
+    /// readback included: it rides in the Newton stepper's last wait).
     host_waits_per_frame: f64,
+    /// The most host waits of any timed frame.
+    host_waits_per_frame_max: u64,
     /// Queue submissions per timed frame.
     submits_per_frame: f64,
     /// Compute dispatches per timed frame (each submitted graph's dispatches per submission).
@@ -487,6 +489,7 @@ fn measure(args: &Args, ctx: &supple::Context, scene: &Scene) -> Result<Report, 
     let ctx = ctx.clone();
     let (mut times, mut newton, mut pcg, mut warm) = (Vec::new(), 0u64, 0u64, 0u64);
     let (mut waits, mut submits, mut dispatches, mut device_bytes) = (0u64, 0u64, 0u64, 0u64);
+    let mut waits_max = 0u64;
     let mut residual_max = 0.0f64;
     let mut exits = supple::stepper::PcgExits::default();
     let mut fraction_min: Option<f64> = None;
@@ -533,6 +536,7 @@ fn measure(args: &Args, ctx: &supple::Context, scene: &Scene) -> Result<Report, 
             pcg += s.pcg_iterations as u64;
             warm += s.pcg_warm_iterations as u64;
             waits += s.host_waits;
+            waits_max = waits_max.max(s.host_waits);
             submits += s.submits;
             dispatches += s.dispatches;
             executed += s.dispatches_executed;
@@ -689,6 +693,7 @@ fn measure(args: &Args, ctx: &supple::Context, scene: &Scene) -> Result<Report, 
         pcg_iterations_mean: pcg as f64 / n,
         pcg_warm_iterations_mean: warm as f64 / n,
         host_waits_per_frame: waits as f64 / n,
+        host_waits_per_frame_max: waits_max,
         submits_per_frame: submits as f64 / n,
         dispatches_per_frame: dispatches as f64 / n,
         dispatches_executed_per_frame: executed as f64 / n,
