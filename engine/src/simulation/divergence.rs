@@ -2,8 +2,9 @@
 //! stepper that minimises an energy, i.e. Newton, over stable Neo-Hookean solids) an inverted
 //! tet, stops the simulation with a [`SimError::Solver`] of component [`DIVERGED`] naming the
 //! frame, the body and the solver state. The check reads the positions and velocities through
-//! the simulation's host-visible readback copies: one device copy, one submission and one host
-//! pass per frame, not per time step.
+//! the state's host-visible copies (`GpuState::mirror`): one device copy and one host pass per
+//! frame, not per time step; the Newton stepper records the copy in its last graph of a step,
+//! so it costs no submission or host wait of its own there.
 
 use super::FrameStats;
 use crate::error::SimError;
