@@ -60,8 +60,12 @@ fn bench_scene_repeats_and_reports_min_median_max() {
     assert_eq!(v["frames"], 2);
     assert_stats(&v["ms_per_frame_median_over_repeats"], 2);
     // The counts: the most waits of a frame bounds the mean and is a whole number.
-    let mean = v["host_waits_per_frame"].as_f64().expect("host_waits_per_frame");
-    let max = v["host_waits_per_frame_max"].as_u64().expect("host_waits_per_frame_max");
+    let mean = v["host_waits_per_frame"]
+        .as_f64()
+        .expect("host_waits_per_frame");
+    let max = v["host_waits_per_frame_max"]
+        .as_u64()
+        .expect("host_waits_per_frame_max");
     assert!(max >= 1 && max as f64 >= mean, "{v}");
     let _ = std::fs::remove_dir_all(&dir);
 }

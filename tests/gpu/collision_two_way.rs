@@ -1188,3 +1188,72 @@ fn prefetched_searches_give_the_same_solves_with_fewer_waits() {
         "{prefetched_waits} host waits with prefetched searches, {plain_waits} without"
     );
 }
+
+/// Issue 22: with speculative searches (`TwoWay::set_speculative_searches`, as the two-way
+/// contact handler runs it without the repulsion energy), a step batch that follows one which
+/// used up its reuse bound has the search and the constraint build queued behind it: one host
+/// wait instead of two per such search. The searches it takes early are searches at the
+/// current x, so every step stays safe: each forward step (batches of one step, all observed)
+/// passes the exact trajectory checker, with and without speculation, and speculation waits
+/// less for at least as many searches.
+#[test]
+fn speculative_searches_wait_less_and_every_step_stays_safe() {
+    let run = |speculate: bool| {
+        let ctx = context(false);
+        let s = sheets(8, 0.003, 0.01);
+        let n = s.x.len();
+        let inv_w = s.pinned_bottom();
+        let st = TwoWaySettings {
+            contact_coloring: ContactColoring::Host,
+            steps_per_batch: 1,
+            ..Default::default()
+        };
+        let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+        tw.set_prefetch_searches(true).expect("prefetch");
+        tw.set_speculative_searches(speculate);
+        let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
+        let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();
+        let (mut waits, mut searches, mut steps) = (0, 0, 0);
+        for k in 0..6 {
+            // The top sheet pushed down further every solve, sideways too.
+            let down = 0.004 * k as f64;
+            let y: Vec<[f64; 3]> =
+                s.y.iter()
+                    .enumerate()
+                    .map(|(i, p)| match i >= s.bottom {
+                        true => [p[0] + 0.5 * down, p[1], p[2] - down],
+                        false => *p,
+                    })
+                    .collect();
+            tw.set_target(&y).expect("target");
+            let before = ctx.counters();
+            let rep = tw
+                .solve_observed(|st, x| {
+                    let label = format!("speculate {speculate}, solve {k}, step {}", st.steps);
+                    assert_step_safe(&surface, &prev, x, &label);
+                    prev.copy_from_slice(&x[..n]);
+                })
+                .expect("solve");
+            waits += (ctx.counters() - before).host_waits;
+            searches += rep.searches;
+            steps += rep.steps;
+        }
+        assert_no_validation_errors(&ctx);
+        (waits, searches, steps)
+    };
+    let (plain_waits, plain_searches, plain_steps) = run(false);
+    let (waits, searches, steps) = run(true);
+    println!(
+        "without: {plain_waits} waits, {plain_searches} searches, {plain_steps} steps; \
+         speculative: {waits} waits, {searches} searches, {steps} steps"
+    );
+    assert!(
+        plain_searches >= 4,
+        "too few searches to test: {plain_searches}"
+    );
+    assert!(searches >= plain_searches, "{searches} < {plain_searches}");
+    assert!(
+        waits < plain_waits,
+        "{waits} host waits with speculative searches, {plain_waits} without"
+    );
+}

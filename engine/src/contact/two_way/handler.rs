@@ -72,9 +72,12 @@ impl ContactMethod for TwoWayMethod {
         let mut h = TwoWayHandler::new(ctx, scene, model, state)?;
         // Nothing reads the pair set between solves but the repulsion energy (the stepper's
         // evaluations and trials): without it, a solve's next search goes out at its end.
+        let no_repulsion = scene.collision.repulsion_stiffness <= 0.0;
         h.solver
-            .set_prefetch_searches(scene.collision.repulsion_stiffness <= 0.0)
+            .set_prefetch_searches(no_repulsion)
             .map_err(failed)?;
+        // And a search queued behind a batch that follows one which needed a search.
+        h.solver.set_speculative_searches(no_repulsion);
         if scene.collision.repulsion_stiffness > 0.0 {
             let b = stepper.energy_bindings().ok_or_else(|| {
                 SimError::unsupported(

@@ -258,6 +258,12 @@ pub struct TwoWay {
     /// The search and constraint build submitted at the end of the last solve, at the
     /// current x: (search ticket, build ticket), checked by the next search.
     prefetched: Option<(crate::vk::Ticket, crate::vk::Ticket)>,
+    /// Queue a search behind a batch expected to use up its bound
+    /// ([`TwoWay::set_speculative_searches`]).
+    speculative_searches: bool,
+    /// The last step batch used up the reuse bound (it ended needing a search): the next
+    /// batch is expected to as well.
+    expect_search: bool,
     /// Friction by velocity filtering (`collision/friction.rs`; off while μ = 0).
     friction: super::friction::Friction,
     /// Analytic colliders as the kernels' vec4 quadruples ([`TwoWay::set_colliders`]).
@@ -619,6 +625,8 @@ impl TwoWay {
             host_scratch: HostColoringScratch::default(),
             prefetch_searches: false,
             prefetched: None,
+            speculative_searches: false,
+            expect_search: false,
             friction: Default::default(),
             colliders,
             num_colliders: 0,
@@ -1388,10 +1396,10 @@ impl TwoWay {
                 st.pairs = pairs;
             }
             self.state.write(&[st]).map_err(err)?;
-            let ws = self.ws.as_ref().ok_or("no workspace")?;
             let t = Instant::now();
-            ws.batch.run().map_err(err)?;
+            let speculated = self.run_batch()?;
             report.ms_steps += t.elapsed().as_secs_f64() * 1e3;
+            let ws = self.ws.as_ref().ok_or("no workspace")?;
             report.batches += 1;
             if let Some(p) = ws.batch.profile().map_err(err)? {
                 for node in &p.nodes {
@@ -1403,6 +1411,15 @@ impl TwoWay {
                 }
             }
             st = self.read_state()?;
+            self.expect_search = st.bound < self.settings.d_min as f32;
+            if speculated {
+                // The search and build queued behind the batch ran at its end x and replaced
+                // the constraints: take them now (a search at x is valid whatever the bound).
+                st.pairs = self.search(&mut report)?;
+                st.bound = self.settings.d_max as f32;
+                st.flags &= !FLAG_SEARCH;
+                self.state.write(&[st]).map_err(err)?;
+            }
             if let Some(f) = observe.as_mut() {
                 let x = self.search.positions().read().map_err(err)?;
                 f(&st, &x[..self.n]);
@@ -1424,6 +1441,42 @@ impl TwoWay {
         report.min_distance = f32::from_bits(st.min_dist);
         report.dispatches_per_step = self.dispatches_per_step();
         Ok(report)
+    }
+
+    /// Runs one step batch and returns whether a proximity search and constraint build were
+    /// queued behind it ([`TwoWay::set_speculative_searches`] on, the last batch having used
+    /// up its bound): then one host wait covers the batch, the search and the build, and the
+    /// caller takes the search at once ([`TwoWay::search`] finds it submitted).
+    fn run_batch(&mut self) -> Result<bool, String> {
+        let speculate =
+            self.speculative_searches && self.expect_search && self.prefetched.is_none();
+        let ws = self.ws.as_ref().ok_or("no workspace")?;
+        if !speculate {
+            ws.batch.run().map_err(err)?;
+            return Ok(false);
+        }
+        let batch = ws.batch.submit().map_err(err)?;
+        self.prefetch_search()?;
+        if let Some((_, build)) = self.prefetched {
+            // The later ticket: one wait for the batch, the search and the build.
+            self.ctx.wait(build, "two_way.batch").map_err(err)?;
+        }
+        let ws = self.ws.as_ref().ok_or("no workspace")?;
+        ws.batch.wait(batch).map_err(err)?;
+        Ok(self.prefetched.is_some())
+    }
+
+    /// With `on`, a step batch that follows one which used up its reuse bound (the batches
+    /// then need a search each, e.g. where a cloth strikes an obstacle) has the proximity search
+    /// and the constraint build queued behind it, at the positions it ends at: one host wait
+    /// instead of two per search. That search is taken whatever the batch's bound (a search at
+    /// x is always valid), so a batch that did not use up its bound costs a search sooner than
+    /// needed: the steps and positions may then differ from a solve without it, each as safe.
+    /// For callers that read nothing of the pair set between solves (as
+    /// [`TwoWay::set_prefetch_searches`]).
+    pub fn set_speculative_searches(&mut self, on: bool) {
+        self.speculative_searches = on;
+        self.expect_search = false;
     }
 
     /// With `on`, a solve that ends with its reuse bound under D_min submits the next solve's
