@@ -96,6 +96,14 @@ pub struct TwState {
     pub disp_hi: [u32; 3],
 }
 
+/// Speculative searches ([`TwoWay::set_speculative_searches`]) only while the largest clock
+/// after the last batch is at least this (1 at a solve's start): a solve nearly done tends to
+/// converge before its bound runs out. On `cloth_sphere_64`'s first 16 frames every batch that
+/// followed one needing a search and then needed one itself started at a clock of 0.21 or more
+/// (a solve's first batch starts at 1), while 14 of the 22 that converged first started below 0.2
+/// (docs/measurements.md).
+const SPECULATION_MIN_CLOCK: f32 = 0.2;
+
 /// The empty displacement box's lower corner (every ordered float is at most this).
 const EMPTY_LO: [u32; 3] = [u32::MAX; 3];
 
@@ -1397,7 +1405,7 @@ impl TwoWay {
             }
             self.state.write(&[st]).map_err(err)?;
             let t = Instant::now();
-            let speculated = self.run_batch()?;
+            let speculated = self.run_batch(f32::from_bits(st.last_max_r))?;
             report.ms_steps += t.elapsed().as_secs_f64() * 1e3;
             let ws = self.ws.as_ref().ok_or("no workspace")?;
             report.batches += 1;
@@ -1446,10 +1454,13 @@ impl TwoWay {
     /// Runs one step batch and returns whether a proximity search and constraint build were
     /// queued behind it ([`TwoWay::set_speculative_searches`] on, the last batch having used
     /// up its bound): then one host wait covers the batch, the search and the build, and the
-    /// caller takes the search at once ([`TwoWay::search`] finds it submitted).
-    fn run_batch(&mut self) -> Result<bool, String> {
-        let speculate =
-            self.speculative_searches && self.expect_search && self.prefetched.is_none();
+    /// caller takes the search at once ([`TwoWay::search`] finds it submitted). Not when the
+    /// solve is nearly done (its largest clock `clock` under [`SPECULATION_MIN_CLOCK`]).
+    fn run_batch(&mut self, clock: f32) -> Result<bool, String> {
+        let speculate = self.speculative_searches
+            && self.expect_search
+            && clock >= SPECULATION_MIN_CLOCK
+            && self.prefetched.is_none();
         let ws = self.ws.as_ref().ok_or("no workspace")?;
         if !speculate {
             ws.batch.run().map_err(err)?;
