@@ -76,8 +76,9 @@ impl ContactMethod for TwoWayMethod {
         h.solver
             .set_prefetch_searches(no_repulsion)
             .map_err(failed)?;
-        // And a search queued behind a batch that follows one which needed a search.
-        h.solver.set_speculative_searches(no_repulsion);
+        // And a search queued behind a batch that follows one which needed a search: taken
+        // within the solve, so the repulsion energy reads a consistent pair set after it.
+        h.solver.set_speculative_searches(true);
         if scene.collision.repulsion_stiffness > 0.0 {
             let b = stepper.energy_bindings().ok_or_else(|| {
                 SimError::unsupported(
