@@ -1483,8 +1483,8 @@ impl TwoWay {
     /// instead of two per search. That search is taken whatever the batch's bound (a search at
     /// x is always valid), so a batch that did not use up its bound costs a search sooner than
     /// needed: the steps and positions may then differ from a solve without it, each as safe.
-    /// For callers that read nothing of the pair set between solves (as
-    /// [`TwoWay::set_prefetch_searches`]).
+    /// Unlike [`TwoWay::set_prefetch_searches`], nothing is left pending at a solve's end: the
+    /// pair set read between solves (the repulsion energy) is the last search's, as without it.
     pub fn set_speculative_searches(&mut self, on: bool) {
         self.speculative_searches = on;
         self.expect_search = false;
