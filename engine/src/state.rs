@@ -120,12 +120,12 @@ impl StateMirror {
             ctx.create_buffer::<[f32; 4]>("sim.readback.x", n, usage)?,
             ctx.create_buffer::<[f32; 4]>("sim.readback.v", n, usage)?,
         ];
+        let sources = [x.clone(), v.clone()];
         let mut g = Graph::new("sim.readback");
-        g.copy("readback.positions", x, &buffers[0]);
-        g.copy("readback.velocities", v, &buffers[1]);
+        record_copy(&mut g, &sources, &buffers);
         let graph = g.compile(ctx, CompileOptions::default())?;
         Ok(StateMirror {
-            sources: [x.clone(), v.clone()],
+            sources,
             buffers,
             graph,
             filled: false,
@@ -136,8 +136,7 @@ impl StateMirror {
     /// graph of a step, after which (when nothing changes x or v) it calls
     /// [`StateMirror::mark_filled`] once a wait covered that graph.
     pub fn record_copy(&self, g: &mut Graph) {
-        g.copy("readback.positions", &self.sources[0], &self.buffers[0]);
-        g.copy("readback.velocities", &self.sources[1], &self.buffers[1]);
+        record_copy(g, &self.sources, &self.buffers);
     }
 
     /// The copies hold the state as it is: a graph with [`StateMirror::record_copy`] ran last
@@ -154,10 +153,17 @@ impl StateMirror {
     /// Fills the copies with the current x and v: nothing to do when a stepper filled them
     /// ([`StateMirror::mark_filled`]), else one submission and one host wait.
     pub fn sync(&mut self) -> VkResult<()> {
-        if !std::mem::take(&mut self.filled) {
+        if !self.filled {
             self.graph.run()?;
+            self.filled = true;
         }
         Ok(())
+    }
+
+    /// Whether the copies were filled since the state last changed in a step
+    /// ([`StateMirror::forget`]); the host's setters between steps do not count.
+    pub fn is_filled(&self) -> bool {
+        self.filled
     }
 
     /// Runs the copy (one submission and one host wait) whatever a stepper filled.
@@ -179,6 +185,16 @@ impl StateMirror {
     pub fn is_host_visible(&self) -> bool {
         self.buffers[0].mapped().is_some() && self.buffers[1].mapped().is_some()
     }
+}
+
+/// Appends the copies `sources` (x, v) → `buffers` to `g`.
+fn record_copy(
+    g: &mut Graph,
+    sources: &[GpuBuffer<[f32; 4]>; 2],
+    buffers: &[GpuBuffer<[f32; 4]>; 2],
+) {
+    g.copy("readback.positions", &sources[0], &buffers[0]);
+    g.copy("readback.velocities", &sources[1], &buffers[1]);
 }
 
 /// Scripted motions as the kernels' vec4 triples (`kernels/include/motion.glsl`).

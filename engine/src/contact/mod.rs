@@ -249,10 +249,10 @@ impl ContactSet {
     /// when every term can ([`EnergyTerm::submit_energy`]); returns whether they were
     /// submitted (true without terms). Read with [`ContactSet::read_submitted_energy`].
     pub fn submit_energy(&self, trial: bool) -> Result<bool, SimError> {
-        let terms: Vec<&dyn EnergyTerm> = self.handlers.iter().filter_map(|h| h.energy()).collect();
-        match terms.as_slice() {
-            [] => Ok(true),
-            [term] => term.submit_energy(trial),
+        let mut terms = self.handlers.iter().filter_map(|h| h.energy());
+        match (terms.next(), terms.next()) {
+            (None, _) => Ok(true),
+            (Some(term), None) => term.submit_energy(trial),
             // Several terms: one at a time, as before (none has needed it yet).
             _ => Ok(false),
         }

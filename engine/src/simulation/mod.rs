@@ -128,6 +128,13 @@ impl FrameStats {
 /// One 3-vector per model vertex (positions in m, velocities in m/s).
 pub type VertexVectors = Vec<[f64; 3]>;
 
+/// The xyz of each read-back vec4.
+fn vectors(m: &[[f32; 4]]) -> VertexVectors {
+    m.iter()
+        .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
+        .collect()
+}
+
 /// A running simulation.
 pub struct Simulation {
     model: SimModel,
@@ -145,9 +152,6 @@ pub struct Simulation {
     scene: Scene,
     /// Frames stepped.
     frames: u64,
-    /// The frame whose end the state's readback copies hold (`None`: not read back since the
-    /// simulation was built).
-    mirrored_frame: Option<u64>,
     /// Pinned targets and the upload paths of the between-steps setters (control.rs).
     control: control::Control,
     /// The check of every stepped frame for divergence (divergence.rs).
@@ -239,7 +243,6 @@ impl Simulation {
             control: control::Control::new(&model),
             scene: scene.clone(),
             frames: 0,
-            mirrored_frame: None,
             state,
             stepper,
             contacts,
@@ -270,9 +273,7 @@ impl Simulation {
         )?;
         stats.contacts = self.contacts.take_frame_stats();
         self.frames += 1;
-        self.mirrored_frame = None;
         self.state.mirror.sync()?;
-        self.mirrored_frame = Some(self.frames);
         let work = ctx.counters() - before;
         stats.host_waits = work.host_waits;
         stats.submits = work.submits;
@@ -308,31 +309,24 @@ impl Simulation {
 
     fn read(&self, which: usize) -> Result<Vec<[f64; 3]>, SimError> {
         self.state.mirror.refresh()?;
-        let m = match which {
+        Ok(vectors(match which {
             0 => self.state.mirror.positions(),
             _ => self.state.mirror.velocities(),
-        };
-        Ok(m.iter()
-            .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
-            .collect())
+        }))
     }
 
     /// The positions (m) and velocities (m/s) of every model vertex at the end of the last
-    /// frame, as [`Simulation::step_frame`] read them back (no GPU work); read now when no
-    /// frame was stepped since the simulation was built. Changes made between frames (the
-    /// setters) are not in them: [`Simulation::positions`] reads the state as it is.
+    /// frame, as [`Simulation::step_frame`] read them back (no GPU work), or as last read
+    /// back; read now when no frame was stepped since the simulation was built. Changes made
+    /// by the setters since are not in them: [`Simulation::positions`] reads the state as it
+    /// is.
     pub fn frame_state(&self) -> Result<(VertexVectors, VertexVectors), SimError> {
-        if self.mirrored_frame != Some(self.frames) {
+        if !self.state.mirror.is_filled() {
             self.state.mirror.refresh()?;
         }
-        let f64s = |m: &[[f32; 4]]| -> Vec<[f64; 3]> {
-            m.iter()
-                .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
-                .collect()
-        };
         Ok((
-            f64s(self.state.mirror.positions()),
-            f64s(self.state.mirror.velocities()),
+            vectors(self.state.mirror.positions()),
+            vectors(self.state.mirror.velocities()),
         ))
     }
 

@@ -191,15 +191,24 @@ impl Repulsion {
     /// Submits the evaluation (or, with `trial`, the trial energy) without a wait; its energy
     /// is read with [`Repulsion::read_submitted`].
     pub fn submit(&self, trial: bool) -> VkResult<()> {
+        let ticket = self.with_graph(trial, |graph| graph.submit())?;
+        let mut s = self.submitted.get();
+        s[usize::from(trial)] = Some(ticket);
+        self.submitted.set(s);
+        Ok(())
+    }
+
+    /// `f` of the evaluation graph (with `trial`, the trial graph).
+    fn with_graph<R>(
+        &self,
+        trial: bool,
+        f: impl FnOnce(&CompiledGraph) -> VkResult<R>,
+    ) -> VkResult<R> {
         let graphs = self.graphs.borrow();
         let g = graphs
             .as_ref()
             .ok_or_else(|| graph_err("repulsion graphs not recorded".into()))?;
-        let graph = if trial { &g.trial } else { &g.evaluate };
-        let mut s = self.submitted.get();
-        s[usize::from(trial)] = Some(graph.submit()?);
-        self.submitted.set(s);
-        Ok(())
+        f(if trial { &g.trial } else { &g.evaluate })
     }
 
     /// Waits for the run [`Repulsion::submit`] submitted (no host wait when a later wait
@@ -211,17 +220,15 @@ impl Repulsion {
             .take()
             .ok_or_else(|| graph_err("no repulsion energy was submitted".into()))?;
         self.submitted.set(s);
-        let graphs = self.graphs.borrow();
-        let g = graphs
-            .as_ref()
-            .ok_or_else(|| graph_err("repulsion graphs not recorded".into()))?;
-        let graph = if trial { &g.trial } else { &g.evaluate };
-        graph.wait(ticket)?;
+        let ms = self.with_graph(trial, |graph| {
+            graph.wait(ticket)?;
+            graph.gpu_ms()
+        })?;
         let e = match self.sums.mapped() {
             Some(s) if s.len() > slot => s[slot].value as f64,
             _ => return Err(graph_err("sums buffer is not host-visible".into())),
         };
-        Ok((e, graph.gpu_ms()?))
+        Ok((e, ms))
     }
 
     /// Energy (J) at the iterate, leaving its gradient and Hessian-block sums for the Newton

@@ -147,29 +147,6 @@ enum TermEnergies<'a> {
     Submitted(&'a ContactSet),
 }
 
-/// The energy terms' part of a line-search trial.
-#[derive(Clone, Copy)]
-struct TrialEnergies<'a>(&'a ContactSet);
-
-impl TrialEnergies<'_> {
-    /// After the trial positions were computed and waited for: (energy J, GPU ms).
-    fn now(self) -> Result<(f64, f64), SimError> {
-        self.0.trial_energy()
-    }
-
-    /// After the trial's submission, before its wait: submits the terms' trial energies behind
-    /// it where they can ([`ContactSet::submit_energy`]); returns whether it did.
-    fn submit(self) -> Result<bool, SimError> {
-        self.0.submit_energy(true)
-    }
-
-    /// After [`TrialEnergies::submit`]: their (energy J, GPU ms), with one host wait that
-    /// covers the trial too.
-    fn read_submitted(self) -> Result<(f64, f64), SimError> {
-        self.0.read_submitted_energy(true)
-    }
-}
-
 impl NewtonStepper {
     /// The scene's Newton stepper over `state`, with what the contact method `needs`.
     pub fn from_scene(
@@ -380,12 +357,13 @@ impl NewtonStepper {
     /// (if any), the last step α and the direction's largest vertex displacement.
     /// With `chain` (every contact handler reads the iterate in queue order), the acceptance is
     /// submitted without a wait of its own. With `first_done` the trial at `alpha0` already ran
-    /// (queued behind the PCG solve, [`NewtonStepper::iterate_queued`]).
+    /// (queued behind the PCG solve, [`NewtonStepper::iterate_queued`]). `contacts` adds its
+    /// energy terms' trial energies.
     fn line_search(
         &self,
         energy: f64,
         alpha0: f32,
-        trial_energies: TrialEnergies,
+        contacts: &ContactSet,
         chain: bool,
         first_done: bool,
         report: &mut StepReport,
@@ -400,19 +378,19 @@ impl NewtonStepper {
             .map(|n| alpha0 * 0.5f32.powi(n as i32));
         while floor.map_or(alpha > 1e-6, |f| alpha >= f && alpha > 0.0) {
             let (term_energy, ms) = if std::mem::take(&mut ran) {
-                trial_energies.now()?
+                contacts.trial_energy()?
             } else {
                 self.ws.alpha.write(&[alpha])?;
                 let trial = g.trial.submit()?;
-                if trial_energies.submit()? {
+                if contacts.submit_energy(true)? {
                     // The terms' trial energies behind the trial positions: their wait
                     // covers both (one host wait per trial).
-                    let e = trial_energies.read_submitted()?;
+                    let e = contacts.read_submitted_energy(true)?;
                     g.trial.wait(trial)?;
                     e
                 } else {
                     g.trial.wait(trial)?;
-                    trial_energies.now()?
+                    contacts.trial_energy()?
                 }
             };
             report.gpu_ms.line_search += g.trial.gpu_ms()?;
@@ -526,14 +504,7 @@ impl NewtonStepper {
             let alpha0 = contacts.max_step()?.min(1.0);
             info.alpha_start = alpha0;
             let chain = contacts.reads_in_queue_order();
-            let r = self.line_search(
-                energy,
-                alpha0,
-                TrialEnergies(contacts),
-                chain,
-                false,
-                report,
-            )?;
+            let r = self.line_search(energy, alpha0, contacts, chain, false, report)?;
             if r.0.is_some() || info.pcg_resumes >= st.pcg_resumes {
                 info.alpha = if r.0.is_some() { r.1 } else { 0.0 };
                 return Ok(r);
@@ -701,14 +672,8 @@ impl NewtonStepper {
             }
             let mut info = self.account_solve(t, solve, report)?;
             info.alpha_start = alpha0;
-            let (accepted, alpha, dmax) = self.line_search(
-                objective,
-                alpha0,
-                TrialEnergies(contacts),
-                true,
-                first_done,
-                report,
-            )?;
+            let (accepted, alpha, dmax) =
+                self.line_search(objective, alpha0, contacts, true, first_done, report)?;
             info.alpha = if accepted.is_some() { alpha } else { 0.0 };
             let go_on =
                 self.iteration_done(&info, accepted, alpha, dmax, state, contacts, report)?;
