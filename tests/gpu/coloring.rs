@@ -15,14 +15,27 @@ use supple_gpu_tests::{assert_no_validation_errors, context, rng};
 /// the number of colors.
 fn gpu_vs_reference(ctx: &Context, cons: &[[u32; 4]], nv: usize, seed: u32, label: &str) -> u32 {
     let coloring = GpuColoring::new(ctx, cons.len(), nv).expect("workspace");
+    let result = coloring
+        .color_host(ctx, cons, nv, seed)
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    check_against_reference(cons, nv, seed, label, result)
+}
+
+/// Checks a GPU coloring's colors, validity, rounds and grouping against the reference;
+/// returns the number of colors.
+fn check_against_reference(
+    cons: &[[u32; 4]],
+    nv: usize,
+    seed: u32,
+    label: &str,
+    result: HostColoring,
+) -> u32 {
     let HostColoring {
         colors,
         offsets,
         grouped,
         stats,
-    } = coloring
-        .color_host(ctx, cons, nv, seed)
-        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    } = result;
     let reference = jones_plassmann(cons, nv, seed);
     assert_eq!(
         colors, reference.colors,
@@ -88,6 +101,74 @@ fn gpu_matches_reference_on_random_graphs() {
         [2, PAD, 0, PAD],
     ];
     gpu_vs_reference(&ctx, &odd, 4, 5, "odd constraints");
+    assert_no_validation_errors(&ctx);
+}
+
+/// The single-workgroup kernel (`jp_workgroup.comp`, a device-written count, rounds until
+/// done in one dispatch) gives the reference's colors, rounds and groups, also when some
+/// constraints overflow the 256 colors.
+#[test]
+fn workgroup_coloring_matches_reference() {
+    let ctx = context(false);
+    let mut cases: Vec<(String, Vec<[u32; 4]>, usize)> =
+        [(1, 4), (37, 200), (1000, 3000), (6000, 4096)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(n, nv))| {
+                (
+                    format!("random n={n} nv={nv}"),
+                    random_constraints(300 + i as u64, n, nv),
+                    nv,
+                )
+            })
+            .collect();
+    cases.push(("empty".into(), Vec::new(), 3));
+    cases.push((
+        "odd constraints".into(),
+        vec![
+            [PAD; 4],
+            [3, 3, 3, PAD],
+            [3, 1, 1, 2],
+            [PAD; 4],
+            [2, PAD, 0, PAD],
+        ],
+        4,
+    ));
+    // 300 constraints at one vertex: 44 past the 256 colors.
+    cases.push((
+        "star".into(),
+        (0..300).map(|i| [0, 1 + i, PAD, PAD]).collect(),
+        301,
+    ));
+    for (label, cons, nv) in &cases {
+        let coloring = GpuColoring::new(&ctx, cons.len().max(1), *nv).expect("workspace");
+        for seed in [0, 7, 0xdead_beef] {
+            let result = coloring
+                .color_host_in_workgroup(&ctx, cons, *nv, seed)
+                .unwrap_or_else(|e| panic!("{label}: {e}"));
+            let reference = jones_plassmann(cons, *nv, seed);
+            assert_eq!(
+                result.stats.rounds_recorded, reference.rounds,
+                "{label}: rounds"
+            );
+            assert_eq!(
+                result.stats.overflowed as usize, reference.overflowed,
+                "{label}: overflowed"
+            );
+            if reference.overflowed == 0 {
+                check_against_reference(cons, *nv, seed, label, result);
+            } else {
+                assert_eq!(result.colors, reference.colors, "{label}: colors");
+                let (ref_offsets, _) = group_by_color(&reference.colors, MAX_COLORS);
+                assert_eq!(result.offsets, ref_offsets, "{label}: offsets");
+                assert_eq!(
+                    result.grouped.len(),
+                    cons.len() - reference.overflowed,
+                    "{label}: grouped"
+                );
+            }
+        }
+    }
     assert_no_validation_errors(&ctx);
 }
 

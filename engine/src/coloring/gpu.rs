@@ -21,6 +21,9 @@ use crate::vk::{
 /// Words of the used-color mask per vertex (`jp_select.comp::USED_WORDS`, [`MAX_COLORS`] bits).
 const USED_WORDS: usize = MAX_COLORS as usize / 32;
 
+/// Invocations of the single workgroup of `jp_workgroup.comp`.
+const WORKGROUP_SINGLE: u32 = 256;
+
 /// Largest workgroup count per dispatch (kernels loop over the rest).
 const MAX_GROUPS: u32 = 65_535;
 
@@ -211,6 +214,112 @@ impl GpuColoring {
                 .write(self.grouped.slice(0..n.max(1)))
                 .push(&push),
         );
+    }
+
+    /// Records the whole coloring and grouping in one single-workgroup dispatch
+    /// (`jp_workgroup.comp`: rounds until done, barriers between passes) of the first
+    /// `count[count_index]` constraints (at most `capacity`) over `nv` vertices, a count the
+    /// device wrote: no host round trip. Same colors as [`GpuColoring::record_rounds`] for the
+    /// same seed; [`GpuColoring::status`] gets `[0, overflowed, colors used, rounds]`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_workgroup(
+        &self,
+        g: &mut Graph,
+        name: &str,
+        constraints: &GpuBuffer<[u32; 4]>,
+        count: &GpuBuffer<u32>,
+        count_index: u32,
+        capacity: usize,
+        nv: usize,
+        seed: u32,
+    ) {
+        self.check(capacity, nv);
+        assert!(
+            constraints.len() >= capacity,
+            "constraint buffer shorter than {capacity}"
+        );
+        assert!(
+            (count_index as usize) < count.len(),
+            "count index past the count buffer"
+        );
+        let push = [capacity as u32, nv as u32, seed, count_index];
+        g.dispatch(
+            Dispatch::new(name, ids::COLORING_JP_WORKGROUP, [1, 1, 1])
+                .workgroup_size(WORKGROUP_SINGLE)
+                .read(constraints.slice(0..capacity.max(1)))
+                .read(count)
+                .read_write(self.color.slice(0..capacity.max(1)))
+                .read_write(self.vmax.slice(0..nv.max(1)))
+                .read_write(self.used.slice(0..USED_WORDS * nv.max(1)))
+                .write(&self.offsets)
+                .write(self.grouped.slice(0..capacity.max(1)))
+                .write(&self.status)
+                .push(&push),
+        );
+    }
+
+    /// Colors host constraints with [`GpuColoring::record_workgroup`] (the count uploaded to a
+    /// device buffer) and reads the result back (for tests and tools).
+    pub fn color_host_in_workgroup(
+        &self,
+        ctx: &Context,
+        constraints: &[[u32; 4]],
+        nv: usize,
+        seed: u32,
+    ) -> Result<HostColoring, ColoringError> {
+        validate(constraints, nv)?;
+        let n = constraints.len();
+        if n > self.max_constraints || nv > self.max_vertices {
+            return Err(ColoringError::Capacity {
+                what: if n > self.max_constraints {
+                    "constraints"
+                } else {
+                    "vertices"
+                },
+                requested: if n > self.max_constraints { n } else { nv },
+                capacity: if n > self.max_constraints {
+                    self.max_constraints
+                } else {
+                    self.max_vertices
+                },
+            });
+        }
+        let data: Vec<[u32; 4]> = if n == 0 {
+            vec![[super::PAD; 4]]
+        } else {
+            constraints.to_vec()
+        };
+        let buf = ctx.upload_buffer("coloring.constraints", &data, BufferUsage::STORAGE)?;
+        let count = ctx.upload_buffer("coloring.count", &[0, n as u32], BufferUsage::STORAGE)?;
+        let mut g = Graph::new("coloring.workgroup");
+        self.record_workgroup(
+            &mut g,
+            "coloring.jp_workgroup",
+            &buf,
+            &count,
+            1,
+            n,
+            nv,
+            seed,
+        );
+        g.compile(ctx, CompileOptions::default())?.run()?;
+        let status = self.status.read()?;
+        let mut colors = self.color.read()?;
+        colors.truncate(n);
+        let offsets = self.offsets.read()?;
+        let mut grouped = self.grouped.read()?;
+        grouped.truncate(n - status[1] as usize);
+        Ok(HostColoring {
+            colors,
+            offsets,
+            grouped,
+            stats: GpuColoringStats {
+                num_colors: status[2],
+                rounds_recorded: status[3],
+                runs: 1,
+                overflowed: status[1],
+            },
+        })
     }
 
     /// Compiles the graphs that color `constraints[..n]` (vertices below `nv`, the rest

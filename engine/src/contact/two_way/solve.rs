@@ -1419,6 +1419,16 @@ impl TwoWay {
                 }
             }
             st = self.read_state()?;
+            if std::env::var_os("TW_DEBUG").is_some() {
+                eprintln!(
+                    "TWB steps={} flags={} bound={} maxr={} spec={}",
+                    st.steps,
+                    st.flags,
+                    st.bound,
+                    f32::from_bits(st.last_max_r),
+                    speculated
+                );
+            }
             self.expect_search = st.bound < self.settings.d_min as f32;
             if speculated {
                 // The search and build queued behind the batch ran at its end x and replaced
@@ -1442,6 +1452,12 @@ impl TwoWay {
         }
         if self.prefetch_searches && st.bound < self.settings.d_min as f32 {
             self.prefetch_search()?;
+        }
+        if std::env::var_os("TW_DEBUG").is_some() {
+            eprintln!(
+                "TWSOLVE end steps={} searches={}",
+                st.steps, report.searches
+            );
         }
         report.steps = st.steps;
         report.converged = st.flags & FLAG_CONVERGED != 0;
