@@ -1257,3 +1257,209 @@ fn speculative_searches_wait_less_and_every_step_stays_safe() {
         "{waits} host waits with speculative searches, {plain_waits} without"
     );
 }
+
+/// Searches queued within step batches (`set_batch_searches`: two steps, then a search, its
+/// build and its single-workgroup coloring, in one graph) keep every state intersection-free
+/// (each batch's end checked by the exact trajectory checker against the last), solve the same
+/// pushes with fewer host waits than host-run searches, and count their searches.
+#[test]
+fn batch_searches_wait_less_and_every_state_stays_safe() {
+    let run = |units: u32| {
+        let ctx = context(false);
+        let s = sheets(8, 0.003, 0.01);
+        let n = s.x.len();
+        let inv_w = s.pinned_bottom();
+        let st = TwoWaySettings {
+            contact_coloring: ContactColoring::Host,
+            sweep_dispatch: SweepDispatch::Fused,
+            batch_searches: units,
+            ..Default::default()
+        };
+        let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+        tw.set_speculative_searches(true);
+        let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
+        let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();
+        let (mut waits, mut searches, mut converged) = (0, 0, 0);
+        for k in 0..6 {
+            let down = 0.004 * k as f64;
+            let y: Vec<[f64; 3]> =
+                s.y.iter()
+                    .enumerate()
+                    .map(|(i, p)| match i >= s.bottom {
+                        true => [p[0] + 0.5 * down, p[1], p[2] - down],
+                        false => *p,
+                    })
+                    .collect();
+            tw.set_target(&y).expect("target");
+            let before = ctx.counters();
+            let rep = tw
+                .solve_observed(|st, x| {
+                    let label = format!("{units} batch searches, solve {k}, step {}", st.steps);
+                    assert_step_safe(&surface, &prev, x, &label);
+                    prev.copy_from_slice(&x[..n]);
+                })
+                .expect("solve");
+            waits += (ctx.counters() - before).host_waits;
+            searches += rep.searches;
+            converged += rep.converged as u32;
+        }
+        if units > 0 {
+            assert!(tw.batch_searches_recorded(), "batch searches not recorded");
+        }
+        assert_no_validation_errors(&ctx);
+        (waits, searches, converged)
+    };
+    let (plain_waits, plain_searches, plain_converged) = run(0);
+    let (waits, searches, converged) = run(2);
+    println!(
+        "host searches: {plain_waits} waits, {plain_searches} searches, {plain_converged} \
+         converged; batch searches: {waits} waits, {searches} searches, {converged} converged"
+    );
+    assert!(
+        plain_searches >= 4,
+        "too few searches to test: {plain_searches}"
+    );
+    assert!(searches >= plain_searches, "{searches} < {plain_searches}");
+    assert_eq!(converged, plain_converged, "solves converged");
+    assert!(
+        waits < plain_waits,
+        "{waits} host waits with batch searches, {plain_waits} without"
+    );
+}
+
+/// A search queued within a step batch that overflows its pair buffers stops the batch's
+/// steps (its constraints are incomplete): the buffers grow, the host searches again, and
+/// every state stays intersection-free with the same convergence as host-run searches.
+#[test]
+fn a_batch_search_that_overflows_is_redone_on_the_host() {
+    let ctx = context(false);
+    let s = sheets(8, 0.003, 0.01);
+    let n = s.x.len();
+    let inv_w = s.pinned_bottom();
+    let st = TwoWaySettings {
+        contact_coloring: ContactColoring::Host,
+        sweep_dispatch: SweepDispatch::Fused,
+        batch_searches: 2,
+        // Far fewer than the pressed sheets' pairs.
+        initial_pair_capacity: Some(4),
+        ..Default::default()
+    };
+    let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+    let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
+    let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();
+    let (mut redone, mut pairs) = (0, 0);
+    for k in 0..4 {
+        let down = 0.004 * k as f64;
+        let y: Vec<[f64; 3]> =
+            s.y.iter()
+                .enumerate()
+                .map(|(i, p)| match i >= s.bottom {
+                    true => [p[0], p[1], p[2] - down],
+                    false => *p,
+                })
+                .collect();
+        tw.set_target(&y).expect("target");
+        let rep = tw
+            .solve_observed(|st, x| {
+                assert_step_safe(&surface, &prev, x, &format!("solve {k}, step {}", st.steps));
+                prev.copy_from_slice(&x[..n]);
+            })
+            .expect("solve");
+        assert!(rep.converged, "solve {k}: {rep:?}");
+        redone += rep.searches_redone;
+        pairs = pairs.max(rep.contact_pairs);
+    }
+    assert!(
+        redone >= 1,
+        "no batch search overflowed (most pairs {pairs})"
+    );
+    assert!(pairs > 4, "most pairs {pairs}");
+    assert_no_validation_errors(&ctx);
+}
+
+/// `two_way_accept.comp` equals `cpu_reference::two_way::accept_search` bit for bit: a search
+/// that fit (the steps had asked for it or not) is taken with its counters; every kind of
+/// overflow (entries, a saturated count, either pair list, either candidate list) stops the
+/// batch instead.
+#[test]
+fn the_search_acceptance_kernel_matches_the_reference() {
+    use supple::contact::two_way::solve::{TwState, FLAG_CONVERGED, FLAG_SEARCH};
+    use supple::cpu_reference::two_way::{accept_search, SearchCapacities};
+    use supple::vk::{ids, BufferUsage, CompileOptions, Dispatch, Graph};
+    let ctx = context(false);
+    let caps = SearchCapacities {
+        entries: 100,
+        vertex_triangle: 40,
+        edge_edge: 50,
+        candidates_vertex_triangle: 60,
+        candidates_edge_edge: 70,
+    };
+    let fitting = [100, 40, 50, 60, 70, 0, 1];
+    let mut statuses = vec![fitting, [3, 1, 2, 4, 5, 0, 0]];
+    for (k, over) in [(0, 101), (5, 1), (1, 41), (2, 51), (3, 61), (4, 71)] {
+        let mut s = fitting;
+        s[k] = over;
+        statuses.push(s);
+    }
+    let start = TwState {
+        bound: 0.001,
+        steps: 3,
+        pairs: 7,
+        searches: 2,
+        pairs_max: 60,
+        colors_max: 9,
+        uncolored_max: 1,
+        needed: 1,
+        ..Default::default()
+    };
+    let d_max: f32 = 0.008;
+    let push = [d_max.to_bits(), 100, 40, 50, 60, 70];
+    let mut cases = 0;
+    for status in &statuses {
+        for flags in [FLAG_SEARCH, 0, FLAG_SEARCH | FLAG_CONVERGED] {
+            for (pairs, coloring) in [(90u32, [0u32, 0, 12, 5]), (20, [0, 3, 4, 2])] {
+                let st = TwState { flags, ..start };
+                let state = ctx
+                    .upload_buffer("test.state", &[st], BufferUsage::STORAGE)
+                    .unwrap();
+                let stat = ctx
+                    .upload_buffer("test.status", status, BufferUsage::STORAGE)
+                    .unwrap();
+                let meta = ctx
+                    .upload_buffer(
+                        "test.meta",
+                        &[pairs / 2, pairs, 1, 1, 1],
+                        BufferUsage::STORAGE,
+                    )
+                    .unwrap();
+                let col = ctx
+                    .upload_buffer("test.coloring", &coloring, BufferUsage::STORAGE)
+                    .unwrap();
+                let mut g = Graph::new("test.accept");
+                g.dispatch(
+                    Dispatch::new("accept", ids::COLLISION_TWO_WAY_ACCEPT, [1, 1, 1])
+                        .workgroup_size(64)
+                        .read_write(&state)
+                        .read(&stat)
+                        .read(&meta)
+                        .read(&col)
+                        .push(&push),
+                );
+                g.compile(&ctx, CompileOptions::default())
+                    .unwrap()
+                    .run()
+                    .unwrap();
+                let gpu = state.read().unwrap()[0];
+                let want = accept_search(&st, status, &caps, pairs, &coloring, d_max);
+                assert_eq!(
+                    bytemuck::bytes_of(&gpu),
+                    bytemuck::bytes_of(&want),
+                    "status {status:?}, flags {flags}: GPU {gpu:?}, reference {want:?}"
+                );
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, statuses.len() * 6);
+    assert_no_validation_errors(&ctx);
+}

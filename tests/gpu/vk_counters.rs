@@ -395,8 +395,10 @@ fn two_way_counts_with(frames: usize, overrides: &[&str]) -> Vec<(u64, u64, u32,
 #[test]
 fn two_way_collision_submits_what_the_host_does_not_read_without_a_wait() {
     // A search that overflowed its workspace waits for itself before it grows it and searches
-    // again: only the indirect arguments are sure to go without a wait.
-    assert_two_way_counts(&[], WAITS_BOUND, |newton, solves, searches| {
+    // again: only the indirect arguments are sure to go without a wait. Every search on the
+    // host (searches queued within step batches have no submission of their own).
+    let host_searches = ["collision.batch_searches=0"];
+    assert_two_way_counts(&host_searches, WAITS_BOUND, |newton, solves, searches| {
         1 + newton + 5 * solves + searches
     });
 }
@@ -446,10 +448,69 @@ const WARM_WAITS_BOUND: u64 = 14;
 /// two is waited for) go without a wait.
 #[test]
 fn two_way_collision_waits_once_per_newton_iteration_for_the_solve_and_the_first_trial() {
-    let warm = ["solver.stiffness_group_warm_start=true"];
+    let warm = [
+        "solver.stiffness_group_warm_start=true",
+        "collision.batch_searches=0",
+    ];
     assert_two_way_counts(&warm, WARM_WAITS_BOUND, |newton, solves, searches| {
         2 + 2 * newton + 5 * solves + searches
     });
+}
+
+/// Searches queued within step batches (`collision.batch_searches`, on by default) run in the
+/// scene's solves (more searches, taken ahead of need) with fewer host waits and submissions
+/// than host-run searches over the first four frames of [`TWO_WAY_SCENE`] with the warm start
+/// (the sheets meet in frame 3); deterministic (two runs count the same) and within the same
+/// bounds. (`collision_two_way::batch_searches_wait_less_and_every_state_stays_safe` measures
+/// the saving on a burst of searches.)
+#[test]
+fn two_way_batch_searches_wait_less_than_host_searches() {
+    const FRAMES: usize = 4;
+    let warm = ["solver.stiffness_group_warm_start=true"];
+    let host = [
+        "solver.stiffness_group_warm_start=true",
+        "collision.batch_searches=0",
+    ];
+    let with = two_way_counts_with(FRAMES, &warm);
+    assert_eq!(
+        with,
+        two_way_counts_with(FRAMES, &warm),
+        "two identical runs count differently"
+    );
+    let without = two_way_counts_with(FRAMES, &host);
+    let total = |v: &[(u64, u64, u32, u32, u32)], f: fn(&(u64, u64, u32, u32, u32)) -> u64| {
+        v.iter().map(f).sum::<u64>()
+    };
+    let (waits, plain_waits) = (total(&with, |c| c.0), total(&without, |c| c.0));
+    let (submits, plain_submits) = (total(&with, |c| c.1), total(&without, |c| c.1));
+    let (searches, plain_searches) = (
+        total(&with, |c| c.4 as u64),
+        total(&without, |c| c.4 as u64),
+    );
+    println!(
+        "batch searches: {waits} waits, {submits} submits, {searches} searches; host searches: \
+         {plain_waits} waits, {plain_submits} submits, {plain_searches} searches"
+    );
+    assert!(
+        plain_searches >= 3,
+        "too few searches to test: {plain_searches}"
+    );
+    assert!(
+        searches > plain_searches,
+        "{searches} searches, {plain_searches} on the host"
+    );
+    assert!(
+        waits < plain_waits,
+        "{waits} host waits, {plain_waits} with host searches"
+    );
+    assert!(
+        submits <= plain_submits,
+        "{submits} submits, {plain_submits} with host searches"
+    );
+    for (k, c) in with.iter().enumerate() {
+        assert!(c.0 <= WARM_WAITS_BOUND, "frame {k}: {} host waits", c.0);
+        assert!(c.1 <= SUBMITS_BOUND, "frame {k}: {} submissions", c.1);
+    }
 }
 
 /// The frame's readback (positions and velocities for the divergence check and the host) is

@@ -12,6 +12,7 @@
 
 use super::distance::{edge_edge, point_triangle, EdgeEdgeKind, PointTriangleKind};
 use crate::contact::colliders::Collider;
+use crate::contact::two_way::solve::{TwState, FLAG_SEARCH, FLAG_SEARCH_NEEDED};
 use crate::math::Vec3;
 
 /// Pair type of a contact constraint: vertex–triangle `[v, t0, t1, t2]`.
@@ -26,6 +27,63 @@ pub struct Linear {
     pub c: f64,
     /// Gradient per vertex slot (1/m).
     pub jacobian: [Vec3; 4],
+}
+
+/// Capacities a proximity search's status is checked against (`two_way_accept.comp`'s push
+/// constants; [`crate::proximity::spatial_hash::HashParams`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchCapacities {
+    /// Cell entries.
+    pub entries: u32,
+    /// Vertex–triangle pairs.
+    pub vertex_triangle: u32,
+    /// Edge–edge pairs.
+    pub edge_edge: u32,
+    /// Vertex–triangle candidates.
+    pub candidates_vertex_triangle: u32,
+    /// Edge–edge candidates.
+    pub candidates_edge_edge: u32,
+}
+
+/// `two_way_accept.comp`: the solve state after a search queued within a step batch, from the
+/// search's status `{entries, vt, ee, candidates vt, candidates ee, saturated, one frame}`, the
+/// constraint count `pairs` and the coloring's status `{0, overflowed, colors, rounds}`. A
+/// search that fit its buffers is taken (bound `d_max`, the search flag cleared and noted as
+/// needed when it was set, counters updated); one that overflowed drops the bound to −1 and
+/// sets the search flag, which stops every later step of the batch.
+pub fn accept_search(
+    state: &TwState,
+    status: &[u32; 7],
+    caps: &SearchCapacities,
+    pairs: u32,
+    coloring: &[u32; 4],
+    d_max: f32,
+) -> TwState {
+    let mut s = *state;
+    let fits = status[0] <= caps.entries
+        && status[5] == 0
+        && status[1] <= caps.vertex_triangle
+        && status[2] <= caps.edge_edge
+        && status[3] <= caps.candidates_vertex_triangle
+        && status[4] <= caps.candidates_edge_edge;
+    if !fits {
+        s.bound = -1.0;
+        s.flags |= FLAG_SEARCH;
+        return s;
+    }
+    let needed = s.flags & FLAG_SEARCH != 0;
+    s.bound = d_max;
+    s.flags &= !(FLAG_SEARCH | FLAG_SEARCH_NEEDED);
+    if needed {
+        s.flags |= FLAG_SEARCH_NEEDED;
+        s.needed += 1;
+    }
+    s.pairs = pairs;
+    s.searches += 1;
+    s.pairs_max = s.pairs_max.max(pairs);
+    s.colors_max = s.colors_max.max(coloring[2]);
+    s.uncolored_max = s.uncolored_max.max(coloring[1]);
+    s
 }
 
 /// Closest-feature code of a pair, decided in f32 exactly as the GPU decides it (parallel edges

@@ -333,8 +333,8 @@ pub struct SearchReport {
     pub one_frame: bool,
 }
 
-/// Buffers sized by capacities (reallocated only when a search overflows) and the graph.
-struct Workspace {
+/// Buffers sized by capacities (reallocated only when a search overflows).
+struct SearchBuffers {
     params: HashParams,
     keys: GpuBuffer<u32>,
     vals: GpuBuffer<u32>,
@@ -342,12 +342,17 @@ struct Workspace {
     key_counts: GpuBuffer<u32>,
     /// Inclusive scan of the per-key counts: end of each key's run.
     key_ends: GpuBuffer<u32>,
-    _key_scan: Scan,
+    key_scan: Scan,
     recs: GpuBuffer<[u32; 4]>,
     pairs_vt: GpuBuffer<[u32; 4]>,
     pairs_ee: GpuBuffer<[u32; 4]>,
     cand_vt: GpuBuffer<[u32; 2]>,
     cand_ee: GpuBuffer<[u32; 2]>,
+}
+
+/// The buffers and the compiled search graph.
+struct Workspace {
+    bufs: SearchBuffers,
     graph: CompiledGraph,
 }
 
@@ -642,16 +647,58 @@ impl ProximitySearch {
         let pairs_ee = ctx.create_buffer("proximity.pairs_ee", ee_cap.max(1), usage)?;
         let cand_vt = ctx.create_buffer("proximity.cand_vt", cvt_cap, usage)?;
         let cand_ee = ctx.create_buffer("proximity.cand_ee", cee_cap, usage)?;
+        let bufs = SearchBuffers {
+            params,
+            keys,
+            vals,
+            key_counts,
+            key_ends,
+            key_scan,
+            recs,
+            pairs_vt,
+            pairs_ee,
+            cand_vt,
+            cand_ee,
+        };
+        let mut g = Graph::new("proximity.search");
+        self.record_into(&mut g, &bufs);
+        let graph = g.compile(ctx, self.compile)?;
+        Ok(Workspace { bufs, graph })
+    }
+
+    /// Records the search into `g` (the buffers of the current workspace): for graphs that
+    /// queue a search behind other work with no host round trip. Whoever runs such a graph
+    /// checks the search with [`ProximitySearch::check_recorded`] after it completed.
+    pub(crate) fn record_search(&self, g: &mut Graph) {
+        self.record_into(g, &self.ws.bufs);
+    }
+
+    /// Records the search nodes over the buffers `b`.
+    fn record_into(&self, g: &mut Graph, b: &SearchBuffers) {
+        let SearchBuffers {
+            params,
+            keys,
+            vals,
+            key_counts,
+            key_ends,
+            key_scan,
+            recs,
+            pairs_vt,
+            pairs_ee,
+            cand_vt,
+            cand_ee,
+        } = b;
+        let params = *params;
+        let nkeys = params.num_keys();
         // Body filter compiled into the queries only when it rejects some pairs.
         let filter = (params.flags != 3) as u32;
-        let mut g = Graph::new("proximity.search");
         g.fill("proximity.clear_count_vt", &self.count_vt, 0);
         g.fill("proximity.clear_count_ee", &self.count_ee, 0);
         g.fill("proximity.clear_candidates_vt", &self.ccount_vt, 0);
         g.fill("proximity.clear_candidates_ee", &self.ccount_ee, 0);
         g.fill("proximity.clear_saturated", &self.saturated, 0);
-        g.fill("proximity.clear_keys", &keys, params.sentinel());
-        g.fill("proximity.clear_key_counts", &key_counts, 0);
+        g.fill("proximity.clear_keys", keys, params.sentinel());
+        g.fill("proximity.clear_key_counts", key_counts, 0);
         // Counting sort of the entries by key: per-key counts (cell_counts), their inclusive
         // scan, then every entry written at a slot of its key's run (place_entries); one
         // dispatch per primitive type for each.
@@ -660,19 +707,19 @@ impl ProximitySearch {
                 self.per_primitive(name, ids::PROXIMITY_CELL_COUNTS, ty, n)
                     .write(&self.counts)
                     .write(&self.saturated)
-                    .read_write(&key_counts)
+                    .read_write(key_counts)
                     .push(&params),
             );
         }
-        key_scan.record(&mut g, &key_counts, &key_ends, nkeys, ScanKind::Inclusive);
+        key_scan.record(g, key_counts, key_ends, nkeys, ScanKind::Inclusive);
         for (ty, name, n) in self.primitive_types("proximity.place") {
             g.dispatch(
                 self.per_primitive(name, ids::PROXIMITY_PLACE_ENTRIES, ty, n)
-                    .read(&key_ends)
-                    .read_write(&key_counts)
-                    .write(&keys)
-                    .write(&vals)
-                    .write(&recs)
+                    .read(key_ends)
+                    .read_write(key_counts)
+                    .write(keys)
+                    .write(vals)
+                    .write(recs)
                     .push(&params),
             );
         }
@@ -688,11 +735,11 @@ impl ProximitySearch {
                 .read(&self.x)
                 .read(&self.body)
                 .read(&self.tris)
-                .read(&recs)
-                .read(&key_ends)
+                .read(recs)
+                .read(key_ends)
                 .read(&self.order)
                 .read_write(&self.ccount_vt)
-                .write(&cand_vt)
+                .write(cand_vt)
                 .push(&params),
             );
         }
@@ -714,7 +761,7 @@ impl ProximitySearch {
                     .workgroup_size(WG)
                     .spec(&[WG])
                     .read(&self.saturated)
-                    .read(&key_ends)
+                    .read(key_ends)
                     .write(&self.query_args)
                     .push(&params),
             );
@@ -732,12 +779,12 @@ impl ProximitySearch {
                     .workgroup_size(WG)
                     .spec(&[EE_TILE, one_frame, filter])
                     .read(&self.body)
-                    .read(&keys)
+                    .read(keys)
                     .read(&self.x)
-                    .read(&recs)
-                    .read(&key_ends)
+                    .read(recs)
+                    .read(key_ends)
                     .read_write(&self.ccount_ee)
-                    .write(&cand_ee)
+                    .write(cand_ee)
                     .read(&self.query_args)
                     .push(&params),
                 );
@@ -761,17 +808,17 @@ impl ProximitySearch {
                 0u32,
                 "proximity.narrow_vt",
                 &self.ccount_vt,
-                &cand_vt,
+                cand_vt,
                 &self.count_vt,
-                &pairs_vt,
+                pairs_vt,
             ),
             (
                 1,
                 "proximity.narrow_ee",
                 &self.ccount_ee,
-                &cand_ee,
+                cand_ee,
                 &self.count_ee,
-                &pairs_ee,
+                pairs_ee,
             ),
         ] {
             let first = 3 * mode as usize;
@@ -790,7 +837,7 @@ impl ProximitySearch {
                 .read(cand)
                 .read_write(count)
                 .write(pairs)
-                .read(&vals)
+                .read(vals)
                 .push(&params),
             );
         }
@@ -798,7 +845,7 @@ impl ProximitySearch {
             Dispatch::new("proximity.finish", ids::PROXIMITY_FINISH, [1, 1, 1])
                 .workgroup_size(WG)
                 .spec(&[WG])
-                .read(&key_ends)
+                .read(key_ends)
                 .read(&self.count_vt)
                 .read(&self.count_ee)
                 .read(&self.ccount_vt)
@@ -808,21 +855,6 @@ impl ProximitySearch {
                 .write(&self.args)
                 .push(&params),
         );
-        let graph = g.compile(ctx, self.compile)?;
-        Ok(Workspace {
-            params,
-            keys,
-            vals,
-            key_counts,
-            key_ends,
-            _key_scan: key_scan,
-            recs,
-            pairs_vt,
-            pairs_ee,
-            cand_vt,
-            cand_ee,
-            graph,
-        })
     }
 
     /// `(type, node name, primitives)` of the triangles (type 0) and edges (type 1) present.
@@ -900,12 +932,19 @@ impl ProximitySearch {
         self.check_completed(&mut 0)
     }
 
+    /// After a graph that recorded the search ([`ProximitySearch::record_search`]) completed:
+    /// like [`ProximitySearch::finish_submitted`] (`None`: it overflowed and the workspace
+    /// grew, so the recording graphs must be recorded again).
+    pub(crate) fn check_recorded(&mut self) -> Result<Option<SearchReport>, String> {
+        self.check_completed(&mut 0)
+    }
+
     /// Reads the status of a completed search: the report when it fits, otherwise grows the
     /// workspace (counting `redone`) and returns `None`.
     fn check_completed(&mut self, redone: &mut u32) -> Result<Option<SearchReport>, String> {
         let e = |e: crate::VkError| e.to_string();
         let st = self.status.read().map_err(e)?;
-        let p = &self.ws.params;
+        let p = &self.ws.bufs.params;
         let (entries, vt, ee, cvt, cee) = (st[0], st[1], st[2], st[3], st[4]);
         // A saturated primitive count (status[5]) also invalidates the table.
         let entry_over = entries > p.entry_cap || st[5] != 0;
@@ -989,7 +1028,7 @@ impl ProximitySearch {
 
     /// Parameters of the compiled search (capacities, cell size, table size).
     pub fn params(&self) -> HashParams {
-        self.ws.params
+        self.ws.bufs.params
     }
 
     /// The topology being searched.
@@ -1014,12 +1053,12 @@ impl ProximitySearch {
 
     /// Vertex–triangle pair records `[v, t, kind, sq_dist bits]`; the first `status[1]` are valid.
     pub fn pairs_vt(&self) -> &GpuBuffer<[u32; 4]> {
-        &self.ws.pairs_vt
+        &self.ws.bufs.pairs_vt
     }
 
     /// Edge–edge pair records `[a, b, kind, sq_dist bits]`; the first `status[2]` are valid.
     pub fn pairs_ee(&self) -> &GpuBuffer<[u32; 4]> {
-        &self.ws.pairs_ee
+        &self.ws.bufs.pairs_ee
     }
 
     /// Device-side status `{entries, vertex–triangle pairs, edge–edge pairs, vertex–triangle
@@ -1049,39 +1088,39 @@ impl ProximitySearch {
     /// Entry keys of the last run, grouped by key; written for edge entries only (triangle
     /// entries and slots past the entries keep the sentinel).
     pub fn entry_keys(&self) -> &GpuBuffer<u32> {
-        &self.ws.keys
+        &self.ws.bufs.keys
     }
 
     /// Entry values (edge index) of the edge entries of the last run, grouped by key (order
     /// within a key is that of `fill_cells.comp`'s atomics); triangle entries carry their index
     /// in [`ProximitySearch::entry_records`].
     pub fn entry_values(&self) -> &GpuBuffer<u32> {
-        &self.ws.vals
+        &self.ws.bufs.vals
     }
 
     /// End of each key's run of entries (keys: triangle buckets, then edge buckets); key `b`
     /// holds entries `[ends[b - 1], ends[b])` (`[0, ends[0])` for key 0).
     pub fn key_ends(&self) -> &GpuBuffer<u32> {
-        &self.ws.key_ends
+        &self.ws.bufs.key_ends
     }
 
     /// Per-key counters after the last run: `cell_counts.comp` counts the entries of each key
     /// and `place_entries.comp` counts them back down while taking their slots, so every one
     /// ends at 0 (a test of the two passes' agreement).
     pub fn key_counts(&self) -> &GpuBuffer<u32> {
-        &self.ws.key_counts
+        &self.ws.bufs.key_counts
     }
 
     /// Vertex–triangle candidates `(v, triangle entry)` of the last run (the entry's triangle
     /// is [`ProximitySearch::entry_values`] at that index); the first `status[3]` are valid.
     pub fn candidates_vt(&self) -> &GpuBuffer<[u32; 2]> {
-        &self.ws.cand_vt
+        &self.ws.bufs.cand_vt
     }
 
     /// Edge–edge candidates as entry pairs `(a, b)`, `a < b` (edges: [`ProximitySearch::entry_values`]
     /// at those indices) of the last run; the first `status[4]` are valid.
     pub fn candidates_ee(&self) -> &GpuBuffer<[u32; 2]> {
-        &self.ws.cand_ee
+        &self.ws.bufs.cand_ee
     }
 
     /// Indirect arguments of the exact distance filter (2D grids, vertex–triangle then edge–edge).
@@ -1093,16 +1132,16 @@ impl ProximitySearch {
     /// `[lo, hi]`, then `[triangle, 0]` or `[v0, v1]` for an edge (see
     /// [`crate::cpu_reference::proximity::entry_records`]).
     pub fn entry_records(&self) -> &GpuBuffer<[u32; 4]> {
-        &self.ws.recs
+        &self.ws.bufs.recs
     }
 
     /// Reads back the pairs of the last [`ProximitySearch::run`].
     pub fn read_pairs(&self) -> Result<ProximityPairs, String> {
         let e = |e: crate::VkError| e.to_string();
         let st = self.status.read().map_err(e)?;
-        let p = &self.ws.params;
-        let vt = self.ws.pairs_vt.read().map_err(e)?;
-        let ee = self.ws.pairs_ee.read().map_err(e)?;
+        let p = &self.ws.bufs.params;
+        let vt = self.ws.bufs.pairs_vt.read().map_err(e)?;
+        let ee = self.ws.bufs.pairs_ee.read().map_err(e)?;
         Ok(ProximityPairs {
             vertex_triangle: vt[..(st[1].min(p.vt_cap) as usize)]
                 .iter()
@@ -1121,18 +1160,21 @@ impl Workspace {
     fn placeholder(ctx: &Context) -> VkResult<Workspace> {
         let usage = BufferUsage::STORAGE;
         let g = Graph::new("proximity.empty");
-        Ok(Workspace {
+        let bufs = SearchBuffers {
             params: HashParams::zeroed_default(),
             keys: ctx.create_buffer("proximity.keys", 1, usage)?,
             vals: ctx.create_buffer("proximity.vals", 1, usage)?,
             key_counts: ctx.create_buffer("proximity.key_counts", 1, usage)?,
             key_ends: ctx.create_buffer("proximity.key_ends", 1, usage)?,
-            _key_scan: Scan::new(ctx, 1)?,
+            key_scan: Scan::new(ctx, 1)?,
             recs: ctx.create_buffer("proximity.entry_records", 1, usage)?,
             pairs_vt: ctx.create_buffer("proximity.pairs_vt", 1, usage)?,
             pairs_ee: ctx.create_buffer("proximity.pairs_ee", 1, usage)?,
             cand_vt: ctx.create_buffer("proximity.cand_vt", 1, usage)?,
             cand_ee: ctx.create_buffer("proximity.cand_ee", 1, usage)?,
+        };
+        Ok(Workspace {
+            bufs,
             graph: g.compile(ctx, CompileOptions::default())?,
         })
     }

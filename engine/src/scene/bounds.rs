@@ -19,6 +19,9 @@ pub const MAX_FUSED_STEPS: u64 = 10_000;
 /// Most two-way steps recorded per graph run (`collision.steps_per_batch`).
 pub const MAX_STEPS_PER_BATCH: u32 = 1024;
 
+/// Most proximity searches recorded per step batch (`collision.batch_searches`).
+pub const MAX_BATCH_SEARCHES: u32 = 64;
+
 /// A field path and what is wrong with it.
 type Problem = (String, String);
 
@@ -107,6 +110,15 @@ pub(super) fn validate_sizes(scene: &Scene) -> Result<(), Problem> {
             format!(
                 "xpbd.substeps × xpbd.iterations must be at most {MAX_FUSED_STEPS}, got {} × {}",
                 x.substeps, x.iterations
+            ),
+        ));
+    }
+    if scene.collision.batch_searches > MAX_BATCH_SEARCHES {
+        return Err((
+            "collision.batch_searches".into(),
+            format!(
+                "must be at most {MAX_BATCH_SEARCHES}, got {}",
+                scene.collision.batch_searches
             ),
         ));
     }

@@ -141,6 +141,9 @@ pub struct CollisionSettings {
     pub sweep_dispatch: CollisionSweepDispatch,
     /// Steps recorded per GPU graph run (host round trips every this many steps).
     pub steps_per_batch: u32,
+    /// Two-way method: proximity searches queued within a step batch that follows one which
+    /// used up its reuse bound (one host wait for all of them; 0: the host runs every search).
+    pub batch_searches: u32,
     /// Edge-length constraints in the backward step (Eq. 17).
     pub edge_constraints: bool,
     /// Coulomb friction coefficient of self and inter-body contact: the shortest-path method's
@@ -220,6 +223,7 @@ impl Default for CollisionSettings {
             contact_coloring: CollisionColoring::Auto,
             sweep_dispatch: CollisionSweepDispatch::Auto,
             steps_per_batch: 8,
+            batch_searches: 4,
             edge_constraints: true,
             friction: 0.0,
             contact_offset: 1e-4,

@@ -138,6 +138,12 @@ pub struct TwoWaySettings {
     pub sweeps: u32,
     /// Steps recorded per graph run (host round trips every this many steps).
     pub steps_per_batch: u32,
+    /// Searches queued within a step batch that follows one which used up its reuse bound
+    /// ([`super::TwoWay::set_batch_searches`]; 0: off, the host runs every search).
+    pub batch_searches: u32,
+    /// Initial capacity of each proximity pair list (`None`: 4 per vertex and per edge, plus
+    /// 64); the lists grow when a search overflows them.
+    pub initial_pair_capacity: Option<usize>,
     /// Add the edge-length constraints (Eq. 17) to the backward step.
     pub edge_constraints: bool,
     /// Which pairs collide: within a body (self-collision) and between bodies.
@@ -164,6 +170,8 @@ impl Default for TwoWaySettings {
             sweep_dispatch: SweepDispatch::Auto,
             sweeps: 1,
             steps_per_batch: 8,
+            batch_searches: 0,
+            initial_pair_capacity: None,
             edge_constraints: true,
             filter: BodyFilter::default(),
             profile: false,
@@ -288,6 +296,8 @@ impl TwoWaySettings {
             },
             sweeps: 1,
             steps_per_batch: c.steps_per_batch,
+            batch_searches: c.batch_searches,
+            initial_pair_capacity: None,
             edge_constraints: c.edge_constraints,
             filter: BodyFilter {
                 within_body: c.self_collision,
@@ -371,10 +381,21 @@ material = { model = "stable-neo-hookean", youngs_modulus = 5e5, poisson_ratio =
         }
     }
 
+    /// Equal but for the searches queued within step batches: scenes turn them on, the bare
+    /// solver keeps the paper's schedule (a search exactly when the reuse bound runs out, which
+    /// the step-by-step reference tests follow).
     #[test]
     fn scene_defaults_are_the_solver_defaults() {
         let from_scene = TwoWaySettings::from_scene(&CollisionSettings::default());
-        assert_eq!(from_scene, TwoWaySettings::default());
+        assert_eq!(from_scene.batch_searches, 4);
+        assert_eq!(TwoWaySettings::default().batch_searches, 0);
+        assert_eq!(
+            TwoWaySettings {
+                batch_searches: 0,
+                ..from_scene
+            },
+            TwoWaySettings::default()
+        );
     }
 
     #[test]

@@ -27,6 +27,13 @@
 //! handler without its repulsion energy), a solve that ends with its reuse bound under D_min
 //! submits the next solve's first search and build at once: the caller's next wait covers
 //! them and that search costs no wait of its own.
+//! With [`TwoWay::set_batch_searches`] (scenes: `collision.batch_searches`, on by default) and
+//! the fused sweep, a batch that follows one which used up its bound, or that starts needing a
+//! search, is the recorded alternative `two_way.search_batch`: units of two steps, each
+//! followed by the search, the constraint build, the coloring in one workgroup
+//! (`jp_workgroup.comp`) and `two_way_accept.comp`, which hands the new pairs to the next
+//! steps (or, when the search overflowed its buffers, stops them for the host to search
+//! again): one host wait for several searches (recorded in `solve/record.rs`).
 //!
 //! Storage: the contact constraints and the floor-release directions (16 bytes per pair) are
 //! split over two bindings where one would exceed the device's `maxStorageBufferRange`
@@ -50,7 +57,10 @@ use crate::vk::{
     ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
     GraphProfile,
 };
+use record::PairWorkspace;
 use std::time::Instant;
+
+mod record;
 
 /// Workgroup size of the two-way kernels.
 const WG: u32 = 64;
@@ -68,6 +78,9 @@ pub const FLAG_CONVERGED: u32 = 1;
 pub const FLAG_LIMIT: u32 = 2;
 /// Stop flag: the reuse bound fell under D_min, a proximity search is needed.
 pub const FLAG_SEARCH: u32 = 4;
+/// Not a stop: the last search queued within a batch was needed (the steps before it had used
+/// up the reuse bound).
+pub const FLAG_SEARCH_NEEDED: u32 = 8;
 
 /// Device state of a solve (`two_way.glsl::TwState`).
 #[repr(C)]
@@ -94,6 +107,17 @@ pub struct TwState {
     pub disp_lo: [u32; 3],
     /// The same of the current step's largest displacement components.
     pub disp_hi: [u32; 3],
+    /// Searches queued within step batches ([`TwoWay::set_batch_searches`]) and accepted since
+    /// the host last cleared this.
+    pub searches: u32,
+    /// The most contact constraints of those searches.
+    pub pairs_max: u32,
+    /// The most contact colors of those searches.
+    pub colors_max: u32,
+    /// The most constraints of one of those searches left without a color.
+    pub uncolored_max: u32,
+    /// Those of them the steps had asked for (the reuse bound used up).
+    pub needed: u32,
 }
 
 /// Speculative searches ([`TwoWay::set_speculative_searches`]) only while the largest clock
@@ -103,6 +127,29 @@ pub struct TwState {
 /// (a solve's first batch starts at 1), while 14 of the 22 that converged first started below 0.2
 /// (docs/measurements.md).
 const SPECULATION_MIN_CLOCK: f32 = 0.2;
+
+/// How a step batch ran ([`TwoWay::run_batch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BatchRun {
+    /// The steps alone.
+    Plain,
+    /// The steps with a search and build queued behind them (taken by the host).
+    Speculated,
+    /// The steps with searches queued within them ([`TwoWay::set_batch_searches`]).
+    Searched,
+}
+
+/// Node name prefixes of the steps (the profile's forward time; the rest of a batch with
+/// searches within it is the searches').
+const STEP_NODES: [&str; 7] = [
+    "two_way.distances",
+    "two_way.collider_bound",
+    "two_way.release",
+    "two_way.reset_group",
+    "two_way.group_fraction",
+    "two_way.forward",
+    "two_way.update",
+];
 
 /// The empty displacement box's lower corner (every ordered float is at most this).
 const EMPTY_LO: [u32; 3] = [u32::MAX; 3];
@@ -134,6 +181,9 @@ pub struct TwoWayReport {
     pub steps: u32,
     /// Proximity searches run.
     pub searches: u32,
+    /// Searches queued within a step batch that overflowed their buffers (the buffers grew
+    /// and the host searched again; [`TwoWay::set_batch_searches`]).
+    pub searches_redone: u32,
     /// Graph runs of step batches (host round trips).
     pub batches: u32,
     /// Whether every clock fell below ε (otherwise L was reached; x is safe either way).
@@ -168,6 +218,7 @@ impl std::ops::AddAssign for TwoWayReport {
         self.steps += o.steps;
         self.searches += o.searches;
         self.batches += o.batches;
+        self.searches_redone += o.searches_redone;
         self.converged = o.converged;
         self.max_r = o.max_r;
         self.min_distance = self.min_distance.min(o.min_distance);
@@ -181,31 +232,6 @@ impl std::ops::AddAssign for TwoWayReport {
         self.gpu_ms_backward += o.gpu_ms_backward;
         self.gpu_ms_forward += o.gpu_ms_forward;
     }
-}
-
-/// Buffers sized by the proximity pair capacities and the graphs that bind them.
-struct PairWorkspace {
-    capacity: [u32; 2],
-    /// The per-binding limit the split buffers were allocated for (bytes).
-    binding_limit: u64,
-    /// The search workspace generation the graphs were recorded for (its pair buffers).
-    search_generation: u64,
-    /// Changes whenever this workspace is recorded again (new buffers or color capacity).
-    serial: u64,
-    /// Contact constraints (four vertices each) in canonical order.
-    cons: SplitBuffer<[u32; 4]>,
-    keys: GpuBuffer<[u32; 2]>,
-    vals: GpuBuffer<u32>,
-    sort: RadixSort,
-    lambda: GpuBuffer<f32>,
-    /// Floor release: separating direction and distance of every pair at x^(l).
-    closest: SplitBuffer<[f32; 4]>,
-    /// Floor release: the floor pairs of the current step.
-    floor_list: GpuBuffer<u32>,
-    coloring: GpuColoring,
-    build: CompiledGraph,
-    color_cap: u32,
-    batch: CompiledGraph,
 }
 
 /// The GPU two-way solver over one surface (cloth, tet boundaries, several bodies).
@@ -269,6 +295,9 @@ pub struct TwoWay {
     /// Queue a search behind a batch expected to use up its bound
     /// ([`TwoWay::set_speculative_searches`]).
     speculative_searches: bool,
+    /// Searches queued within a step batch expected to use up its bound
+    /// ([`TwoWay::set_batch_searches`]; 0: off).
+    batch_searches: u32,
     /// The last step batch used up the reuse bound (it ended needing a search): the next
     /// batch is expected to as well.
     expect_search: bool,
@@ -362,7 +391,7 @@ fn host_color(
     const WORDS: usize = MAX_COLORS as usize / 64;
     h.cons.clear();
     h.cons.resize(pairs, [0; 4]);
-    ws.cons.read_into(&mut h.cons)?;
+    ws.bufs.cons.read_into(&mut h.cons)?;
     h.used.clear();
     h.used.resize(WORDS * n, 0);
     h.colors.clear();
@@ -409,8 +438,12 @@ fn host_color(
             h.cursor[col as usize] += 1;
         }
     }
-    ws.coloring.offsets().write(&h.offsets).map_err(err)?;
-    ws.coloring.grouped().write_at(0, &h.grouped).map_err(err)?;
+    ws.bufs.coloring.offsets().write(&h.offsets).map_err(err)?;
+    ws.bufs
+        .coloring
+        .grouped()
+        .write_at(0, &h.grouped)
+        .map_err(err)?;
     Ok((num_colors, uncolored as u32))
 }
 
@@ -435,6 +468,8 @@ impl TwoWay {
         }
         let mut opts = ProximityOptions::new(settings.d_max);
         opts.filter = settings.filter;
+        opts.vt_capacity = settings.initial_pair_capacity;
+        opts.ee_capacity = settings.initial_pair_capacity;
         let edges_host = mesh.edges.clone();
         let mut on_surface = vec![0u32; n.max(1)];
         for t in &mesh.triangles {
@@ -634,6 +669,7 @@ impl TwoWay {
             prefetch_searches: false,
             prefetched: None,
             speculative_searches: false,
+            batch_searches: settings.batch_searches,
             expect_search: false,
             friction: Default::default(),
             colliders,
@@ -672,346 +708,6 @@ impl TwoWay {
         }
     }
 
-    /// (Re)allocates the pair-sized buffers for the search's current capacities and records
-    /// the build and batch graphs for `color_cap` contact colors.
-    fn workspace(&mut self, color_cap: u32) -> Result<(), String> {
-        // A search submitted for the old workspace is not used.
-        self.drop_prefetched()?;
-        let ctx = &self.ctx;
-        let p = self.search.params();
-        let capacity = [p.vt_cap, p.ee_cap];
-        let total = (p.vt_cap + p.ee_cap) as usize;
-        let limit = self.binding_limit;
-        // Only floor release reads the pairs' separating directions.
-        let release = self.settings.floor_release.is_some();
-        let closest_len = if release { total } else { 1 };
-        let storage = BufferUsage::STORAGE;
-        // Drop the old workspace first (its buffers may be large).
-        let old = self.ws.take();
-        let (cons, keys, vals, sort, lambda, closest, floor_list, coloring) = match old {
-            Some(w) if w.capacity == capacity && w.binding_limit == limit => (
-                w.cons,
-                w.keys,
-                w.vals,
-                w.sort,
-                w.lambda,
-                w.closest,
-                w.floor_list,
-                w.coloring,
-            ),
-            old => {
-                drop(old);
-                check_workspace_sizes(total, release, limit, ctx.caps().max_storage_buffer_range)?;
-                (
-                    SplitBuffer::new(ctx, "two_way.constraints", total, limit)?,
-                    ctx.create_buffer("two_way.sort_keys", total, storage)
-                        .map_err(err)?,
-                    ctx.create_buffer("two_way.sort_values", total, storage)
-                        .map_err(err)?,
-                    RadixSort::new(ctx, total, SortKeys::U64).map_err(err)?,
-                    ctx.create_buffer("two_way.lambda", total, storage)
-                        .map_err(err)?,
-                    SplitBuffer::new(ctx, "two_way.pair_closest", closest_len, limit)?,
-                    ctx.create_buffer("two_way.floor_list", total.max(1), storage)
-                        .map_err(err)?,
-                    {
-                        let mut c = GpuColoring::new(ctx, total, self.n).map_err(err)?;
-                        // Contact graphs need tens to hundreds of colors: fewer host checks.
-                        c.set_rounds_per_run(32);
-                        c
-                    },
-                )
-            }
-        };
-        let opts = if self.settings.profile {
-            CompileOptions::profiled()
-        } else {
-            CompileOptions {
-                graph_timestamps: true,
-                ..Default::default()
-            }
-        };
-        // Build: pairs → constraints in canonical (sorted) order, multipliers reset.
-        let mesh = self.search.mesh();
-        let bits = |n: usize| (usize::BITS - n.leading_zeros()).max(1);
-        let b_bits = bits(mesh.triangles.len().max(mesh.edges.len()));
-        let a_bits = bits(mesh.num_vertices.max(mesh.edges.len()));
-        let key_bits = 1 + a_bits + b_bits;
-        if b_bits > 31 || key_bits > 64 {
-            return Err(format!(
-                "mesh too large for pair sort keys ({key_bits} bits)"
-            ));
-        }
-        let push = [p.vt_cap, p.ee_cap, MAX_COLORS, b_bits, key_bits];
-        let build_node = |g: &mut Graph, mode: u32, name: &str, grid: [u32; 3]| {
-            g.dispatch(
-                Dispatch::new(name, ids::COLLISION_TWO_WAY_BUILD, grid)
-                    .workgroup_size(WG)
-                    .spec(&[mode])
-                    .read(self.search.status())
-                    .read(self.search.pairs_vt())
-                    .read(self.search.pairs_ee())
-                    .read(self.search.triangles())
-                    .read(self.search.edges())
-                    .read_write(cons.lo())
-                    .read_write(&self.meta)
-                    .read(coloring.offsets())
-                    .write(&self.color_args)
-                    .read_write(&keys)
-                    .read_write(&vals)
-                    .read_write(cons.hi())
-                    .push(&push),
-            );
-        };
-        let mut g = Graph::new("two_way.build");
-        build_node(&mut g, 0, "two_way.build", groups(total));
-        sort.record(&mut g, &keys, &vals, total, key_bits);
-        build_node(&mut g, 2, "two_way.gather", groups(total));
-        g.fill("two_way.reset_lambda", &lambda, 0);
-        let build = g.compile(ctx, CompileOptions::default()).map_err(err)?;
-        let mut g = Graph::new("two_way.color_args");
-        build_node(&mut g, 1, "two_way.color_args", groups(MAX_COLORS as usize));
-        self.args = Some(g.compile(ctx, CompileOptions::default()).map_err(err)?);
-        // Batch: steps_per_batch steps.
-        let x = self.search.positions();
-        let mut g = Graph::new("two_way.batch");
-        for step in 0..self.settings.steps_per_batch {
-            g.dispatch(
-                Dispatch::indirect(
-                    format!("two_way.distances[{step}]"),
-                    ids::COLLISION_TWO_WAY_DISTANCES,
-                    self.meta.slice(2..5),
-                )
-                .workgroup_size(WG)
-                .read_write(&self.state)
-                .read(x)
-                .read(cons.lo())
-                .read(&self.meta)
-                .read_write(&self.dmin)
-                .read_write(&self.dfree)
-                .write(closest.lo())
-                .write(&floor_list)
-                .read_write(&self.blocked)
-                .read(cons.hi())
-                .write(closest.hi())
-                .push(&self.params(0, 0)),
-            );
-            // Bindings 0..=6 shared by the contact kernels: state, x, y, constraints (low
-            // binding), meta and the coloring's offsets and grouped indices; each kernel binds
-            // the constraints' high binding last.
-            let contact_kernel = |d: Dispatch| {
-                d.workgroup_size(WG)
-                    .read(&self.state)
-                    .read(x)
-                    .read_write(&self.y)
-                    .read(cons.lo())
-                    .read(&self.meta)
-                    .read(coloring.offsets())
-                    .read(coloring.grouped())
-            };
-            let color_kernel = |name: String, id, c: u32| {
-                let a = 3 * c as usize;
-                contact_kernel(Dispatch::indirect(
-                    name,
-                    id,
-                    self.color_args.slice(a..a + 3),
-                ))
-            };
-            let barrier = self.y0.is_some();
-            if let Some(y0) = &self.y0 {
-                // Log-barrier baseline: the step's target is y^[k+1] minus the barrier gradient.
-                g.copy(format!("two_way.barrier_target[{step}]"), y0, &self.y);
-            }
-            if barrier && !self.fused {
-                for c in 0..color_cap {
-                    let name = format!("two_way.barrier_sweep[{step}.{c}]");
-                    g.dispatch(
-                        color_kernel(name, ids::COLLISION_TWO_WAY_BARRIER, c)
-                            .read(&self.inv_w)
-                            .read(cons.hi())
-                            .push(&self.params(c, 0)),
-                    );
-                }
-            }
-            if self.fused {
-                // The baseline's gradient pass is one pass, not a sweep to repeat.
-                let passes = if barrier { 1 } else { self.settings.sweeps };
-                for sweep in 0..passes {
-                    g.dispatch(
-                        contact_kernel(Dispatch::new(
-                            format!("two_way.fused_sweep[{step}.{sweep}]"),
-                            ids::COLLISION_TWO_WAY_FUSED_SWEEP,
-                            [1, 1, 1],
-                        ))
-                        .spec(&[barrier as u32])
-                        .read_write(&lambda)
-                        .read(&self.inv_w)
-                        .read(&self.edges)
-                        .read(&self.rest)
-                        .read_write(&self.lambda_e)
-                        .read(&self.edge_offsets)
-                        .read(cons.hi())
-                        .push(&self.params(MAX_COLORS, self.edge_ranges.len() as u32)),
-                    );
-                }
-            }
-            let sweeps = if self.y0.is_some() || self.fused {
-                0
-            } else {
-                self.settings.sweeps
-            };
-            for sweep in 0..sweeps {
-                for c in 0..color_cap {
-                    let name = format!("two_way.contact_sweep[{step}.{sweep}.{c}]");
-                    g.dispatch(
-                        color_kernel(name, ids::COLLISION_TWO_WAY_CONTACT_SWEEP, c)
-                            .read_write(&lambda)
-                            .read(&self.inv_w)
-                            .read(cons.hi())
-                            .push(&self.params(c, 0)),
-                    );
-                }
-                for (k, &(offset, count)) in self.edge_ranges.iter().enumerate() {
-                    g.dispatch(
-                        Dispatch::new(
-                            format!("two_way.edge_sweep[{step}.{sweep}.{k}]"),
-                            ids::COLLISION_TWO_WAY_EDGE_SWEEP,
-                            groups(count as usize),
-                        )
-                        .workgroup_size(WG)
-                        .read(&self.state)
-                        .read(x)
-                        .read_write(&self.y)
-                        .read(&self.edges)
-                        .read(&self.rest)
-                        .read_write(&self.lambda_e)
-                        .read(&self.inv_w)
-                        .push(&self.params(offset, count)),
-                    );
-                }
-            }
-            if self.num_colliders > 0 {
-                g.dispatch(
-                    Dispatch::new(
-                        format!("two_way.collider_bound[{step}]"),
-                        ids::COLLISION_TWO_WAY_COLLIDER_BOUND,
-                        groups(self.n),
-                    )
-                    .workgroup_size(WG)
-                    .read(&self.state)
-                    .read(x)
-                    .read_write(&self.y)
-                    .read(&self.inv_w)
-                    .read(&self.colliders)
-                    .read(&self.collider_time)
-                    .write(&self.collider_alpha)
-                    .read(&self.collider_offsets)
-                    .push(&self.params(0, self.num_colliders as u32)),
-                );
-            }
-            if self.settings.floor_release.is_some() {
-                g.dispatch(
-                    Dispatch::new(
-                        format!("two_way.release[{step}]"),
-                        ids::COLLISION_TWO_WAY_RELEASE,
-                        [1, 1, 1],
-                    )
-                    .workgroup_size(WG)
-                    .read(&self.state)
-                    .read(x)
-                    .read(&self.y)
-                    .read(cons.lo())
-                    .read(&self.meta)
-                    .read(&self.dfree)
-                    .read(closest.lo())
-                    .read_write(&floor_list)
-                    .read_write(&self.alpha_c)
-                    .read_write(&self.blocked)
-                    .read(&self.collider_alpha)
-                    .read(cons.hi())
-                    .read(closest.hi())
-                    .push(&self.params(0, 0)),
-                );
-            }
-            if self.num_groups > 0 {
-                g.fill(
-                    format!("two_way.reset_group_fractions[{step}]"),
-                    self.group_fraction.slice(0..self.num_groups),
-                    ONE_BITS + 1,
-                );
-                g.dispatch(
-                    Dispatch::new(
-                        format!("two_way.group_fraction[{step}]"),
-                        ids::COLLISION_TWO_WAY_GROUP_FRACTION,
-                        groups(self.n),
-                    )
-                    .workgroup_size(WG)
-                    .read(&self.state)
-                    .read(x)
-                    .read(&self.y)
-                    .read(&self.dmin)
-                    .read(&self.on_surface)
-                    .read(&self.blocked)
-                    .read(&self.group_of)
-                    .read_write(&self.group_fraction)
-                    .read(&self.collider_alpha)
-                    .push(&self.params(0, 0)),
-                );
-            }
-            g.dispatch(
-                Dispatch::new(
-                    format!("two_way.forward[{step}]"),
-                    ids::COLLISION_TWO_WAY_FORWARD,
-                    groups(self.n),
-                )
-                .workgroup_size(WG)
-                .read_write(&self.state)
-                .read_write(x)
-                .read(&self.y)
-                .read_write(&self.dmin)
-                .read_write(&self.r)
-                .read(&self.on_surface)
-                .read_write(&self.dfree)
-                .read_write(&self.blocked)
-                .read(&self.alpha_c)
-                .read(&self.group_of)
-                .read(&self.group_fraction)
-                .read(&self.collider_alpha)
-                .push(&self.params(0, 0)),
-            );
-            g.dispatch(
-                Dispatch::new(
-                    format!("two_way.update[{step}]"),
-                    ids::COLLISION_TWO_WAY_UPDATE,
-                    [1, 1, 1],
-                )
-                .workgroup_size(WG)
-                .read_write(&self.state)
-                .push(&self.params(0, 0)),
-            );
-        }
-        let batch = g.compile(ctx, opts).map_err(err)?;
-        self.ws_serial += 1;
-        self.ws = Some(PairWorkspace {
-            capacity,
-            binding_limit: limit,
-            search_generation: self.search.generation(),
-            serial: self.ws_serial,
-            cons,
-            keys,
-            vals,
-            sort,
-            lambda,
-            closest,
-            floor_list,
-            coloring,
-            build,
-            color_cap,
-            batch,
-        });
-        Ok(())
-    }
-
     /// Lowers the largest binding the split pair arrays may use (bytes, at most the device's
     /// `maxStorageBufferRange`) and reallocates the pair workspace at the current capacities;
     /// the next solve starts with a proximity search. A small scene then exercises the split
@@ -1039,8 +735,8 @@ impl TwoWay {
     /// (`[capacity, 0]` while one binding holds them all).
     pub fn constraint_bindings(&self) -> Option<[usize; 2]> {
         self.ws.as_ref().map(|w| {
-            let lo = w.cons.lo_len();
-            [lo, w.cons.len() - lo]
+            let lo = w.bufs.cons.lo_len();
+            [lo, w.bufs.cons.len() - lo]
         })
     }
 
@@ -1239,7 +935,10 @@ impl TwoWay {
     pub fn read_constraints(&self) -> Result<(Vec<[u32; 4]>, usize), String> {
         let ws = self.ws.as_ref().ok_or("no workspace")?;
         let meta = self.meta.read().map_err(err)?;
-        let c = ws.cons.read_prefix((meta[1] as usize).min(ws.cons.len()))?;
+        let c = ws
+            .bufs
+            .cons
+            .read_prefix((meta[1] as usize).min(ws.bufs.cons.len()))?;
         Ok((c, meta[0] as usize))
     }
 
@@ -1247,8 +946,8 @@ impl TwoWay {
     /// `grouped[offsets[k]..offsets[k + 1]]` (for tests).
     pub fn read_contact_colors(&self) -> Result<(Vec<u32>, Vec<u32>), String> {
         let ws = self.ws.as_ref().ok_or("no workspace")?;
-        let offsets = ws.coloring.offsets().read().map_err(err)?;
-        let grouped = ws.coloring.grouped().read().map_err(err)?;
+        let offsets = ws.bufs.coloring.offsets().read().map_err(err)?;
+        let grouped = ws.bufs.coloring.grouped().read().map_err(err)?;
         Ok((offsets, grouped))
     }
 
@@ -1256,7 +955,7 @@ impl TwoWay {
     pub fn read_multipliers(&self) -> Result<(Vec<f32>, Vec<f32>), String> {
         let ws = self.ws.as_ref().ok_or("no workspace")?;
         Ok((
-            ws.lambda.read().map_err(err)?,
+            ws.bufs.lambda.read().map_err(err)?,
             self.lambda_e.read().map_err(err)?,
         ))
     }
@@ -1292,15 +991,16 @@ impl TwoWay {
         // The Jones–Plassmann kernels bind the constraints as one buffer: split ones are
         // colored on the host (only where the device's bindings are smaller than the pair
         // set, i.e. on lavapipe, which colors on the host anyway).
-        let num_colors = if self.host_coloring || ws.cons.is_split() {
+        let num_colors = if self.host_coloring || ws.bufs.cons.is_split() {
             let (colors, uncolored) = host_color(ws, pairs, self.n, &mut self.host_scratch)?;
             report.uncolored_contacts = report.uncolored_contacts.max(uncolored);
             colors
         } else {
             let seed = 0x9e37_79b9u32.wrapping_mul(self.searches + 1);
             let stats = ws
+                .bufs
                 .coloring
-                .plan(&self.ctx, ws.cons.lo(), pairs, self.n, seed)
+                .plan(&self.ctx, ws.bufs.cons.lo(), pairs, self.n, seed)
                 .and_then(|plan| plan.run_partial())
                 .map_err(|e| format!("coloring {pairs} contact constraints: {e}"))?;
             report.uncolored_contacts = report.uncolored_contacts.max(stats.overflowed);
@@ -1396,8 +1096,27 @@ impl TwoWay {
         st.max_r = 0;
         st.last_max_r = ONE_BITS;
         st.min_dist = INF_BITS;
+        st.searches = 0;
+        st.pairs_max = 0;
+        st.colors_max = 0;
+        st.uncolored_max = 0;
+        st.needed = 0;
+        // Searches the steps asked for (the rest were queued ahead of need).
+        let mut needed = 0;
+        // After a search queued within a batch overflowed its buffers: the host searches.
+        let mut host_search = false;
         loop {
-            if st.bound < self.settings.d_min as f32 {
+            let mut search_first = false;
+            if st.bound < self.settings.d_min as f32
+                && !host_search
+                && self.prefetched.is_none()
+                && self.batch_searches_recorded()
+            {
+                // The batch's first steps return at once and its first search runs.
+                st.flags |= FLAG_SEARCH;
+                search_first = true;
+            } else if st.bound < self.settings.d_min as f32 {
+                needed += 1;
                 let pairs = self.search(&mut report)?;
                 st.bound = self.settings.d_max as f32;
                 st.flags &= !FLAG_SEARCH;
@@ -1405,32 +1124,18 @@ impl TwoWay {
             }
             self.state.write(&[st]).map_err(err)?;
             let t = Instant::now();
-            let speculated = self.run_batch(f32::from_bits(st.last_max_r))?;
+            let run = self.run_batch(f32::from_bits(st.last_max_r), search_first)?;
             report.ms_steps += t.elapsed().as_secs_f64() * 1e3;
-            let ws = self.ws.as_ref().ok_or("no workspace")?;
             report.batches += 1;
-            if let Some(p) = ws.batch.profile().map_err(err)? {
-                for node in &p.nodes {
-                    if node.name.contains("sweep") || node.name.contains("barrier") {
-                        report.gpu_ms_backward += node.gpu_ms;
-                    } else {
-                        report.gpu_ms_forward += node.gpu_ms;
-                    }
-                }
-            }
+            self.add_batch_profile(run, &mut report)?;
             st = self.read_state()?;
-            if std::env::var_os("TW_DEBUG").is_some() {
-                eprintln!(
-                    "TWB steps={} flags={} bound={} maxr={} spec={}",
-                    st.steps,
-                    st.flags,
-                    st.bound,
-                    f32::from_bits(st.last_max_r),
-                    speculated
-                );
-            }
             self.expect_search = st.bound < self.settings.d_min as f32;
-            if speculated {
+            if run == BatchRun::Searched {
+                needed += st.needed;
+                host_search = !self.take_batch_searches(&mut st, &mut report)?;
+                report.searches_redone += host_search as u32;
+            }
+            if run == BatchRun::Speculated {
                 // The search and build queued behind the batch ran at its end x and replaced
                 // the constraints: take them now (a search at x is valid whatever the bound).
                 st.pairs = self.search(&mut report)?;
@@ -1453,11 +1158,10 @@ impl TwoWay {
         if self.prefetch_searches && st.bound < self.settings.d_min as f32 {
             self.prefetch_search()?;
         }
-        if std::env::var_os("TW_DEBUG").is_some() {
-            eprintln!(
-                "TWSOLVE end steps={} searches={}",
-                st.steps, report.searches
-            );
+        if self.batch_searches_recorded() {
+            // A solve that needed several searches (contact coming or going) is usually
+            // followed by another: the next starts with searches within its first batch.
+            self.expect_search |= needed >= 2;
         }
         report.steps = st.steps;
         report.converged = st.flags & FLAG_CONVERGED != 0;
@@ -1467,20 +1171,24 @@ impl TwoWay {
         Ok(report)
     }
 
-    /// Runs one step batch and returns whether a proximity search and constraint build were
-    /// queued behind it ([`TwoWay::set_speculative_searches`] on, the last batch having used
-    /// up its bound): then one host wait covers the batch, the search and the build, and the
-    /// caller takes the search at once ([`TwoWay::search`] finds it submitted). Not when the
-    /// solve is nearly done (its largest clock `clock` under [`SPECULATION_MIN_CLOCK`]).
-    fn run_batch(&mut self, clock: f32) -> Result<bool, String> {
-        let speculate = self.speculative_searches
-            && self.expect_search
-            && clock >= SPECULATION_MIN_CLOCK
-            && self.prefetched.is_none();
+    /// Runs one step batch and says how. Where the last batch used up its bound and the solve
+    /// is not nearly done (its largest clock `clock` at least [`SPECULATION_MIN_CLOCK`]), or
+    /// with `search_first` (the state asks for a search): the batch with searches within it
+    /// when recorded ([`TwoWay::set_batch_searches`]), otherwise, with
+    /// [`TwoWay::set_speculative_searches`], the batch with a proximity search and constraint
+    /// build queued behind it (one host wait covers the three, and the caller takes the
+    /// search at once: [`TwoWay::search`] finds it submitted).
+    fn run_batch(&mut self, clock: f32, search_first: bool) -> Result<BatchRun, String> {
+        let ahead =
+            self.expect_search && clock >= SPECULATION_MIN_CLOCK && self.prefetched.is_none();
         let ws = self.ws.as_ref().ok_or("no workspace")?;
-        if !speculate {
+        if let (true, Some(g)) = (ahead || search_first, &ws.search_batch) {
+            g.run().map_err(err)?;
+            return Ok(BatchRun::Searched);
+        }
+        if !(ahead && self.speculative_searches) {
             ws.batch.run().map_err(err)?;
-            return Ok(false);
+            return Ok(BatchRun::Plain);
         }
         let batch = ws.batch.submit().map_err(err)?;
         self.prefetch_search()?;
@@ -1490,7 +1198,86 @@ impl TwoWay {
         }
         let ws = self.ws.as_ref().ok_or("no workspace")?;
         ws.batch.wait(batch).map_err(err)?;
-        Ok(self.prefetched.is_some())
+        Ok(if self.prefetched.is_some() {
+            BatchRun::Speculated
+        } else {
+            BatchRun::Plain
+        })
+    }
+
+    /// Adds the GPU times of the last batch's steps (with profiling) to the report.
+    fn add_batch_profile(&self, run: BatchRun, report: &mut TwoWayReport) -> Result<(), String> {
+        let ws = self.ws.as_ref().ok_or("no workspace")?;
+        let graph = match (run, &ws.search_batch) {
+            (BatchRun::Searched, Some(g)) => g,
+            _ => &ws.batch,
+        };
+        let Some(p) = graph.profile().map_err(err)? else {
+            return Ok(());
+        };
+        for node in &p.nodes {
+            if node.name.contains("sweep") || node.name.contains("barrier") {
+                report.gpu_ms_backward += node.gpu_ms;
+            } else if STEP_NODES.iter().any(|k| node.name.starts_with(k)) {
+                report.gpu_ms_forward += node.gpu_ms;
+            }
+        }
+        Ok(())
+    }
+
+    /// After a batch with searches queued within it ([`TwoWay::set_batch_searches`]): checks
+    /// its last search (one that overflowed stopped the steps and left the bound under D_min;
+    /// the search buffers grow here and the solve's next search runs on the host), takes the
+    /// device's search counters into the report and clears them in `st`. Returns whether the
+    /// searches fit their buffers.
+    fn take_batch_searches(
+        &mut self,
+        st: &mut TwState,
+        report: &mut TwoWayReport,
+    ) -> Result<bool, String> {
+        let fits = self.search.check_recorded()?.is_some();
+        if !fits {
+            // Grown: the graphs that bind the search buffers are recorded again.
+            let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
+            self.workspace(cap)?;
+        }
+        self.searches += st.searches;
+        report.searches += st.searches;
+        report.contact_pairs = report.contact_pairs.max(st.pairs_max);
+        report.contact_colors = report.contact_colors.max(st.colors_max);
+        report.uncolored_contacts = report.uncolored_contacts.max(st.uncolored_max);
+        self.expect_search |= st.flags & FLAG_SEARCH_NEEDED != 0;
+        st.searches = 0;
+        st.pairs_max = 0;
+        st.colors_max = 0;
+        st.uncolored_max = 0;
+        st.needed = 0;
+        Ok(fits)
+    }
+
+    /// With `units > 0`, a step batch that follows one which used up its reuse bound (as for
+    /// [`TwoWay::set_speculative_searches`]) runs `units` × 2 steps
+    /// steps with a proximity search, its constraint build and its coloring in one workgroup
+    /// queued after every 2 of them, all in one graph: one host
+    /// wait for up to `units` searches, where the host otherwise waits for each. A search at x
+    /// is valid whatever the bound, so one taken before the bound ran out only costs time.
+    /// Only with the fused sweep and constraints in one binding (the per-color sweeps are
+    /// recorded for a color count the host reads); otherwise batches run as before.
+    pub fn set_batch_searches(&mut self, units: u32) -> Result<(), String> {
+        if units == self.batch_searches {
+            return Ok(());
+        }
+        self.batch_searches = units;
+        match self.ws.as_ref().map(|w| w.color_cap) {
+            Some(cap) => self.workspace(cap),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether step batches may queue searches within them ([`TwoWay::set_batch_searches`]
+    /// on and possible for this workspace).
+    pub fn batch_searches_recorded(&self) -> bool {
+        self.ws.as_ref().is_some_and(|w| w.search_batch.is_some())
     }
 
     /// With `on`, a step batch that follows one which used up its reuse bound (the batches
@@ -1594,9 +1381,9 @@ impl TwoWay {
     )> {
         self.ws.as_ref().map(|w| {
             (
-                &w.cons,
-                w.coloring.offsets(),
-                w.coloring.grouped(),
+                &w.bufs.cons,
+                w.bufs.coloring.offsets(),
+                w.bufs.coloring.grouped(),
                 w.color_cap,
                 (w.serial, w.color_cap),
             )
