@@ -1,11 +1,11 @@
 #version 460
-// Two-way IPM, after a proximity search, its constraint build and coloring queued within a
-// step batch (TwoWay::set_batch_searches): when the search fit its buffers (the status checks
-// of ProximitySearch::finish_submitted), the solve takes the new pairs — reuse bound D_max, the
-// search flag cleared (TW_SEARCH_NEEDED set when the steps had asked for it), the pair count,
-// and the counters the host reads after the batch. When it overflowed, the constraints hold an
-// incomplete pair set: the reuse bound is dropped under D_min so every later step of the batch
-// returns at once and the host searches again with larger buffers. One invocation.
+// Two-way IPM, after a proximity search, its constraint build and coloring run within a step
+// batch (TwoWay::set_batch_searches; the section is gated on the search flag): when the search
+// fit its buffers (the status checks of ProximitySearch::finish_submitted), the solve takes the
+// new pairs — reuse bound D_max, the search flag cleared, the pair count, and the counters the
+// host reads after the batch. When it overflowed, the constraints hold an incomplete pair set:
+// the reuse bound is dropped under D_min and the search flag kept, so every later step of the
+// batch returns at once and the host searches again with larger buffers. One invocation.
 // Host: engine/src/contact/two_way/solve.rs. Reference: cpu_reference/two_way.rs (a search at x
 // is valid whatever the bound, Solver::solve).
 #include "common.glsl"
@@ -33,12 +33,10 @@ void main() {
         s.flags |= TW_SEARCH;
         return;
     }
-    bool needed = (s.flags & TW_SEARCH) != 0u;
     s.bound = d_max;
-    s.flags = (s.flags & ~(TW_SEARCH | TW_SEARCH_NEEDED)) | (needed ? TW_SEARCH_NEEDED : 0u);
+    s.flags &= ~TW_SEARCH;
     s.pairs = meta[1];
     s.searches += 1u;
-    if (needed) s.needed += 1u;
     s.pairs_max = max(s.pairs_max, meta[1]);
     s.colors_max = max(s.colors_max, coloring[2]);
     s.uncolored_max = max(s.uncolored_max, coloring[1]);

@@ -5,8 +5,8 @@
 // under a common translation t, and a pair's distance falls by at most 2 max_i |Δx_i - t| <=
 // |hi - lo| for t the box's centre, so a body moving as a whole keeps its pairs; the second term
 // covers the f32 rounding of the box, relative to the motion), the step count, and the stop
-// flags: converged (max_i r_i < ε), step limit L, or a new proximity search needed
-// (D^(l+1) < D_min). One invocation.
+// flags: converged (max_i r_i < ε) or step limit L, and a new proximity search needed
+// (D^(l+1) < D_min; also set on a stop). One invocation.
 // Host: engine/src/collision/two_way.rs. Reference: cpu_reference/two_way.rs::Solver::step.
 #include "common.glsl"
 #include "two_way.glsl"
@@ -34,5 +34,7 @@ void main() {
     }
     if (mr < p.epsilon) s.flags |= TW_CONVERGED;
     else if (s.steps >= p.max_steps) s.flags |= TW_LIMIT;
-    else if (s.bound < p.d_min) s.flags |= TW_SEARCH;
+    // Also on a stop: whatever continues from this state (the next solve) needs a search first,
+    // and a batch with searches within it runs it at once (TwoWay::set_batch_searches).
+    if (s.bound < p.d_min) s.flags |= TW_SEARCH;
 }

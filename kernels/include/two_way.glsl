@@ -24,9 +24,6 @@ const uint TW_CONVERGED = 1u;   // max_i r_i < ε
 const uint TW_LIMIT = 2u;       // L steps done
 const uint TW_SEARCH = 4u;      // D^(l) fell under D_min: a new proximity search is needed
 const uint TW_STOP = 7u;
-// Not a stop: the last search queued within the batch (two_way_accept.comp) was needed, the
-// steps before it had used up the reuse bound.
-const uint TW_SEARCH_NEEDED = 8u;
 
 // Vertex not in a shared-fraction group (two_way_group_fraction.comp).
 const uint TW_NO_GROUP = 0xffffffffu;
@@ -47,7 +44,6 @@ struct TwState {
     uint pairs_max;     // the most constraints of those searches
     uint colors_max;    // the most contact colors of those searches
     uint uncolored_max; // the most constraints of one of those searches left without a color
-    uint needed;        // those of them the steps had asked for (the bound used up)
 };
 
 // The translation-invariant reuse bound's rounding margin, relative to 2 max_i |Δx_i|

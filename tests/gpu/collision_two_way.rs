@@ -1409,7 +1409,6 @@ fn the_search_acceptance_kernel_matches_the_reference() {
         pairs_max: 60,
         colors_max: 9,
         uncolored_max: 1,
-        needed: 1,
         ..Default::default()
     };
     let d_max: f32 = 0.008;

@@ -12,7 +12,7 @@
 
 use super::distance::{edge_edge, point_triangle, EdgeEdgeKind, PointTriangleKind};
 use crate::contact::colliders::Collider;
-use crate::contact::two_way::solve::{TwState, FLAG_SEARCH, FLAG_SEARCH_NEEDED};
+use crate::contact::two_way::solve::{TwState, FLAG_SEARCH};
 use crate::math::Vec3;
 
 /// Pair type of a contact constraint: vertex–triangle `[v, t0, t1, t2]`.
@@ -48,9 +48,9 @@ pub struct SearchCapacities {
 /// `two_way_accept.comp`: the solve state after a search queued within a step batch, from the
 /// search's status `{entries, vt, ee, candidates vt, candidates ee, saturated, one frame}`, the
 /// constraint count `pairs` and the coloring's status `{0, overflowed, colors, rounds}`. A
-/// search that fit its buffers is taken (bound `d_max`, the search flag cleared and noted as
-/// needed when it was set, counters updated); one that overflowed drops the bound to −1 and
-/// sets the search flag, which stops every later step of the batch.
+/// search that fit its buffers is taken (bound `d_max`, the search flag cleared, counters
+/// updated); one that overflowed drops the bound to −1 and sets the search flag, which stops
+/// every later step of the batch.
 pub fn accept_search(
     state: &TwState,
     status: &[u32; 7],
@@ -71,13 +71,8 @@ pub fn accept_search(
         s.flags |= FLAG_SEARCH;
         return s;
     }
-    let needed = s.flags & FLAG_SEARCH != 0;
     s.bound = d_max;
-    s.flags &= !(FLAG_SEARCH | FLAG_SEARCH_NEEDED);
-    if needed {
-        s.flags |= FLAG_SEARCH_NEEDED;
-        s.needed += 1;
-    }
+    s.flags &= !FLAG_SEARCH;
     s.pairs = pairs;
     s.searches += 1;
     s.pairs_max = s.pairs_max.max(pairs);

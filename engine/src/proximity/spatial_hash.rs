@@ -673,6 +673,15 @@ impl ProximitySearch {
         self.record_into(g, &self.ws.bufs);
     }
 
+    /// Records fills of the search's own indirect arguments (the edge–edge queries' and the
+    /// exact filters') with zero workgroups: before a search recorded in a gated section
+    /// ([`crate::vk::GatedGraph`]), whose closed gate keeps the kernels that write them from
+    /// running, so its indirect dispatches (which keep their own arguments) launch nothing.
+    pub(crate) fn record_clear_indirect_args(&self, g: &mut Graph) {
+        g.fill("proximity.clear_query_args", &self.query_args, 0);
+        g.fill("proximity.clear_narrow_args", &self.narrow_args, 0);
+    }
+
     /// Records the search nodes over the buffers `b`.
     fn record_into(&self, g: &mut Graph, b: &SearchBuffers) {
         let SearchBuffers {

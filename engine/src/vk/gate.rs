@@ -108,7 +108,7 @@ impl GatedGraph {
 
     /// Appends a section that runs only while `flags[word] & mask` is non-zero when the
     /// section is reached (the word is read once, by the section's gate dispatch).
-    pub fn gated(&mut self, section: Graph, flags: &GpuBuffer<u32>, word: u32, mask: u32) {
+    pub fn gated(&mut self, section: Graph, flags: impl Into<BufferSlice>, word: u32, mask: u32) {
         self.parts.push(Part::Gated {
             section,
             flags: flags.into(),

@@ -28,12 +28,12 @@
 //! submits the next solve's first search and build at once: the caller's next wait covers
 //! them and that search costs no wait of its own.
 //! With [`TwoWay::set_batch_searches`] (scenes: `collision.batch_searches`, on by default) and
-//! the fused sweep, a batch that follows one which used up its bound, or that starts needing a
-//! search, is the recorded alternative `two_way.search_batch`: units of two steps, each
-//! followed by the search, the constraint build, the coloring in one workgroup
-//! (`jp_workgroup.comp`) and `two_way_accept.comp`, which hands the new pairs to the next
-//! steps (or, when the search overflowed its buffers, stops them for the host to search
-//! again): one host wait for several searches (recorded in `solve/record.rs`).
+//! the fused sweep, every batch is `two_way.search_batch`: units of two steps, each followed by
+//! a section gated on the search flag ([`GatedGraph`]) with the search, the constraint build,
+//! the coloring in one workgroup (`jp_workgroup.comp`) and `two_way_accept.comp`, which hands
+//! the new pairs to the next steps (or, when the search overflowed its buffers, stops them for
+//! the host to search again): one host wait per batch however many searches it ran (recorded
+//! in `solve/record.rs`).
 //!
 //! Storage: the contact constraints and the floor-release directions (16 bytes per pair) are
 //! split over two bindings where one would exceed the device's `maxStorageBufferRange`
@@ -54,8 +54,8 @@ use crate::primitives::{RadixSort, SortKeys};
 use crate::proximity::spatial_hash::pad1;
 use crate::proximity::{ProximityMesh, ProximityOptions, ProximitySearch};
 use crate::vk::{
-    ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
-    GraphProfile,
+    ids, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GatedGraph, GpuBuffer,
+    Graph, GraphProfile,
 };
 use record::PairWorkspace;
 use std::time::Instant;
@@ -76,11 +76,9 @@ pub const NO_GROUP: u32 = u32::MAX;
 pub const FLAG_CONVERGED: u32 = 1;
 /// Stop flag: L steps taken.
 pub const FLAG_LIMIT: u32 = 2;
-/// Stop flag: the reuse bound fell under D_min, a proximity search is needed.
+/// Stop flag: the reuse bound fell under D_min, a proximity search is needed (also set with
+/// [`FLAG_CONVERGED`] or [`FLAG_LIMIT`]: what continues from the state searches first).
 pub const FLAG_SEARCH: u32 = 4;
-/// Not a stop: the last search queued within a batch was needed (the steps before it had used
-/// up the reuse bound).
-pub const FLAG_SEARCH_NEEDED: u32 = 8;
 
 /// Device state of a solve (`two_way.glsl::TwState`).
 #[repr(C)]
@@ -116,8 +114,6 @@ pub struct TwState {
     pub colors_max: u32,
     /// The most constraints of one of those searches left without a color.
     pub uncolored_max: u32,
-    /// Those of them the steps had asked for (the reuse bound used up).
-    pub needed: u32,
 }
 
 /// Speculative searches ([`TwoWay::set_speculative_searches`]) only while the largest clock
@@ -1100,13 +1096,10 @@ impl TwoWay {
         st.pairs_max = 0;
         st.colors_max = 0;
         st.uncolored_max = 0;
-        st.needed = 0;
-        // Searches the steps asked for (the rest were queued ahead of need).
-        let mut needed = 0;
-        // After a search queued within a batch overflowed its buffers: the host searches.
+        // A search within a batch overflowed its buffers: the host searches next (growing
+        // them until the pairs fit).
         let mut host_search = false;
         loop {
-            let mut search_first = false;
             if st.bound < self.settings.d_min as f32
                 && !host_search
                 && self.prefetched.is_none()
@@ -1114,24 +1107,22 @@ impl TwoWay {
             {
                 // The batch's first steps return at once and its first search runs.
                 st.flags |= FLAG_SEARCH;
-                search_first = true;
             } else if st.bound < self.settings.d_min as f32 {
-                needed += 1;
                 let pairs = self.search(&mut report)?;
                 st.bound = self.settings.d_max as f32;
                 st.flags &= !FLAG_SEARCH;
                 st.pairs = pairs;
+                host_search = false;
             }
             self.state.write(&[st]).map_err(err)?;
             let t = Instant::now();
-            let run = self.run_batch(f32::from_bits(st.last_max_r), search_first)?;
+            let run = self.run_batch(f32::from_bits(st.last_max_r))?;
             report.ms_steps += t.elapsed().as_secs_f64() * 1e3;
             report.batches += 1;
             self.add_batch_profile(run, &mut report)?;
             st = self.read_state()?;
             self.expect_search = st.bound < self.settings.d_min as f32;
             if run == BatchRun::Searched {
-                needed += st.needed;
                 host_search = !self.take_batch_searches(&mut st, &mut report)?;
                 report.searches_redone += host_search as u32;
             }
@@ -1155,14 +1146,14 @@ impl TwoWay {
                 break;
             }
         }
-        if self.prefetch_searches && st.bound < self.settings.d_min as f32 {
+        // (A batch with searches within it runs the next solve's first search itself.)
+        if self.prefetch_searches
+            && st.bound < self.settings.d_min as f32
+            && !self.batch_searches_recorded()
+        {
             self.prefetch_search()?;
         }
-        if self.batch_searches_recorded() {
-            // A solve that needed several searches (contact coming or going) is usually
-            // followed by another: the next starts with searches within its first batch.
-            self.expect_search |= needed >= 2;
-        }
+
         report.steps = st.steps;
         report.converged = st.flags & FLAG_CONVERGED != 0;
         report.max_r = f32::from_bits(st.last_max_r);
@@ -1171,21 +1162,21 @@ impl TwoWay {
         Ok(report)
     }
 
-    /// Runs one step batch and says how. Where the last batch used up its bound and the solve
-    /// is not nearly done (its largest clock `clock` at least [`SPECULATION_MIN_CLOCK`]), or
-    /// with `search_first` (the state asks for a search): the batch with searches within it
-    /// when recorded ([`TwoWay::set_batch_searches`]), otherwise, with
-    /// [`TwoWay::set_speculative_searches`], the batch with a proximity search and constraint
-    /// build queued behind it (one host wait covers the three, and the caller takes the
-    /// search at once: [`TwoWay::search`] finds it submitted).
-    fn run_batch(&mut self, clock: f32, search_first: bool) -> Result<BatchRun, String> {
-        let ahead =
-            self.expect_search && clock >= SPECULATION_MIN_CLOCK && self.prefetched.is_none();
+    /// Runs one step batch and says how: the batch with searches within it where recorded
+    /// ([`TwoWay::set_batch_searches`]); otherwise, with [`TwoWay::set_speculative_searches`],
+    /// where the last batch used up its bound and the solve is not nearly done (its largest
+    /// clock `clock` at least [`SPECULATION_MIN_CLOCK`]), the batch with a proximity search
+    /// and constraint build queued behind it (one host wait covers the three, and the caller
+    /// takes the search at once: [`TwoWay::search`] finds it submitted); else the steps
+    /// alone.
+    fn run_batch(&mut self, clock: f32) -> Result<BatchRun, String> {
         let ws = self.ws.as_ref().ok_or("no workspace")?;
-        if let (true, Some(g)) = (ahead || search_first, &ws.search_batch) {
+        if let Some(g) = &ws.search_batch {
             g.run().map_err(err)?;
             return Ok(BatchRun::Searched);
         }
+        let ahead =
+            self.expect_search && clock >= SPECULATION_MIN_CLOCK && self.prefetched.is_none();
         if !(ahead && self.speculative_searches) {
             ws.batch.run().map_err(err)?;
             return Ok(BatchRun::Plain);
@@ -1246,23 +1237,20 @@ impl TwoWay {
         report.contact_pairs = report.contact_pairs.max(st.pairs_max);
         report.contact_colors = report.contact_colors.max(st.colors_max);
         report.uncolored_contacts = report.uncolored_contacts.max(st.uncolored_max);
-        self.expect_search |= st.flags & FLAG_SEARCH_NEEDED != 0;
         st.searches = 0;
         st.pairs_max = 0;
         st.colors_max = 0;
         st.uncolored_max = 0;
-        st.needed = 0;
         Ok(fits)
     }
 
-    /// With `units > 0`, a step batch that follows one which used up its reuse bound (as for
-    /// [`TwoWay::set_speculative_searches`]) runs `units` × 2 steps
-    /// steps with a proximity search, its constraint build and its coloring in one workgroup
-    /// queued after every 2 of them, all in one graph: one host
-    /// wait for up to `units` searches, where the host otherwise waits for each. A search at x
-    /// is valid whatever the bound, so one taken before the bound ran out only costs time.
-    /// Only with the fused sweep and constraints in one binding (the per-color sweeps are
-    /// recorded for a color count the host reads); otherwise batches run as before.
+    /// With `units > 0` (and the fused sweep), every step batch is `units` × 2 steps, each two
+    /// followed by a section gated on the state's search flag: the proximity search at x, its
+    /// constraint build, its coloring in one workgroup (`jp_workgroup.comp`) and
+    /// `two_way_accept.comp`, all in one graph. A search runs exactly when a step used up the
+    /// reuse bound, as without this, but the host no longer waits for each (and colors none):
+    /// one host wait per batch. Constraints split over two bindings and the per-color sweeps
+    /// (recorded for a color count the host reads) keep host-run searches.
     pub fn set_batch_searches(&mut self, units: u32) -> Result<(), String> {
         if units == self.batch_searches {
             return Ok(());

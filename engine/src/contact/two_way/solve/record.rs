@@ -38,9 +38,9 @@ pub(super) struct PairWorkspace {
     pub(super) search_batch: Option<CompiledGraph>,
 }
 
-/// Steps before each search queued within a step batch ([`TwoWay::set_batch_searches`]): a
-/// batch that used up its bound once tends to use it up again within one or two steps
-/// (`cloth_sphere_64`'s impact frames, docs/measurements.md).
+/// Steps before each search section of a step batch ([`TwoWay::set_batch_searches`]): while
+/// cloth hits the sphere in `cloth_sphere_64`, a step uses up the reuse bound every one or two
+/// steps (docs/measurements.md).
 pub(super) const BATCH_SEARCH_STEPS: u32 = 2;
 
 /// Bits of the pair sort key for a mesh: `(b_bits, key_bits)`.
@@ -94,13 +94,7 @@ impl TwoWay {
         }
         let batch = g.compile(ctx, opts).map_err(err)?;
         let search_batch = if self.batch_searches > 0 && self.fused && !b.cons.is_split() {
-            let mut g = Graph::new("two_way.search_batch");
-            for unit in 0..self.batch_searches {
-                for s in 0..BATCH_SEARCH_STEPS {
-                    self.record_step(&mut g, &b, unit * BATCH_SEARCH_STEPS + s, color_cap);
-                }
-                self.record_queued_search(&mut g, &b, b_bits, key_bits, unit);
-            }
+            let g = self.record_search_batch(&b, b_bits, key_bits, color_cap)?;
             Some(g.compile(ctx, opts).map_err(err)?)
         } else {
             None
@@ -203,6 +197,36 @@ impl TwoWay {
         b.sort.record(g, &b.keys, &b.vals, total, key_bits);
         self.build_node(g, b, b_bits, key_bits, 2, "two_way.gather", groups(total));
         g.fill("two_way.reset_lambda", &b.lambda, 0);
+    }
+
+    /// The step batch with searches within it: `batch_searches` units of
+    /// [`BATCH_SEARCH_STEPS`] steps, each followed by a section gated on the state's search
+    /// flag ([`GatedGraph`]) that searches at x ([`TwoWay::record_queued_search`]). A step that
+    /// uses up the reuse bound sets the flag and stops the steps; the next section opens,
+    /// searches and clears it, and the steps go on. Closed sections launch nothing (skipped
+    /// under conditional rendering, zero workgroups otherwise).
+    fn record_search_batch(
+        &self,
+        b: &PairBuffers,
+        b_bits: u32,
+        key_bits: u32,
+        color_cap: u32,
+    ) -> Result<Graph, String> {
+        // The flags word of `TwState` (bound, max_disp, max_r, steps, flags).
+        const FLAGS_WORD: u32 = 4;
+        let mut gg = GatedGraph::new("two_way.search_batch");
+        for unit in 0..self.batch_searches {
+            let mut steps = Graph::new(format!("two_way.steps[{unit}]"));
+            for s in 0..BATCH_SEARCH_STEPS {
+                self.record_step(&mut steps, b, unit * BATCH_SEARCH_STEPS + s, color_cap);
+            }
+            self.search.record_clear_indirect_args(&mut steps);
+            gg.always(steps);
+            let mut search = Graph::new(format!("two_way.search[{unit}]"));
+            self.record_queued_search(&mut search, b, b_bits, key_bits, unit);
+            gg.gated(search, &self.state, FLAGS_WORD, FLAG_SEARCH);
+        }
+        gg.build(&self.ctx).map_err(err)
     }
 
     /// Records a proximity search at x, its constraint build, the coloring of its constraints
