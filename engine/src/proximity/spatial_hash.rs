@@ -682,7 +682,8 @@ impl ProximitySearch {
         g.fill("proximity.clear_narrow_args", &self.narrow_args, 0);
     }
 
-    /// Records the search nodes over the buffers `b`.
+    /// Records the search nodes over the buffers `b`: the clears and the counting sort of the
+    /// cell entries by key, then the queries.
     fn record_into(&self, g: &mut Graph, b: &SearchBuffers) {
         let SearchBuffers {
             params,
@@ -692,15 +693,10 @@ impl ProximitySearch {
             key_ends,
             key_scan,
             recs,
-            pairs_vt,
-            pairs_ee,
-            cand_vt,
-            cand_ee,
+            ..
         } = b;
         let params = *params;
         let nkeys = params.num_keys();
-        // Body filter compiled into the queries only when it rejects some pairs.
-        let filter = (params.flags != 3) as u32;
         g.fill("proximity.clear_count_vt", &self.count_vt, 0);
         g.fill("proximity.clear_count_ee", &self.count_ee, 0);
         g.fill("proximity.clear_candidates_vt", &self.ccount_vt, 0);
@@ -732,6 +728,27 @@ impl ProximitySearch {
                     .push(&params),
             );
         }
+        self.record_queries(g, b);
+    }
+
+    /// Records the queries over the sorted entries (vertex–triangle, edge–edge with the domain
+    /// test choosing its variant), the exact distance filters and the status.
+    fn record_queries(&self, g: &mut Graph, b: &SearchBuffers) {
+        let SearchBuffers {
+            params,
+            keys,
+            vals,
+            key_ends,
+            recs,
+            pairs_vt,
+            pairs_ee,
+            cand_vt,
+            cand_ee,
+            ..
+        } = b;
+        let params = *params;
+        // Body filter compiled into the queries only when it rejects some pairs.
+        let filter = (params.flags != 3) as u32;
         if self.mesh.num_vertices > 0 && !self.mesh.triangles.is_empty() {
             g.dispatch(
                 Dispatch::new(
