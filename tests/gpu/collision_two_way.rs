@@ -59,6 +59,19 @@ fn sheets(cells: usize, gap: f64, push: f64) -> Sheets {
 }
 
 impl Sheets {
+    /// The target with the top sheet moved a further `down` metres down and `sideways`
+    /// metres along x (the bottom sheet stays).
+    fn pushed(&self, down: f64, sideways: f64) -> Vec<[f64; 3]> {
+        self.y
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match i >= self.bottom {
+                true => [p[0] + sideways, p[1], p[2] - down],
+                false => *p,
+            })
+            .collect()
+    }
+
     /// Inverse weights with the bottom sheet pinned (0) and the top one free (1).
     fn pinned_bottom(&self) -> Vec<f32> {
         let mut w = vec![1.0f32; self.x.len()];
@@ -1217,15 +1230,7 @@ fn speculative_searches_wait_less_and_every_step_stays_safe() {
         for k in 0..6 {
             // The top sheet pushed down further every solve, sideways too.
             let down = 0.004 * k as f64;
-            let y: Vec<[f64; 3]> =
-                s.y.iter()
-                    .enumerate()
-                    .map(|(i, p)| match i >= s.bottom {
-                        true => [p[0] + 0.5 * down, p[1], p[2] - down],
-                        false => *p,
-                    })
-                    .collect();
-            tw.set_target(&y).expect("target");
+            tw.set_target(&s.pushed(down, 0.5 * down)).expect("target");
             let before = ctx.counters();
             let rep = tw
                 .solve_observed(|st, x| {
@@ -1282,15 +1287,7 @@ fn batch_searches_wait_less_and_every_state_stays_safe() {
         let (mut waits, mut searches, mut converged) = (0, 0, 0);
         for k in 0..6 {
             let down = 0.004 * k as f64;
-            let y: Vec<[f64; 3]> =
-                s.y.iter()
-                    .enumerate()
-                    .map(|(i, p)| match i >= s.bottom {
-                        true => [p[0] + 0.5 * down, p[1], p[2] - down],
-                        false => *p,
-                    })
-                    .collect();
-            tw.set_target(&y).expect("target");
+            tw.set_target(&s.pushed(down, 0.5 * down)).expect("target");
             let before = ctx.counters();
             let rep = tw
                 .solve_observed(|st, x| {
@@ -1350,15 +1347,7 @@ fn a_batch_search_that_overflows_is_redone_on_the_host() {
     let (mut redone, mut pairs) = (0, 0);
     for k in 0..4 {
         let down = 0.004 * k as f64;
-        let y: Vec<[f64; 3]> =
-            s.y.iter()
-                .enumerate()
-                .map(|(i, p)| match i >= s.bottom {
-                    true => [p[0], p[1], p[2] - down],
-                    false => *p,
-                })
-                .collect();
-        tw.set_target(&y).expect("target");
+        tw.set_target(&s.pushed(down, 0.0)).expect("target");
         let rep = tw
             .solve_observed(|st, x| {
                 assert_step_safe(&surface, &prev, x, &format!("solve {k}, step {}", st.steps));

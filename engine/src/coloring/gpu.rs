@@ -284,12 +284,7 @@ impl GpuColoring {
                 },
             });
         }
-        let data: Vec<[u32; 4]> = if n == 0 {
-            vec![[super::PAD; 4]]
-        } else {
-            constraints.to_vec()
-        };
-        let buf = ctx.upload_buffer("coloring.constraints", &data, BufferUsage::STORAGE)?;
+        let buf = upload_constraints(ctx, constraints)?;
         let count = ctx.upload_buffer("coloring.count", &[0, n as u32], BufferUsage::STORAGE)?;
         let mut g = Graph::new("coloring.workgroup");
         self.record_workgroup(
@@ -391,12 +386,7 @@ impl GpuColoring {
     ) -> Result<HostColoring, ColoringError> {
         validate(constraints, nv)?;
         let n = constraints.len();
-        let data: Vec<[u32; 4]> = if n == 0 {
-            vec![[super::PAD; 4]]
-        } else {
-            constraints.to_vec()
-        };
-        let buf = ctx.upload_buffer("coloring.constraints", &data, BufferUsage::STORAGE)?;
+        let buf = upload_constraints(ctx, constraints)?;
         let stats = self.color(ctx, &buf, n, nv, seed)?;
         let mut colors = self.color.read()?;
         colors.truncate(n);
@@ -409,6 +399,19 @@ impl GpuColoring {
             grouped,
             stats,
         })
+    }
+}
+
+/// Uploads host constraints (one padding constraint for none: buffers are never empty).
+fn upload_constraints(ctx: &Context, constraints: &[[u32; 4]]) -> VkResult<GpuBuffer<[u32; 4]>> {
+    if constraints.is_empty() {
+        ctx.upload_buffer(
+            "coloring.constraints",
+            &[[super::PAD; 4]],
+            BufferUsage::STORAGE,
+        )
+    } else {
+        ctx.upload_buffer("coloring.constraints", constraints, BufferUsage::STORAGE)
     }
 }
 
