@@ -658,3 +658,37 @@ fn the_device_loop_records_the_pcg_runs_its_solves_need() {
         }
     }
 }
+
+/// Issue 22's two-way count on its scene: `scenes/cloth_sphere_64.toml` (two-way collision,
+/// 4,096 vertices) waits on the host at most 12 times in every frame through its impact on the
+/// sphere (frames 5–20 hold the most searches: 26 waits in one of them while every search was
+/// a host round trip; 11 at most with the searches in the step batches).
+#[test]
+fn cloth_sphere_64_waits_at_most_twelve_times_per_frame_through_its_impact() {
+    const CLOTH_SPHERE_64: &str = include_str!("../../scenes/cloth_sphere_64.toml");
+    let ctx = context(false);
+    let scene = Scene::parse(CLOTH_SPHERE_64, "cloth_sphere_64", &[]).unwrap();
+    let mut sim = Simulation::new(&ctx, &scene).unwrap();
+    let mut searches = 0;
+    for frame in 0..20 {
+        let before = ctx.counters();
+        let s = sim.step_frame().unwrap();
+        let d = ctx.counters() - before;
+        let c: supple::contact::two_way::CollisionFrameStats = s.contact();
+        searches += c.searches;
+        println!(
+            "frame {frame}: {} host waits, {} searches",
+            d.host_waits, c.searches
+        );
+        assert!(
+            d.host_waits <= 12,
+            "frame {frame}: {} host waits",
+            d.host_waits
+        );
+    }
+    assert!(
+        searches >= 20,
+        "only {searches} searches: the impact was not reached"
+    );
+    assert_no_validation_errors(&ctx);
+}
