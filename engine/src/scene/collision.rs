@@ -141,8 +141,8 @@ pub struct CollisionSettings {
     pub sweep_dispatch: CollisionSweepDispatch,
     /// Steps recorded per GPU graph run (host round trips every this many steps).
     pub steps_per_batch: u32,
-    /// Two-way method: proximity searches queued within a step batch that follows one which
-    /// used up its reuse bound (one host wait for all of them; 0: the host runs every search).
+    /// Two-way method: search sections per step batch, each after 2 steps and run only when a
+    /// step used up the reuse bound (no host wait of their own; 0: the host runs every search).
     pub batch_searches: u32,
     /// Edge-length constraints in the backward step (Eq. 17).
     pub edge_constraints: bool,

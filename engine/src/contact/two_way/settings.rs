@@ -138,8 +138,9 @@ pub struct TwoWaySettings {
     pub sweeps: u32,
     /// Steps recorded per graph run (host round trips every this many steps).
     pub steps_per_batch: u32,
-    /// Searches queued within a step batch that follows one which used up its reuse bound
-    /// ([`super::TwoWay::set_batch_searches`]; 0: off, the host runs every search).
+    /// Search sections per step batch, each after 2 steps and run only when a step used up
+    /// the reuse bound ([`super::TwoWay::set_batch_searches`]; 0: off, the host runs every
+    /// search).
     pub batch_searches: u32,
     /// Initial capacity of each proximity pair list (`None`: 4 per vertex and per edge, plus
     /// 64); the lists grow when a search overflows them.

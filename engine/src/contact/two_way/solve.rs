@@ -105,8 +105,8 @@ pub struct TwState {
     pub disp_lo: [u32; 3],
     /// The same of the current step's largest displacement components.
     pub disp_hi: [u32; 3],
-    /// Searches queued within step batches ([`TwoWay::set_batch_searches`]) and accepted since
-    /// the host last cleared this.
+    /// Searches run within step batches ([`TwoWay::set_batch_searches`]) and accepted since the
+    /// host last cleared this.
     pub searches: u32,
     /// The most contact constraints of those searches.
     pub pairs_max: u32,
@@ -131,7 +131,7 @@ enum BatchRun {
     Plain,
     /// The steps with a search and build queued behind them (taken by the host).
     Speculated,
-    /// The steps with searches queued within them ([`TwoWay::set_batch_searches`]).
+    /// The steps with search sections within them ([`TwoWay::set_batch_searches`]).
     Searched,
 }
 
@@ -177,8 +177,8 @@ pub struct TwoWayReport {
     pub steps: u32,
     /// Proximity searches run.
     pub searches: u32,
-    /// Searches queued within a step batch that overflowed their buffers (the buffers grew
-    /// and the host searched again; [`TwoWay::set_batch_searches`]).
+    /// Searches within a step batch that overflowed their buffers (the buffers grew and the
+    /// host searched again; [`TwoWay::set_batch_searches`]).
     pub searches_redone: u32,
     /// Graph runs of step batches (host round trips).
     pub batches: u32,
@@ -291,8 +291,7 @@ pub struct TwoWay {
     /// Queue a search behind a batch expected to use up its bound
     /// ([`TwoWay::set_speculative_searches`]).
     speculative_searches: bool,
-    /// Searches queued within a step batch expected to use up its bound
-    /// ([`TwoWay::set_batch_searches`]; 0: off).
+    /// Search sections per step batch ([`TwoWay::set_batch_searches`]; 0: off).
     batch_searches: u32,
     /// The last step batch used up the reuse bound (it ended needing a search): the next
     /// batch is expected to as well.
