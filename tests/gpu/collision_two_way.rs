@@ -1202,6 +1202,58 @@ fn prefetched_searches_give_the_same_solves_with_fewer_waits() {
     );
 }
 
+/// Totals of [`push_top_sheet`]'s six solves.
+struct PushTotals {
+    waits: u64,
+    searches: u32,
+    steps: u32,
+    converged: u32,
+}
+
+/// Six solves of the top sheet pushed down further every solve (sideways too) with `st`,
+/// the solver set up by `setup`; every batch's end is checked against the last by the exact
+/// trajectory checker. Returns the host waits, searches, steps and converged solves.
+fn push_top_sheet(st: TwoWaySettings, setup: impl Fn(&mut TwoWay), label: &str) -> PushTotals {
+    let ctx = context(false);
+    let s = sheets(8, 0.003, 0.01);
+    let n = s.x.len();
+    let inv_w = s.pinned_bottom();
+    let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
+    setup(&mut tw);
+    let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
+    let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();
+    let mut t = PushTotals {
+        waits: 0,
+        searches: 0,
+        steps: 0,
+        converged: 0,
+    };
+    for k in 0..6 {
+        let down = 0.004 * k as f64;
+        tw.set_target(&s.pushed(down, 0.5 * down)).expect("target");
+        let before = ctx.counters();
+        let rep = tw
+            .solve_observed(|st, x| {
+                let at = format!("{label}, solve {k}, step {}", st.steps);
+                assert_step_safe(&surface, &prev, x, &at);
+                prev.copy_from_slice(&x[..n]);
+            })
+            .expect("solve");
+        t.waits += (ctx.counters() - before).host_waits;
+        t.searches += rep.searches;
+        t.steps += rep.steps;
+        t.converged += rep.converged as u32;
+    }
+    if st.batch_searches > 0 {
+        assert!(
+            tw.batch_searches_recorded(),
+            "{label}: batch searches not recorded"
+        );
+    }
+    assert_no_validation_errors(&ctx);
+    t
+}
+
 /// Issue 22: with speculative searches (`TwoWay::set_speculative_searches`, as the two-way
 /// contact handler runs it without the repulsion energy), a step batch that follows one which
 /// used up its reuse bound has the search and the constraint build queued behind it: one host
@@ -1212,39 +1264,20 @@ fn prefetched_searches_give_the_same_solves_with_fewer_waits() {
 #[test]
 fn speculative_searches_wait_less_and_every_step_stays_safe() {
     let run = |speculate: bool| {
-        let ctx = context(false);
-        let s = sheets(8, 0.003, 0.01);
-        let n = s.x.len();
-        let inv_w = s.pinned_bottom();
         let st = TwoWaySettings {
             contact_coloring: ContactColoring::Host,
             steps_per_batch: 1,
             ..Default::default()
         };
-        let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
-        tw.set_prefetch_searches(true).expect("prefetch");
-        tw.set_speculative_searches(speculate);
-        let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
-        let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();
-        let (mut waits, mut searches, mut steps) = (0, 0, 0);
-        for k in 0..6 {
-            // The top sheet pushed down further every solve, sideways too.
-            let down = 0.004 * k as f64;
-            tw.set_target(&s.pushed(down, 0.5 * down)).expect("target");
-            let before = ctx.counters();
-            let rep = tw
-                .solve_observed(|st, x| {
-                    let label = format!("speculate {speculate}, solve {k}, step {}", st.steps);
-                    assert_step_safe(&surface, &prev, x, &label);
-                    prev.copy_from_slice(&x[..n]);
-                })
-                .expect("solve");
-            waits += (ctx.counters() - before).host_waits;
-            searches += rep.searches;
-            steps += rep.steps;
-        }
-        assert_no_validation_errors(&ctx);
-        (waits, searches, steps)
+        let t = push_top_sheet(
+            st,
+            |tw| {
+                tw.set_prefetch_searches(true).expect("prefetch");
+                tw.set_speculative_searches(speculate);
+            },
+            &format!("speculate {speculate}"),
+        );
+        (t.waits, t.searches, t.steps)
     };
     let (plain_waits, plain_searches, plain_steps) = run(false);
     let (waits, searches, steps) = run(true);
@@ -1263,48 +1296,25 @@ fn speculative_searches_wait_less_and_every_step_stays_safe() {
     );
 }
 
-/// Searches queued within step batches (`set_batch_searches`: two steps, then a search, its
+/// Searches within step batches (`set_batch_searches`: two steps, then a gated search, its
 /// build and its single-workgroup coloring, in one graph) keep every state intersection-free
 /// (each batch's end checked by the exact trajectory checker against the last), solve the same
 /// pushes with fewer host waits than host-run searches, and count their searches.
 #[test]
 fn batch_searches_wait_less_and_every_state_stays_safe() {
     let run = |units: u32| {
-        let ctx = context(false);
-        let s = sheets(8, 0.003, 0.01);
-        let n = s.x.len();
-        let inv_w = s.pinned_bottom();
         let st = TwoWaySettings {
             contact_coloring: ContactColoring::Host,
             sweep_dispatch: SweepDispatch::Fused,
             batch_searches: units,
             ..Default::default()
         };
-        let mut tw = TwoWay::new(&ctx, s.mesh.clone(), &s.x, &inv_w, st).expect("solver");
-        tw.set_speculative_searches(true);
-        let surface = Surface::new(n, &s.mesh.triangles).expect("surface");
-        let mut prev: Vec<[f32; 4]> = tw.positions().read().unwrap()[..n].to_vec();
-        let (mut waits, mut searches, mut converged) = (0, 0, 0);
-        for k in 0..6 {
-            let down = 0.004 * k as f64;
-            tw.set_target(&s.pushed(down, 0.5 * down)).expect("target");
-            let before = ctx.counters();
-            let rep = tw
-                .solve_observed(|st, x| {
-                    let label = format!("{units} batch searches, solve {k}, step {}", st.steps);
-                    assert_step_safe(&surface, &prev, x, &label);
-                    prev.copy_from_slice(&x[..n]);
-                })
-                .expect("solve");
-            waits += (ctx.counters() - before).host_waits;
-            searches += rep.searches;
-            converged += rep.converged as u32;
-        }
-        if units > 0 {
-            assert!(tw.batch_searches_recorded(), "batch searches not recorded");
-        }
-        assert_no_validation_errors(&ctx);
-        (waits, searches, converged)
+        let t = push_top_sheet(
+            st,
+            |tw| tw.set_speculative_searches(true),
+            &format!("{units} batch searches"),
+        );
+        (t.waits, t.searches, t.converged)
     };
     let (plain_waits, plain_searches, plain_converged) = run(0);
     let (waits, searches, converged) = run(2);

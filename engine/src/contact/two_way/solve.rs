@@ -1215,9 +1215,9 @@ impl TwoWay {
         Ok(())
     }
 
-    /// After a batch with searches queued within it ([`TwoWay::set_batch_searches`]): checks
-    /// its last search (one that overflowed stopped the steps and left the bound under D_min;
-    /// the search buffers grow here and the solve's next search runs on the host), takes the
+    /// After a batch with search sections ([`TwoWay::set_batch_searches`]): where its last
+    /// search overflowed (it stopped the steps and left the bound under D_min), grows the
+    /// search buffers (the solve's next search then runs on the host); takes the
     /// device's search counters into the report and clears them in `st`. Returns whether the
     /// searches fit their buffers.
     fn take_batch_searches(
@@ -1225,7 +1225,11 @@ impl TwoWay {
         st: &mut TwState,
         report: &mut TwoWayReport,
     ) -> Result<bool, String> {
-        let fits = self.search.check_recorded()?.is_some();
+        // A search section runs whenever a step flags one (also on a stop), so a batch ends
+        // with the bound under D_min only when its last search overflowed: only then is the
+        // search's status read back.
+        let fits =
+            st.bound >= self.settings.d_min as f32 || self.search.check_recorded()?.is_some();
         if !fits {
             // Grown: the graphs that bind the search buffers are recorded again.
             let cap = self.ws.as_ref().map_or(16, |w| w.color_cap);
