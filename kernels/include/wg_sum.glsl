@@ -27,12 +27,13 @@ float wg_sum(float v) {
     return wg_sum3(vec3(v, 0.0, 0.0)).x;
 }
 
-// out = the sum of buf[0 .. m) (per-workgroup partials): invocation l adds buf[l], buf[l + WG],
-// ... in order, then wg_sum. Uniform control flow.
+// out = the sum of buf[0 .. m) (per-workgroup partials, a samplerBuffer: read with texelFetch):
+// invocation l adds buf[l], buf[l + WG], ... in order, then wg_sum. Uniform control flow.
 #define SUM_PARTIALS(out, buf, m)                                             \
     {                                                                         \
         float a_ = 0.0;                                                       \
-        for (uint k_ = gl_LocalInvocationID.x; k_ < (m); k_ += WG) a_ += buf[k_]; \
+        for (uint k_ = gl_LocalInvocationID.x; k_ < (m); k_ += WG)            \
+            a_ += texelFetch(buf, int(k_)).x;                                 \
         out = wg_sum(a_);                                                     \
     }
 
@@ -41,6 +42,7 @@ float wg_sum(float v) {
     {                                                                         \
         vec3 a_ = vec3(0.0);                                                  \
         for (uint k_ = gl_LocalInvocationID.x; k_ < (m); k_ += WG)            \
-            a_ += vec3(a[k_], b[k_], c[k_]);                                  \
+            a_ += vec3(texelFetch(a, int(k_)).x, texelFetch(b, int(k_)).x,    \
+                       texelFetch(c, int(k_)).x);                             \
         out = wg_sum3(a_);                                                    \
     }

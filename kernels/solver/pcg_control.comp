@@ -29,13 +29,16 @@ layout(constant_id = 1) const uint MODE = 0;
 layout(std430, binding = 0) buffer Scalars { float scalars[]; };
 layout(std430, binding = 1) readonly buffer CtlIn { uvec4 ctl_in; };
 layout(std430, binding = 2) writeonly buffer CtlOut { uvec4 ctl_out; };
-layout(std430, binding = 3) readonly buffer PartRz { float part_rz[]; };
-layout(std430, binding = 4) readonly buffer PartRr { float part_rr[]; };
-layout(std430, binding = 5) readonly buffer PartBb { float part_bb[]; };
-layout(std430, binding = 6) readonly buffer Z { vec4 z[]; };
-layout(std430, binding = 7) buffer Pv { vec4 pv[]; };
-layout(std430, binding = 8) readonly buffer PartPq { float part_pq[]; };
+// The partials and z are read through uniform texel buffer views (texelFetch); p is bound
+// twice: read through pv_in (this invocation's row only), written through pv.
+layout(binding = 3) uniform samplerBuffer part_rz;
+layout(binding = 4) uniform samplerBuffer part_rr;
+layout(binding = 5) uniform samplerBuffer part_bb;
+layout(binding = 6) uniform samplerBuffer z;
+layout(std430, binding = 7) writeonly buffer Pv { vec4 pv[]; };
+layout(binding = 8) uniform samplerBuffer part_pq;
 layout(std430, binding = 9) buffer Live { uint live[]; };
+layout(binding = 10) uniform samplerBuffer pv_in;
 // m: partials and row workgroups; base: first scalar of this solve; old_slot: which of the two
 // r·z slots holds the current r·z (the new one goes to the other); it: the iteration's index in
 // its run (MODE 1); k: iterations per run, the predicate words (0: none written).
@@ -109,7 +112,7 @@ void main() {
     float beta = rz_old > 0.0 ? rz_new / rz_old : 0.0;
     if (isinf(beta) || isnan(beta)) beta = 0.0;
     uint i = gl_GlobalInvocationID.x;
-    if (i < p.n) pv[i] = vec4(z[i].xyz + beta * pv[i].xyz, 0.0);
+    if (i < p.n) pv[i] = vec4(texelFetch(z, int(i)).xyz + beta * texelFetch(pv_in, int(i)).xyz, 0.0);
     if (!first) return;
     float it = scalars[p.base + ITER] + 1.0;
     float rel = sqrt(rr) / sqrt(scalars[p.base + BB]);

@@ -11,18 +11,29 @@
 #include "block3.glsl"
 #include "wg_sum.glsl"
 layout(constant_id = 1) const uint MODE = 0;
-layout(std430, binding = 0) readonly buffer Minv { vec4 minv[]; };
+// Reads go through uniform texel buffer views (texelFetch; vectorized on CPU devices), writes
+// through storage buffers: x, r and p are bound twice (x_in, r_in, pv_in: the values before
+// this dispatch, each read only by the invocation that then writes its row).
+layout(binding = 0) uniform samplerBuffer minv;
 layout(std430, binding = 1) readonly buffer Scalars { float scalars[]; };
 layout(std430, binding = 2) buffer X { vec4 x[]; };
 layout(std430, binding = 3) buffer R { vec4 r[]; };
 layout(std430, binding = 4) buffer Z { vec4 z[]; };
 layout(std430, binding = 5) buffer Pv { vec4 pv[]; };
-layout(std430, binding = 6) readonly buffer Q { vec4 q[]; };
-layout(std430, binding = 7) readonly buffer Bv { vec4 bv[]; };
-layout(std430, binding = 8) readonly buffer PartPq { float part_pq[]; };
+layout(binding = 6) uniform samplerBuffer q;
+layout(binding = 7) uniform samplerBuffer bv;
+layout(binding = 8) uniform samplerBuffer part_pq;
 layout(std430, binding = 9) writeonly buffer PartRz { float part_rz[]; };
 layout(std430, binding = 10) writeonly buffer PartRr { float part_rr[]; };
 layout(std430, binding = 11) writeonly buffer PartBb { float part_bb[]; };
+layout(binding = 12) uniform samplerBuffer x_in;
+layout(binding = 13) uniform samplerBuffer r_in;
+layout(binding = 14) uniform samplerBuffer pv_in;
+
+vec3 minv_mul(int i, vec3 v) {
+    return block_mul(texelFetch(minv, 3 * i), texelFetch(minv, 3 * i + 1),
+                     texelFetch(minv, 3 * i + 2), v);
+}
 // m: partials (workgroups of the row kernels); rz_slot: the current r·z in scalars.
 layout(push_constant) uniform P { uint n; uint m; uint rz_slot; } p;
 void main() {
@@ -31,9 +42,9 @@ void main() {
     float rz = 0.0, rr = 0.0, bb = 0.0;
     if (MODE == 0u) {
         if (live) {
-            vec3 b = bv[i].xyz;
-            vec3 ri = b - q[i].xyz;
-            vec3 zi = block_mul(minv[3u * i], minv[3u * i + 1u], minv[3u * i + 2u], ri);
+            vec3 b = texelFetch(bv, int(i)).xyz;
+            vec3 ri = b - texelFetch(q, int(i)).xyz;
+            vec3 zi = minv_mul(int(i), ri);
             r[i] = vec4(ri, 0.0);
             z[i] = vec4(zi, 0.0);
             pv[i] = vec4(zi, 0.0);
@@ -48,9 +59,10 @@ void main() {
         // A breakdown (p·q underflowing against r·z) must not turn x into infinities.
         if (isinf(alpha) || isnan(alpha)) alpha = 0.0;
         if (live) {
-            x[i] = vec4(x[i].xyz + alpha * pv[i].xyz, 0.0);
-            vec3 ri = r[i].xyz - alpha * q[i].xyz;
-            vec3 zi = block_mul(minv[3u * i], minv[3u * i + 1u], minv[3u * i + 2u], ri);
+            int ii = int(i);
+            x[i] = vec4(texelFetch(x_in, ii).xyz + alpha * texelFetch(pv_in, ii).xyz, 0.0);
+            vec3 ri = texelFetch(r_in, ii).xyz - alpha * texelFetch(q, ii).xyz;
+            vec3 zi = minv_mul(ii, ri);
             r[i] = vec4(ri, 0.0);
             z[i] = vec4(zi, 0.0);
             rz = dot(ri, zi);

@@ -13,11 +13,14 @@
 #include "wg_sum.glsl"
 layout(constant_id = 1) const uint MASKED = 0;
 layout(constant_id = 2) const uint PARTIALS = 0;
-layout(std430, binding = 0) readonly buffer Diag { vec4 diag[]; };
-layout(std430, binding = 1) readonly buffer Off { vec4 off[]; };
-layout(std430, binding = 2) readonly buffer RowPtr { uint row_ptr[]; };
-layout(std430, binding = 3) readonly buffer Inc { uvec2 incidence[]; }; // (block | transposed << 31, other row)
-layout(std430, binding = 4) readonly buffer X { vec4 x[]; };
+// The gathered operands are read through uniform texel buffer views (texelFetch): the texture
+// path, which CPU devices vectorize (lavapipe runs a storage-buffer gather one invocation at
+// a time) and GPUs cache.
+layout(binding = 0) uniform samplerBuffer diag;
+layout(binding = 1) uniform samplerBuffer off;
+layout(binding = 2) uniform usamplerBuffer row_ptr;
+layout(binding = 3) uniform usamplerBuffer incidence; // (block | transposed << 31, other row)
+layout(binding = 4) uniform samplerBuffer x;
 layout(std430, binding = 5) writeonly buffer Y { vec4 y[]; };
 layout(std430, binding = 6) readonly buffer Groups { int groups[]; };
 layout(std430, binding = 7) writeonly buffer Parts { float partials[]; };
@@ -26,19 +29,21 @@ void main() {
     uint r = gl_GlobalInvocationID.x;
     float xy = 0.0;
     if (r < p.n) {
-        vec3 xr = x[r].xyz;
-        vec3 acc = block_mul(diag[3u * r], diag[3u * r + 1u], diag[3u * r + 2u], xr);
+        int ri = int(r);
+        vec3 xr = texelFetch(x, ri).xyz;
+        vec3 acc = block_mul(texelFetch(diag, 3 * ri), texelFetch(diag, 3 * ri + 1),
+                             texelFetch(diag, 3 * ri + 2), xr);
         int gr = MASKED != 0u ? groups[r] : 0;
-        for (uint e = row_ptr[r]; e < row_ptr[r + 1u]; ++e) {
-            uvec2 inc = incidence[e];
+        uint end = texelFetch(row_ptr, ri + 1).x;
+        for (uint e = texelFetch(row_ptr, ri).x; e < end; ++e) {
+            uvec2 inc = texelFetch(incidence, int(e)).xy;
             if (MASKED != 0u && groups[inc.y] != gr) continue;
-            uint b = inc.x & 0x7fffffffu;
-            vec3 xo = x[inc.y].xyz;
-            if ((inc.x >> 31) != 0u) {
-                acc += block_mul_transposed(off[3u * b], off[3u * b + 1u], off[3u * b + 2u], xo);
-            } else {
-                acc += block_mul(off[3u * b], off[3u * b + 1u], off[3u * b + 2u], xo);
-            }
+            int b = int(inc.x & 0x7fffffffu);
+            vec3 xo = texelFetch(x, int(inc.y)).xyz;
+            vec4 b0 = texelFetch(off, 3 * b), b1 = texelFetch(off, 3 * b + 1),
+                 b2 = texelFetch(off, 3 * b + 2);
+            acc += (inc.x >> 31) != 0u ? block_mul_transposed(b0, b1, b2, xo)
+                                       : block_mul(b0, b1, b2, xo);
         }
         y[r] = vec4(acc, 0.0);
         xy = dot(xr, acc);

@@ -1,5 +1,5 @@
 //! Command graphs: barrier inference, independent chains, timestamps, crash markers, bounded waits.
-use supple::vk::{ids, BufferUsage, CompileOptions, Dispatch, Graph, Step, VkError};
+use supple::vk::{ids, BufferUsage, CompileOptions, Dispatch, Graph, Step, TexelFormat, VkError};
 use supple_gpu_tests::{assert_no_validation_errors, context, context_with_conditional_rendering};
 
 fn increment(
@@ -590,4 +590,108 @@ fn a_gated_graph_is_skipped_whole_while_its_word_fails() {
         drop(g);
         assert_no_validation_errors(&ctx);
     }
+}
+
+fn increment_texels(
+    name: String,
+    src: impl Into<supple::vk::BufferSlice>,
+    dst: impl Into<supple::vk::BufferSlice>,
+    n: u32,
+) -> Dispatch {
+    Dispatch::new(name, ids::TEST_INCREMENT_TEXELS, [n.div_ceil(64), 1, 1])
+        .workgroup_size(64)
+        .read_texels(src, TexelFormat::R32Uint)
+        .write(dst)
+        .push(&n)
+}
+
+/// Reads through uniform texel buffer views (`Dispatch::read_texels`) see the storage writes
+/// before them: a chain that alternates texel reads of one buffer with storage writes of the
+/// other, over a range at an offset, gives the exact count under synchronization validation.
+#[test]
+fn texel_reads_are_ordered_after_storage_writes() {
+    let ctx = context(false);
+    let n = 1000u32;
+    let usage = BufferUsage::STORAGE | BufferUsage::TEXEL;
+    // 16 u32 of padding in front: the views start at byte 64 (minTexelBufferOffsetAlignment
+    // is at most 256 by the spec; 16 on lavapipe).
+    let pad = 64usize;
+    let a = ctx
+        .upload_buffer("a", &vec![0u32; pad + n as usize], usage)
+        .unwrap();
+    let b = ctx
+        .create_buffer::<u32>("b", pad + n as usize, usage)
+        .unwrap();
+    let range = pad..pad + n as usize;
+    let mut g = Graph::new("texel-chain");
+    for i in 0..100 {
+        let (s, d) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
+        g.dispatch(increment_texels(
+            format!("inc{i}"),
+            s.slice(range.clone()),
+            d.slice(range.clone()),
+            n,
+        ));
+    }
+    let c = g.compile(&ctx, CompileOptions::default()).unwrap();
+    assert_eq!(
+        c.barrier_count(),
+        99,
+        "every step depends on the previous one"
+    );
+    c.run().unwrap();
+    let out = a.read().unwrap();
+    assert!(
+        out[pad..].iter().all(|&v| v == 100),
+        "{:?}",
+        &out[pad..pad + 4]
+    );
+    assert!(
+        out[..pad].iter().all(|&v| v == 0),
+        "the padding is not written"
+    );
+    drop(c);
+    assert_no_validation_errors(&ctx);
+}
+
+/// A texel binding of a buffer created without `BufferUsage::TEXEL`, or at an offset the
+/// device cannot view, is a compile error naming the node and the buffer, not a driver fault.
+#[test]
+fn bad_texel_bindings_are_refused_at_compile_time() {
+    let ctx = context(false);
+    let plain = ctx
+        .create_buffer::<u32>("plain", 256, BufferUsage::STORAGE)
+        .unwrap();
+    let texel = ctx
+        .create_buffer::<u32>("viewable", 256, BufferUsage::STORAGE | BufferUsage::TEXEL)
+        .unwrap();
+    let compile = |d: Dispatch| {
+        let mut g = Graph::new("bad-texels");
+        g.dispatch(d);
+        g.compile(&ctx, CompileOptions::default())
+            .err()
+            .expect("compile must fail")
+            .to_string()
+    };
+    let e = compile(increment_texels("no-usage".into(), &plain, &texel, 16));
+    assert!(
+        e.contains("no-usage") && e.contains("'plain'") && e.contains("BufferUsage::TEXEL"),
+        "{e}"
+    );
+    // One u32 in: 4 bytes, below lavapipe's (and most GPUs') minTexelBufferOffsetAlignment of
+    // 16 (on a device that views any u32 offset there is no misaligned u32 range to try).
+    let align = ctx.caps().min_texel_offset_alignment;
+    if align > 4 {
+        let e = compile(increment_texels(
+            "misaligned".into(),
+            texel.slice(1..17),
+            &plain,
+            16,
+        ));
+        assert!(
+            e.contains("misaligned") && e.contains("minTexelBufferOffsetAlignment"),
+            "{e}"
+        );
+    }
+    assert_no_validation_errors(&ctx);
 }

@@ -8,7 +8,10 @@
 //! `iterations_per_run` iterations; the host reads the solve's scalars once per run, so a solve
 //! that fits one run costs one submission and one host wait. Sums are fixed-order (no float
 //! atomics): reruns are bit-identical. Reference: [`crate::cpu_reference::pcg`] (`pcg_device`
-//! has the device's stop rule).
+//! has the device's stop rule). The three kernels read their operands through uniform texel
+//! buffer views ([`Dispatch::read_texels`]; the workspace buffers carry
+//! [`BufferUsage::TEXEL`]) and write through storage buffers: the same values, gathered by the
+//! texture path (a vector gather on lavapipe instead of one invocation at a time).
 //!
 //! **Block-Jacobi warm start by stiffness groups** (paper §4.2, [`Pcg::solve_resident_warm`]):
 //! the caller writes a per-node stiffness estimate `e_j` into [`Pcg::stiffness`]; a kernel
@@ -19,7 +22,7 @@
 
 use crate::vk::{
     ids, Access, BufferUsage, CompileOptions, CompiledGraph, Context, Dispatch, GpuBuffer, Graph,
-    VkError, VkResult,
+    TexelFormat, VkError, VkResult,
 };
 
 /// A symmetric block-sparse matrix in f32: diagonal 3×3 blocks and off-diagonal pairs
@@ -443,11 +446,11 @@ impl Recorder<'_> {
         g.dispatch(
             d.workgroup_size(WG)
                 .spec(&[masked as u32, fused as u32])
-                .read(&w.diag)
-                .read(&w.off)
-                .read(&w.row_ptr)
-                .read(&w.incidence)
-                .read(input)
+                .read_texels(&w.diag, TexelFormat::Rgba32Float)
+                .read_texels(&w.off, TexelFormat::Rgba32Float)
+                .read_texels(&w.row_ptr, TexelFormat::R32Uint)
+                .read_texels(&w.incidence, TexelFormat::Rg32Uint)
+                .read_texels(input, TexelFormat::Rgba32Float)
                 .write(&w.q)
                 .read(&w.groups)
                 .write(&w.part_pq)
@@ -489,23 +492,28 @@ impl Recorder<'_> {
         );
     }
 
-    /// `pcg_update.comp` in `mode` (0 init, 1 step); `acc`: the real accesses of x, r, z, p.
+    /// `pcg_update.comp` in `mode` (0 init, 1 step); `acc`: the real storage accesses of x,
+    /// r, z, p (every read goes through a texel view: x, r and p are bound twice).
     fn update(&self, d: Dispatch, mode: u32, rz_slot: u32, acc: [Access; 4]) -> Dispatch {
         let w = self.w;
+        let v4 = TexelFormat::Rgba32Float;
         d.workgroup_size(WG)
             .spec(&[mode])
-            .read(&w.minv)
+            .read_texels(&w.minv, v4)
             .read(self.scalars)
             .bind(self.x, acc[0])
             .bind(&w.r, acc[1])
             .bind(&w.z, acc[2])
             .bind(&w.p, acc[3])
-            .read(&w.q)
-            .read(self.b)
-            .read(&w.part_pq)
+            .read_texels(&w.q, v4)
+            .read_texels(self.b, v4)
+            .read_texels(&w.part_pq, TexelFormat::R32Float)
             .write(&w.part_rz)
             .write(&w.part_rr)
             .write(&w.part_bb)
+            .read_texels(self.x, v4)
+            .read_texels(&w.r, v4)
+            .read_texels(&w.p, v4)
             .push(&[self.n as u32, row_groups(self.n), rz_slot])
     }
 
@@ -545,13 +553,14 @@ impl Recorder<'_> {
                 .read_write(self.scalars)
                 .read(cin)
                 .write(cout)
-                .read(&w.part_rz)
-                .read(&w.part_rr)
-                .read(&w.part_bb)
-                .read(&w.z)
-                .read_write(&w.p)
-                .read(&w.part_pq)
+                .read_texels(&w.part_rz, TexelFormat::R32Float)
+                .read_texels(&w.part_rr, TexelFormat::R32Float)
+                .read_texels(&w.part_bb, TexelFormat::R32Float)
+                .read_texels(&w.z, TexelFormat::Rgba32Float)
+                .write(&w.p)
+                .read_texels(&w.part_pq, TexelFormat::R32Float)
                 .read_write(live)
+                .read_texels(&w.p, TexelFormat::Rgba32Float)
                 .push(&[self.n as u32, m, base, it % 2, it, k]),
         );
     }
@@ -839,10 +848,10 @@ impl Pcg {
             ),
             None => (vec![zero; n], vec![zero; pairs.len()], vec![zero; n]),
         };
-        let vec4 = |name: &str| ctx.create_buffer::<[f32; 4]>(name, n, BufferUsage::STORAGE);
-        let partials = |name: &str| {
-            ctx.create_buffer::<f32>(name, row_groups(n) as usize, BufferUsage::STORAGE)
-        };
+        // TEXEL: the SpMV reads its input (x or p) and the matrix through texel views.
+        let texel = BufferUsage::STORAGE | BufferUsage::TEXEL;
+        let vec4 = |name: &str| ctx.create_buffer::<[f32; 4]>(name, n, texel);
+        let partials = |name: &str| ctx.create_buffer::<f32>(name, row_groups(n) as usize, texel);
         // Initially done (zero workgroups): iterations recorded without their init launch
         // nothing (the device-driven Newton loop, [`Pcg::solve_parts`]).
         let control = |name: &str| {
@@ -857,19 +866,11 @@ impl Pcg {
             z: vec4("pcg.z")?,
             p: vec4("pcg.p")?,
             q: vec4("pcg.q")?,
-            diag: ctx.upload_buffer(
-                "pcg.diag",
-                &flat(&mut diag.into_iter()),
-                BufferUsage::STORAGE,
-            )?,
-            minv: ctx.upload_buffer(
-                "pcg.minv",
-                &flat(&mut minv.into_iter()),
-                BufferUsage::STORAGE,
-            )?,
-            off: ctx.upload_buffer("pcg.off", &flat(&mut off.into_iter()), BufferUsage::STORAGE)?,
-            row_ptr: ctx.upload_buffer("pcg.row_ptr", &count, BufferUsage::STORAGE)?,
-            incidence: ctx.upload_buffer("pcg.incidence", &incidence, BufferUsage::STORAGE)?,
+            diag: ctx.upload_buffer("pcg.diag", &flat(&mut diag.into_iter()), texel)?,
+            minv: ctx.upload_buffer("pcg.minv", &flat(&mut minv.into_iter()), texel)?,
+            off: ctx.upload_buffer("pcg.off", &flat(&mut off.into_iter()), texel)?,
+            row_ptr: ctx.upload_buffer("pcg.row_ptr", &count, texel)?,
+            incidence: ctx.upload_buffer("pcg.incidence", &incidence, texel)?,
             part_pq: partials("pcg.partials_pq")?,
             part_rz: partials("pcg.partials_rz")?,
             part_rr: partials("pcg.partials_rr")?,

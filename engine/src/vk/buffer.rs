@@ -30,6 +30,8 @@ bitflags! {
         const HOST_READ = 1 << 3;
         /// Holds predicate words of conditional rendering (gated sections' open flags).
         const CONDITION = 1 << 4;
+        /// Also read by kernels through uniform texel buffer views (`Dispatch::read_texels`).
+        const TEXEL = 1 << 5;
     }
 }
 
@@ -136,6 +138,9 @@ impl Context {
         }
         if usage.contains(BufferUsage::CONDITION) {
             vk_usage |= vk::BufferUsageFlags::CONDITIONAL_RENDERING_EXT;
+        }
+        if usage.contains(BufferUsage::TEXEL) {
+            vk_usage |= vk::BufferUsageFlags::UNIFORM_TEXEL_BUFFER;
         }
         let location = if usage.contains(BufferUsage::HOST_READ) {
             MemoryLocation::GpuToCpu

@@ -54,6 +54,10 @@ pub struct Capabilities {
     pub max_shared_memory_bytes: u32,
     /// minStorageBufferOffsetAlignment in bytes.
     pub min_storage_offset_alignment: u64,
+    /// maxTexelBufferElements (largest uniform texel buffer view, in texels).
+    pub max_texel_buffer_elements: u64,
+    /// minTexelBufferOffsetAlignment in bytes.
+    pub min_texel_offset_alignment: u64,
     /// Every device-local memory type is also host-visible (lavapipe, many integrated GPUs).
     pub unified_memory: bool,
     /// Total device-local heap size in bytes.
@@ -216,6 +220,8 @@ impl Capabilities {
             max_workgroup_invocations: p.limits.max_compute_work_group_invocations,
             max_shared_memory_bytes: p.limits.max_compute_shared_memory_size,
             min_storage_offset_alignment: p.limits.min_storage_buffer_offset_alignment,
+            max_texel_buffer_elements: p.limits.max_texel_buffer_elements as u64,
+            min_texel_offset_alignment: p.limits.min_texel_buffer_offset_alignment,
             unified_memory: unified,
             device_local_bytes,
             suitable: reasons.is_empty(),

@@ -28,6 +28,50 @@ bitflags! {
     }
 }
 
+/// The element format of a binding read through a uniform texel buffer view
+/// ([`Dispatch::read_texels`]; GLSL `samplerBuffer`/`usamplerBuffer` with `texelFetch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TexelFormat {
+    /// Four f32 per texel (`vec4`).
+    Rgba32Float,
+    /// Two u32 per texel (`uvec2`).
+    Rg32Uint,
+    /// One u32 per texel.
+    R32Uint,
+    /// One f32 per texel.
+    R32Float,
+}
+
+impl TexelFormat {
+    /// The Vulkan format of the view.
+    pub(crate) fn vk(self) -> vk::Format {
+        match self {
+            TexelFormat::Rgba32Float => vk::Format::R32G32B32A32_SFLOAT,
+            TexelFormat::Rg32Uint => vk::Format::R32G32_UINT,
+            TexelFormat::R32Uint => vk::Format::R32_UINT,
+            TexelFormat::R32Float => vk::Format::R32_SFLOAT,
+        }
+    }
+
+    /// Bytes per texel.
+    pub(crate) fn bytes(self) -> u64 {
+        match self {
+            TexelFormat::Rgba32Float => 16,
+            TexelFormat::Rg32Uint => 8,
+            TexelFormat::R32Uint | TexelFormat::R32Float => 4,
+        }
+    }
+}
+
+/// One binding slot of a dispatch: the range, how the node uses it, and (for a read through
+/// a uniform texel buffer view) the texel format.
+#[derive(Clone)]
+pub(super) struct Binding {
+    pub(super) slice: BufferSlice,
+    pub(super) access: Access,
+    pub(super) texel: Option<TexelFormat>,
+}
+
 /// A byte range of a buffer, as bound by a node.
 #[derive(Clone)]
 pub struct BufferSlice {
@@ -86,7 +130,7 @@ pub struct Dispatch {
     pub(super) groups: Groups,
     pub(super) workgroup_size: u32,
     pub(super) spec: Vec<u32>,
-    pub(super) bindings: Vec<(BufferSlice, Access)>,
+    pub(super) bindings: Vec<Binding>,
     pub(super) push: Vec<u8>,
     /// The predicate word (VK_EXT_conditional_rendering): the dispatch runs only while the
     /// first u32 of this range is non-zero ([`Dispatch::only_if`]).
@@ -148,7 +192,26 @@ impl Dispatch {
 
     /// Binds the next binding slot with explicit access.
     pub fn bind(mut self, b: impl Into<BufferSlice>, access: Access) -> Self {
-        self.bindings.push((b.into(), access));
+        self.bindings.push(Binding {
+            slice: b.into(),
+            access,
+            texel: None,
+        });
+        self
+    }
+
+    /// Binds the next binding slot, read-only, through a uniform texel buffer view of
+    /// `format` (the kernel declares a `samplerBuffer` or `usamplerBuffer` there). The buffer
+    /// needs [`BufferUsage::TEXEL`]; the offset must meet minTexelBufferOffsetAlignment and
+    /// the texel count maxTexelBufferElements (checked at compile time). Gathers through
+    /// texel fetches use the texture path: vectorized on CPU devices (lavapipe), cached on
+    /// GPUs.
+    pub fn read_texels(mut self, b: impl Into<BufferSlice>, format: TexelFormat) -> Self {
+        self.bindings.push(Binding {
+            slice: b.into(),
+            access: Access::READ,
+            texel: Some(format),
+        });
         self
     }
 
@@ -216,14 +279,19 @@ impl Node {
                 let mut v: Vec<_> = d
                     .bindings
                     .iter()
-                    .flat_map(|(b, a)| {
+                    .flat_map(|bd| {
+                        let (b, a) = (&bd.slice, bd.access);
                         let mut u = Vec::new();
                         if a.contains(Access::READ) {
                             u.push((
                                 b,
                                 Use {
                                     stage: cs,
-                                    access: vk::AccessFlags2::SHADER_STORAGE_READ,
+                                    access: if bd.texel.is_some() {
+                                        vk::AccessFlags2::SHADER_SAMPLED_READ
+                                    } else {
+                                        vk::AccessFlags2::SHADER_STORAGE_READ
+                                    },
                                     write: false,
                                 },
                             ));
@@ -451,6 +519,39 @@ impl Graph {
         self
     }
 
+    /// A texel binding: a buffer created with [`BufferUsage::TEXEL`], the offset a multiple of
+    /// minTexelBufferOffsetAlignment and of the texel size, at most maxTexelBufferElements texels.
+    fn check_texel_binding(&self, node: &str, b: &BufferSlice, f: TexelFormat) -> VkResult<()> {
+        let caps = &b.raw.shared.caps;
+        let align = caps.min_texel_offset_alignment.max(1);
+        if !b.raw.usage.contains(BufferUsage::TEXEL) {
+            return Err(self.err(format!(
+                "node '{node}': '{}' is read through a texel buffer view but was not created with BufferUsage::TEXEL",
+                b.raw.name
+            )));
+        }
+        if b.offset % align != 0 || b.offset % f.bytes() != 0 {
+            return Err(self.err(format!(
+                "node '{node}': texel binding of '{}' at offset {} is not a multiple of minTexelBufferOffsetAlignment {align} and of the texel size {}",
+                b.raw.name, b.offset, f.bytes()
+            )));
+        }
+        if b.end() > b.raw.size {
+            return Err(self.err(format!(
+                "node '{node}': binding of '{}' exceeds the buffer",
+                b.raw.name
+            )));
+        }
+        let texels = b.size / f.bytes();
+        if texels > caps.max_texel_buffer_elements {
+            return Err(self.err(format!(
+                "node '{node}': '{}' holds {texels} texels but the device's maxTexelBufferElements is {}",
+                b.raw.name, caps.max_texel_buffer_elements
+            )));
+        }
+        Ok(())
+    }
+
     fn err(&self, message: String) -> VkError {
         VkError::Graph {
             graph: self.name.clone(),
@@ -611,8 +712,11 @@ impl Graph {
                         )));
                     }
                 }
-                for (b, _) in &d.bindings {
-                    if b.offset % align != 0 {
+                for bd in &d.bindings {
+                    let b = &bd.slice;
+                    if let Some(f) = bd.texel {
+                        self.check_texel_binding(&n.name, b, f)?;
+                    } else if b.offset % align != 0 {
                         return Err(self.err(format!(
                             "node '{}': binding of '{}' at offset {} is not a multiple of minStorageBufferOffsetAlignment {align}",
                             n.name, b.raw.name, b.offset
@@ -758,6 +862,8 @@ pub struct CompiledGraph {
     deps: Vec<Vec<usize>>,
     cmd: vk::CommandBuffer,
     descriptor_pool: vk::DescriptorPool,
+    /// The uniform texel buffer views of the texel bindings (destroyed with the graph).
+    views: Vec<vk::BufferView>,
     query_pool: vk::QueryPool,
     marker: Option<GpuBuffer<u32>>,
     per_node_timestamps: bool,
@@ -800,7 +906,15 @@ impl CompiledGraph {
                 }
             })
             .collect();
-        let total_bindings: u32 = dispatches.iter().map(|d| d.bindings.len() as u32).sum();
+        let texel_bindings: u32 = dispatches
+            .iter()
+            .map(|d| d.bindings.iter().filter(|b| b.texel.is_some()).count() as u32)
+            .sum();
+        let storage_bindings: u32 = dispatches
+            .iter()
+            .map(|d| d.bindings.len() as u32)
+            .sum::<u32>()
+            - texel_bindings;
         let marker = if options.crash_markers {
             let m: GpuBuffer<u32> = ctx.create_buffer(
                 &format!("{}-crash-marker", graph.name),
@@ -838,6 +952,7 @@ impl CompiledGraph {
             deps,
             cmd: vk::CommandBuffer::null(),
             descriptor_pool: vk::DescriptorPool::null(),
+            views: Vec::new(),
             query_pool: vk::QueryPool::null(),
             marker,
             per_node_timestamps: false,
@@ -851,10 +966,16 @@ impl CompiledGraph {
         // are kept alive by the clone of the graph in `graph`.
         unsafe {
             if !dispatches.is_empty() {
-                let sizes = [vk::DescriptorPoolSize {
+                let mut sizes = vec![vk::DescriptorPoolSize {
                     ty: vk::DescriptorType::STORAGE_BUFFER,
-                    descriptor_count: total_bindings.max(1),
+                    descriptor_count: storage_bindings.max(1),
                 }];
+                if texel_bindings > 0 {
+                    sizes.push(vk::DescriptorPoolSize {
+                        ty: vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
+                        descriptor_count: texel_bindings,
+                    });
+                }
                 out.descriptor_pool = d
                     .create_descriptor_pool(
                         &vk::DescriptorPoolCreateInfo::default()
@@ -884,12 +1005,18 @@ impl CompiledGraph {
                     let NodeKind::Dispatch(disp) = &node.kind else {
                         continue;
                     };
+                    let texel_mask = disp
+                        .bindings
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| b.texel.is_some())
+                        .fold(0u64, |m, (k, _)| m | 1 << k);
                     let p = store.get(
                         d,
                         disp.kernel,
                         disp.workgroup_size,
                         &disp.spec,
-                        disp.bindings.len() as u32,
+                        (disp.bindings.len() as u32, texel_mask),
                         s.options.kernel_source_dir.as_deref(),
                     )?;
                     let layouts = [p.set_layout];
@@ -903,23 +1030,51 @@ impl CompiledGraph {
                     let infos: Vec<[vk::DescriptorBufferInfo; 1]> = disp
                         .bindings
                         .iter()
-                        .map(|(b, _)| {
+                        .map(|b| {
                             [vk::DescriptorBufferInfo {
-                                buffer: b.raw.handle,
-                                offset: b.offset,
-                                range: b.size,
+                                buffer: b.slice.raw.handle,
+                                offset: b.slice.offset,
+                                range: b.slice.size,
                             }]
                         })
                         .collect();
+                    let mut views = Vec::with_capacity(disp.bindings.len());
+                    for b in &disp.bindings {
+                        views.push(match b.texel {
+                            Some(f) => {
+                                let v = d
+                                    .create_buffer_view(
+                                        &vk::BufferViewCreateInfo::default()
+                                            .buffer(b.slice.raw.handle)
+                                            .format(f.vk())
+                                            .offset(b.slice.offset)
+                                            .range(b.slice.size / f.bytes() * f.bytes()),
+                                        None,
+                                    )
+                                    .vk("vkCreateBufferView")?;
+                                out.views.push(v);
+                                [v]
+                            }
+                            None => [vk::BufferView::null()],
+                        });
+                    }
                     let writes: Vec<_> = infos
                         .iter()
+                        .zip(&views)
+                        .zip(&disp.bindings)
                         .enumerate()
-                        .map(|(k, info)| {
-                            vk::WriteDescriptorSet::default()
+                        .map(|(k, ((info, view), b))| {
+                            let w = vk::WriteDescriptorSet::default()
                                 .dst_set(set)
-                                .dst_binding(k as u32)
-                                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                                .buffer_info(info)
+                                .dst_binding(k as u32);
+                            match b.texel {
+                                Some(_) => w
+                                    .descriptor_type(vk::DescriptorType::UNIFORM_TEXEL_BUFFER)
+                                    .texel_buffer_view(view),
+                                None => w
+                                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                                    .buffer_info(info),
+                            }
                         })
                         .collect();
                     d.update_descriptor_sets(&writes, &[]);
@@ -1485,6 +1640,9 @@ impl Drop for CompiledGraph {
             }
             if self.descriptor_pool != vk::DescriptorPool::null() {
                 d.destroy_descriptor_pool(self.descriptor_pool, None);
+            }
+            for v in self.views.drain(..) {
+                d.destroy_buffer_view(v, None);
             }
             if self.query_pool != vk::QueryPool::null() {
                 d.destroy_query_pool(self.query_pool, None);

@@ -66,8 +66,12 @@ struct PipelineKey {
     kernel: KernelId,
     workgroup_size: u32,
     spec: Vec<u32>,
-    bindings: u32,
+    bindings: BindingLayout,
 }
+
+/// A descriptor set layout's shape: the binding count and which slots are uniform texel
+/// buffers (bit k: slot k); every other slot is a storage buffer.
+pub(crate) type BindingLayout = (u32, u64);
 
 /// A compute pipeline and its layout.
 #[derive(Clone, Copy)]
@@ -80,7 +84,7 @@ pub(crate) struct Pipeline {
 /// Owns pipelines, layouts, shader modules and the pipeline cache of one device.
 pub(crate) struct PipelineStore {
     cache: vk::PipelineCache,
-    set_layouts: HashMap<u32, (vk::DescriptorSetLayout, vk::PipelineLayout)>,
+    set_layouts: HashMap<BindingLayout, (vk::DescriptorSetLayout, vk::PipelineLayout)>,
     modules: HashMap<KernelId, vk::ShaderModule>,
     pipelines: HashMap<PipelineKey, vk::Pipeline>,
     max_workgroup: u32,
@@ -120,16 +124,21 @@ impl PipelineStore {
     fn layout(
         &mut self,
         device: &ash::Device,
-        bindings: u32,
+        bindings: BindingLayout,
     ) -> VkResult<(vk::DescriptorSetLayout, vk::PipelineLayout)> {
         if let Some(l) = self.set_layouts.get(&bindings) {
             return Ok(*l);
         }
-        let b: Vec<_> = (0..bindings)
+        let (count, texels) = bindings;
+        let b: Vec<_> = (0..count)
             .map(|i| {
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(i)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_type(if texels >> i & 1 != 0 {
+                        vk::DescriptorType::UNIFORM_TEXEL_BUFFER
+                    } else {
+                        vk::DescriptorType::STORAGE_BUFFER
+                    })
                     .descriptor_count(1)
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })
@@ -190,7 +199,7 @@ impl PipelineStore {
         kernel: KernelId,
         workgroup_size: u32,
         spec: &[u32],
-        bindings: u32,
+        bindings: BindingLayout,
         source_dir: Option<&Path>,
     ) -> VkResult<Pipeline> {
         if workgroup_size == 0 || workgroup_size > self.max_workgroup {

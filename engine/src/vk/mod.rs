@@ -23,7 +23,7 @@ pub use error::{VkError, VkResult};
 pub use gate::GatedGraph;
 pub use graph::{
     Access, BarrierInfo, BufferSlice, CompileOptions, CompiledGraph, Dispatch, Graph, GraphProfile,
-    Groups, Node, NodeKind, NodeTiming, Step,
+    Groups, Node, NodeKind, NodeTiming, Step, TexelFormat,
 };
 pub use kernel::{ids, KernelId, KernelSource, WorkgroupOverrideUse, KERNELS, PUSH_CONSTANT_BYTES};
 pub use trace::{GraphRun, HostSpan, NodeSpan, Trace};
