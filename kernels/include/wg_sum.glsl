@@ -18,9 +18,10 @@ vec3 wg_sum3(vec3 v) {
         wg_sum_total = t;
     }
     barrier();
-    vec3 t = wg_sum_total;
-    barrier();
-    return t;
+    // No barrier after this read: a later call writes wg_sum_scratch only after this one's
+    // second barrier (invocation 0 has summed it), and wg_sum_total only after its own first
+    // barrier, which every invocation reaches after this read.
+    return wg_sum_total;
 }
 
 float wg_sum(float v) {
