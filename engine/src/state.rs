@@ -235,7 +235,10 @@ impl GpuState {
         } else {
             vec![u32::MAX; n]
         };
-        let x = ctx.upload_buffer("state.x", &x0, storage)?;
+        // The element kernels read the positions (and the assembly the masses) through texel
+        // views.
+        let texel = storage | BufferUsage::TEXEL;
+        let x = ctx.upload_buffer("state.x", &x0, texel)?;
         let v = ctx.upload_buffer("state.v", &vec4s(&model.velocities), storage)?;
         let mirror = StateMirror::new(ctx, &x, &v)?;
         Ok(GpuState {
@@ -243,8 +246,8 @@ impl GpuState {
             v,
             mirror,
             x_prev: ctx.create_buffer::<[f32; 4]>("state.x_prev", n, storage)?,
-            mass: ctx.upload_buffer("state.mass", &f32s(&model.masses), storage)?,
-            inv_mass: ctx.upload_buffer("state.inv_mass", &f32s(&model.inv_mass), storage)?,
+            mass: ctx.upload_buffer("state.mass", &f32s(&model.masses), texel)?,
+            inv_mass: ctx.upload_buffer("state.inv_mass", &f32s(&model.inv_mass), texel)?,
             f_ext: ctx.upload_buffer("state.f_ext", &vec4s(&model.external_forces), storage)?,
             x0: ctx.upload_buffer("state.x0", &x0, storage)?,
             vertex_motion: ctx.upload_buffer("state.vertex_motion", &vertex_motion, storage)?,

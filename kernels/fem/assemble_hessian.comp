@@ -14,23 +14,25 @@
 // e_j = 3 m_j/h² + tr(C_j) + Σ_{e∋j} tr(H_e)/k_e (k_e: nodes of element e; the projected
 // Hessians are PSD, so the trace is the eigenvalue sum).
 // Host: engine/src/fem/elements.rs (record_assembly). Reference: cpu_reference/newton.rs.
+// Read-only operands come through uniform texel buffer views (texelFetch: a vector gather on
+// CPU devices, the texture cache on GPUs); results are written to storage buffers.
 #include "common.glsl"
 #include "thin.glsl"
 #include "block3.glsl"
 layout(constant_id = 1) const uint MODE = 0;
-layout(std430, binding = 0) readonly buffer Eigen { vec4 eig[]; };
-layout(std430, binding = 1) readonly buffer Pos { vec4 pos[]; };
-layout(std430, binding = 2) readonly buffer ThinVerts { uvec4 thin_verts[]; };
-layout(std430, binding = 3) readonly buffer ThinKind { uint thin_kind[]; };
-layout(std430, binding = 4) readonly buffer ThinData { vec4 thin_data[]; };
-layout(std430, binding = 5) readonly buffer Start { uint start[]; };
-layout(std430, binding = 6) readonly buffer Entries { uint entries[]; }; // MODE 0: 4e+a; MODE 1: 16e+4a+b
-layout(std430, binding = 7) readonly buffer Mass { float mass[]; };
-layout(std430, binding = 8) readonly buffer InvMass { float inv_mass[]; };
-layout(std430, binding = 9) readonly buffer Pairs { uvec2 pairs[]; };
+layout(binding = 0) uniform samplerBuffer eig_texels;
+layout(binding = 1) uniform samplerBuffer pos_texels;
+layout(binding = 2) uniform usamplerBuffer thin_verts_texels;
+layout(binding = 3) uniform usamplerBuffer thin_kind_texels;
+layout(binding = 4) uniform samplerBuffer thin_data_texels;
+layout(binding = 5) uniform usamplerBuffer start_texels;
+layout(binding = 6) uniform usamplerBuffer entries_texels; // MODE 0: 4e+a; MODE 1: 16e+4a+b
+layout(binding = 7) uniform samplerBuffer mass_texels;
+layout(binding = 8) uniform samplerBuffer inv_mass_texels;
+layout(binding = 9) uniform usamplerBuffer pairs_texels;
 layout(std430, binding = 10) writeonly buffer Blocks { vec4 blocks[]; };
 layout(std430, binding = 11) writeonly buffer Minv { vec4 minv[]; };
-layout(std430, binding = 12) readonly buffer ContactHess { vec4 contact_hess[]; }; // 3 rows per vertex
+layout(binding = 12) uniform samplerBuffer contact_hess_texels; // 3 rows per vertex
 layout(std430, binding = 13) writeonly buffer Stiffness { float stiffness[]; };
 layout(push_constant) uniform P { uint count; float inv_h2; uint num_tets; } p;
 
@@ -50,17 +52,17 @@ vec3 pair_mode(vec3 w, uint pp, float sgn) {
 }
 
 vec3 tet_w(uint base, uint a) {
-    vec3 w1 = eig[base + 3u].xyz, w2 = eig[base + 4u].xyz, w3 = eig[base + 5u].xyz;
+    vec3 w1 = texelFetch(eig_texels, int(base + 3u)).xyz, w2 = texelFetch(eig_texels, int(base + 4u)).xyz, w3 = texelFetch(eig_texels, int(base + 5u)).xyz;
     if (a == 0u) return -(w1 + w2 + w3);
-    return eig[base + 2u + a].xyz;
+    return texelFetch(eig_texels, int(base + 2u + a)).xyz;
 }
 
 // Block (a, b) of tet t's projected Hessian (row r, column c = H[3a + r][3b + c]).
 mat3 tet_block(uint t, uint a, uint b) {
     uint base = 8u * t;
-    vec4 e0 = eig[base], e1 = eig[base + 1u], e2 = eig[base + 2u];
-    vec4 e3 = eig[base + 3u], e4 = eig[base + 4u], e5 = eig[base + 5u];
-    vec4 e6 = eig[base + 6u], e7 = eig[base + 7u];
+    vec4 e0 = texelFetch(eig_texels, int(base)), e1 = texelFetch(eig_texels, int(base + 1u)), e2 = texelFetch(eig_texels, int(base + 2u));
+    vec4 e3 = texelFetch(eig_texels, int(base + 3u)), e4 = texelFetch(eig_texels, int(base + 4u)), e5 = texelFetch(eig_texels, int(base + 5u));
+    vec4 e6 = texelFetch(eig_texels, int(base + 6u)), e7 = texelFetch(eig_texels, int(base + 7u));
     mat3 u = mat3(e0.xyz, e1.xyz, e2.xyz);
     vec3 wa = tet_w(base, a), wb = tet_w(base, b);
     mat3 ap = mat3(e6.x, e7.x, e7.y, e7.x, e6.y, e7.z, e7.y, e7.z, e6.z);
@@ -76,19 +78,19 @@ mat3 tet_block(uint t, uint a, uint b) {
 // Block (ra, rb) of thin element e's PSD Hessian; `tr` gets the trace of the whole element
 // Hessian and `nodes` its number of vertices.
 mat3 thin_block(uint e, uint ra, uint rb, out float tr, out float nodes) {
-    uvec4 v = thin_verts[e];
+    uvec4 v = texelFetch(thin_verts_texels, int(e));
     vec3 x[4];
     nodes = 0.0;
     for (uint k = 0u; k < 4u; ++k) {
         // if, not ?: (lavapipe evaluates both sides of a select; v[k] may be THIN_NONE).
         x[k] = vec3(0.0);
         if (v[k] != THIN_NONE) {
-            x[k] = pos[v[k]].xyz;
+            x[k] = texelFetch(pos_texels, int(v[k])).xyz;
             nodes += 1.0;
         }
     }
-    vec4 d0 = thin_data[2u * e], d1 = thin_data[2u * e + 1u];
-    uint kind = thin_kind[e];
+    vec4 d0 = texelFetch(thin_data_texels, int(2u * e)), d1 = texelFetch(thin_data_texels, int(2u * e + 1u));
+    uint kind = texelFetch(thin_kind_texels, int(e)).x;
     mat3 m = mat3(0.0);
     tr = 0.0;
     if (kind == THIN_MEMBRANE) {
@@ -163,7 +165,7 @@ mat3 thin_block(uint e, uint ra, uint rb, out float tr, out float nodes) {
 // Block (a, b) of pool element el; `tr_per_node` gets tr(H_e)/k_e.
 mat3 element_block(uint el, uint a, uint b, out float tr_per_node) {
     if (el < p.num_tets) {
-        tr_per_node = eig[8u * el + 6u].w;
+        tr_per_node = texelFetch(eig_texels, int(8u * el + 6u)).w;
         return tet_block(el, a, b);
     }
     float tr, nodes;
@@ -182,21 +184,22 @@ void main() {
     if (k >= p.count) return;
     if (MODE == 0u) {
         mat3 d;
-        if (inv_mass[k] == 0.0) {
+        if (texelFetch(inv_mass_texels, int(k)).x == 0.0) {
             d = mat3(1.0);
             stiffness[k] = 1.0;
         } else {
-            float e = 3.0 * mass[k] * p.inv_h2;
-            d = mat3(mass[k] * p.inv_h2);
+            float e = 3.0 * texelFetch(mass_texels, int(k)).x * p.inv_h2;
+            d = mat3(texelFetch(mass_texels, int(k)).x * p.inv_h2);
             for (uint r = 0u; r < 3u; ++r) {
-                vec4 row = contact_hess[3u * k + r];
+                vec4 row = texelFetch(contact_hess_texels, int(3u * k + r));
                 d[0][r] += row.x;
                 d[1][r] += row.y;
                 d[2][r] += row.z;
                 e += row[r];
             }
-            for (uint q = start[k]; q < start[k + 1u]; ++q) {
-                uint c = entries[q];
+            uint q_end = texelFetch(start_texels, int(k + 1u)).x;
+            for (uint q = texelFetch(start_texels, int(k)).x; q < q_end; ++q) {
+                uint c = texelFetch(entries_texels, int(q)).x;
                 float tr;
                 d += element_block(c / 4u, c % 4u, c % 4u, tr);
                 e += tr;
@@ -209,10 +212,11 @@ void main() {
         for (uint r = 0u; r < 3u; ++r) minv[3u * k + r] = vec4(inv[0][r], inv[1][r], inv[2][r], 0.0);
     } else {
         mat3 b = mat3(0.0);
-        uvec2 ij = pairs[k];
-        if (inv_mass[ij.x] != 0.0 && inv_mass[ij.y] != 0.0) {
-            for (uint e = start[k]; e < start[k + 1u]; ++e) {
-                uint c = entries[e];
+        uvec2 ij = texelFetch(pairs_texels, int(k)).xy;
+        if (texelFetch(inv_mass_texels, int(ij.x)).x != 0.0 && texelFetch(inv_mass_texels, int(ij.y)).x != 0.0) {
+            uint e_end = texelFetch(start_texels, int(k + 1u)).x;
+            for (uint e = texelFetch(start_texels, int(k)).x; e < e_end; ++e) {
+                uint c = texelFetch(entries_texels, int(e)).x;
                 float tr;
                 b += element_block(c / 16u, (c / 4u) % 4u, c % 4u, tr);
             }

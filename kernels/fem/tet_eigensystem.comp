@@ -12,13 +12,15 @@
 //   eig[8t + 6] = (A⁺₀₀, A⁺₁₁, A⁺₂₂, tr(H_e)/4), eig[8t + 7] = (A⁺₀₁, A⁺₀₂, A⁺₁₂, 0).
 // fem/assemble_hessian.comp builds block (a, b) = U K_ab Uᵀ from them.
 // Host: engine/src/fem/elements.rs. Reference: cpu_reference/fem.rs (TetRest::eigensystem).
+// Read-only operands come through uniform texel buffer views (texelFetch: a vector gather on
+// CPU devices, the texture cache on GPUs); results are written to storage buffers.
 #include "common.glsl"
 #include "polar.glsl"
 layout(constant_id = 1) const uint MODEL = 0;
-layout(std430, binding = 0) readonly buffer Pos { vec4 pos[]; };
-layout(std430, binding = 1) readonly buffer Tets { uvec4 tets[]; };
-layout(std430, binding = 2) readonly buffer Rest { vec4 rest[]; };
-layout(std430, binding = 3) readonly buffer Params { vec2 lame[]; };
+layout(binding = 0) uniform samplerBuffer pos_texels;
+layout(binding = 1) uniform usamplerBuffer tets_texels;
+layout(binding = 2) uniform samplerBuffer rest_texels;
+layout(binding = 3) uniform samplerBuffer lame_texels;
 layout(std430, binding = 4) writeonly buffer Eigen { vec4 eig[]; };
 layout(push_constant) uniform P { uint num_tets; } p;
 
@@ -28,14 +30,14 @@ const float COROTATED_SINGULAR = 1e-6;
 void main() {
     uint t = gl_GlobalInvocationID.x;
     if (t >= p.num_tets) return;
-    uvec4 v = tets[t];
-    vec3 x0 = pos[v.x].xyz;
-    mat3 ds = mat3(pos[v.y].xyz - x0, pos[v.z].xyz - x0, pos[v.w].xyz - x0);
-    vec4 r0 = rest[3u * t], r1 = rest[3u * t + 1u], r2 = rest[3u * t + 2u];
+    uvec4 v = texelFetch(tets_texels, int(t));
+    vec3 x0 = texelFetch(pos_texels, int(v.x)).xyz;
+    mat3 ds = mat3(texelFetch(pos_texels, int(v.y)).xyz - x0, texelFetch(pos_texels, int(v.z)).xyz - x0, texelFetch(pos_texels, int(v.w)).xyz - x0);
+    vec4 r0 = texelFetch(rest_texels, int(3u * t)), r1 = texelFetch(rest_texels, int(3u * t + 1u)), r2 = texelFetch(rest_texels, int(3u * t + 2u));
     mat3 dm_inv = transpose(mat3(r0.xyz, r1.xyz, r2.xyz));
     float volume = r0.w;
     mat3 f = ds * dm_inv;
-    float mu = lame[t].x, lambda = lame[t].y;
+    float mu = texelFetch(lame_texels, int(t)).xy.x, lambda = texelFetch(lame_texels, int(t)).xy.y;
 
     // Rotation-variant SVD (cpu_reference::fem::signed_svd).
     vec3 l2s;

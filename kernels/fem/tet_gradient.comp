@@ -4,13 +4,15 @@
 // 1: St. Venant–Kirchhoff, 2: fixed corotated (Ψ = μ‖F − R‖² + λ/2 tr(RᵀF − I)², R the
 // rotation of F's polar decomposition, include/polar.glsl). Corner gradients go to grad[4 t + k] (gathered per vertex later,
 // deterministically). Host: engine/src/fem/elements.rs. Reference: cpu_reference/fem.rs.
+// Read-only operands come through uniform texel buffer views (texelFetch: a vector gather on
+// CPU devices, the texture cache on GPUs); results are written to storage buffers.
 #include "common.glsl"
 #include "polar.glsl"
 layout(constant_id = 1) const uint MODEL = 0;
-layout(std430, binding = 0) readonly buffer Pos { vec4 pos[]; };
-layout(std430, binding = 1) readonly buffer Tets { uvec4 tets[]; };
-layout(std430, binding = 2) readonly buffer Rest { vec4 rest[]; }; // rows of Dm⁻¹ (xyz), volume in rest[3t].w
-layout(std430, binding = 3) readonly buffer Params { vec2 lame[]; }; // (μ, λ) per tet
+layout(binding = 0) uniform samplerBuffer pos_texels;
+layout(binding = 1) uniform usamplerBuffer tets_texels;
+layout(binding = 2) uniform samplerBuffer rest_texels; // rows of Dm⁻¹ (xyz), volume in rest[3t].w
+layout(binding = 3) uniform samplerBuffer lame_texels; // (μ, λ) per tet
 layout(std430, binding = 4) writeonly buffer Grad { vec4 grad[]; };
 layout(std430, binding = 5) writeonly buffer Energy { float energy[]; };
 layout(push_constant) uniform P { uint num_tets; } p;
@@ -22,15 +24,15 @@ mat3 cofactor(mat3 f) {
 void main() {
     uint t = gl_GlobalInvocationID.x;
     if (t >= p.num_tets) return;
-    uvec4 v = tets[t];
-    vec3 x0 = pos[v.x].xyz;
-    mat3 ds = mat3(pos[v.y].xyz - x0, pos[v.z].xyz - x0, pos[v.w].xyz - x0);
-    vec4 r0 = rest[3u * t], r1 = rest[3u * t + 1u], r2 = rest[3u * t + 2u];
+    uvec4 v = texelFetch(tets_texels, int(t));
+    vec3 x0 = texelFetch(pos_texels, int(v.x)).xyz;
+    mat3 ds = mat3(texelFetch(pos_texels, int(v.y)).xyz - x0, texelFetch(pos_texels, int(v.z)).xyz - x0, texelFetch(pos_texels, int(v.w)).xyz - x0);
+    vec4 r0 = texelFetch(rest_texels, int(3u * t)), r1 = texelFetch(rest_texels, int(3u * t + 1u)), r2 = texelFetch(rest_texels, int(3u * t + 2u));
     // GLSL matrices are column-major: Dm⁻¹ has rows r0, r1, r2.
     mat3 dm_inv = transpose(mat3(r0.xyz, r1.xyz, r2.xyz));
     float volume = r0.w;
     mat3 f = ds * dm_inv;
-    float mu = lame[t].x, lambda = lame[t].y;
+    float mu = texelFetch(lame_texels, int(t)).xy.x, lambda = texelFetch(lame_texels, int(t)).xy.y;
     mat3 pk1;
     float psi;
     if (MODEL == 0u) {

@@ -3,12 +3,14 @@
 // bends; see include/thin.glsl), written after the tets' in the shared element pool:
 // grad[4 (offset + e) + k], energy[offset + e]. Host: engine/src/fem/thin.rs.
 // Reference: cpu_reference/thin.rs.
+// Read-only operands come through uniform texel buffer views (texelFetch: a vector gather on
+// CPU devices, the texture cache on GPUs); results are written to storage buffers.
 #include "common.glsl"
 #include "thin.glsl"
-layout(std430, binding = 0) readonly buffer Pos { vec4 pos[]; };
-layout(std430, binding = 1) readonly buffer Verts { uvec4 verts[]; };
-layout(std430, binding = 2) readonly buffer Kind { uint kind[]; };
-layout(std430, binding = 3) readonly buffer Data { vec4 data[]; };
+layout(binding = 0) uniform samplerBuffer pos_texels;
+layout(binding = 1) uniform usamplerBuffer verts_texels;
+layout(binding = 2) uniform usamplerBuffer kind_texels;
+layout(binding = 3) uniform samplerBuffer data_texels;
 layout(std430, binding = 4) writeonly buffer Grad { vec4 grad[]; };
 layout(std430, binding = 5) writeonly buffer Energy { float energy[]; };
 layout(push_constant) uniform P { uint count; uint offset; } p;
@@ -16,17 +18,17 @@ layout(push_constant) uniform P { uint count; uint offset; } p;
 void main() {
     uint e = gl_GlobalInvocationID.x;
     if (e >= p.count) return;
-    uvec4 v = verts[e];
+    uvec4 v = texelFetch(verts_texels, int(e));
     vec3 x[4];
     for (uint k = 0u; k < 4u; ++k) {
         // if, not ?: (lavapipe evaluates both sides of a select; v[k] may be THIN_NONE).
         x[k] = vec3(0.0);
-        if (v[k] != THIN_NONE) x[k] = pos[v[k]].xyz;
+        if (v[k] != THIN_NONE) x[k] = texelFetch(pos_texels, int(v[k])).xyz;
     }
-    vec4 d0 = data[2u * e], d1 = data[2u * e + 1u];
+    vec4 d0 = texelFetch(data_texels, int(2u * e)), d1 = texelFetch(data_texels, int(2u * e + 1u));
     vec3 g[4] = vec3[4](vec3(0.0), vec3(0.0), vec3(0.0), vec3(0.0));
     float en = 0.0;
-    uint k_ = kind[e];
+    uint k_ = texelFetch(kind_texels, int(e)).x;
     if (k_ == THIN_MEMBRANE) {
         mat2x3 f = membrane_f(x[0], x[1], x[2], d0);
         float area = d1.x, mu = d1.y, lambda = d1.z;

@@ -50,8 +50,9 @@ fn in_time_assembly_matches_the_reference_assembly() {
             ]
         })
         .collect();
-    let upload =
-        |name: &str, v: &[[f32; 4]]| ctx.upload_buffer(name, v, BufferUsage::STORAGE).unwrap();
+    // The element kernels read their inputs through texel views.
+    let texel = BufferUsage::STORAGE | BufferUsage::TEXEL;
+    let upload = |name: &str, v: &[[f32; 4]]| ctx.upload_buffer(name, v, texel).unwrap();
     let positions = upload(
         "positions",
         &x.iter()
@@ -79,12 +80,8 @@ fn in_time_assembly_matches_the_reference_assembly() {
         .chain(thin.iter().map(|e| e.vertices()))
         .collect();
     let (pairs, _, _) = edge_structure(pool.iter().copied());
-    let mass_buf = ctx
-        .upload_buffer("mass", &mass, BufferUsage::STORAGE)
-        .unwrap();
-    let inv_mass_buf = ctx
-        .upload_buffer("inv_mass", &inv_mass, BufferUsage::STORAGE)
-        .unwrap();
+    let mass_buf = ctx.upload_buffer("mass", &mass, texel).unwrap();
+    let inv_mass_buf = ctx.upload_buffer("inv_mass", &inv_mass, texel).unwrap();
     let contact_buf = upload("contact", &contact);
     let out = |name: &str, len: usize| -> GpuBuffer<[f32; 4]> {
         ctx.create_buffer(name, len, BufferUsage::STORAGE).unwrap()

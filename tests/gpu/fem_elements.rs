@@ -38,7 +38,11 @@ fn gpu_energies_and_gradients_match_the_reference() {
         .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
         .collect();
     let positions = ctx
-        .upload_buffer("positions", &pos32, BufferUsage::STORAGE)
+        .upload_buffer(
+            "positions",
+            &pos32,
+            BufferUsage::STORAGE | BufferUsage::TEXEL,
+        )
         .unwrap();
     for (model, material) in [
         (

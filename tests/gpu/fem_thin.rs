@@ -51,7 +51,7 @@ fn gpu_thin_elements_match_the_reference_in_a_pool_with_tets() {
         .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
         .collect();
     let positions = ctx
-        .upload_buffer("positions", &x32, BufferUsage::STORAGE)
+        .upload_buffer("positions", &x32, BufferUsage::STORAGE | BufferUsage::TEXEL)
         .unwrap();
     let lame = vec![(3e4, 5e4); tets.tets.len()];
     let elements = TetElements::with_thin(

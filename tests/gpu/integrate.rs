@@ -56,7 +56,11 @@ fn run(
         .map(|p| [p[0] as f32, p[1] as f32, p[2] as f32, 0.0])
         .collect();
     let positions = ctx
-        .upload_buffer("positions", &pos32, BufferUsage::STORAGE)
+        .upload_buffer(
+            "positions",
+            &pos32,
+            BufferUsage::STORAGE | BufferUsage::TEXEL,
+        )
         .unwrap();
     let velocities = ctx
         .upload_buffer("velocities", &vec![[0f32; 4]; n], BufferUsage::STORAGE)

@@ -261,7 +261,8 @@ fn stiff_barrier_blocks_keep_a_usable_block_jacobi_preconditioner() {
             q
         })
         .collect();
-    let st = BufferUsage::STORAGE;
+    // The element kernels read their inputs through texel views.
+    let st = BufferUsage::STORAGE | BufferUsage::TEXEL;
     let positions = ctx.upload_buffer("positions", &x, st).expect("upload");
     let mass: Vec<f32> = (0..n).map(|_| r.random_range(0.01..0.1)).collect();
     let inv_mass: Vec<f32> = mass.iter().map(|m| 1.0 / m).collect();

@@ -8,7 +8,15 @@
 
 use super::rest::TetRest;
 use super::thin::{ThinElement, NO_VERTEX};
-use crate::vk::{ids, BufferUsage, Context, Dispatch, GpuBuffer, Graph, VkError, VkResult};
+use crate::vk::{
+    ids, BufferUsage, Context, Dispatch, GpuBuffer, Graph, TexelFormat, VkError, VkResult,
+};
+
+/// The element buffers: storage, and read by the element kernels through texel views.
+const FEM_USAGE: BufferUsage = BufferUsage::STORAGE.union(BufferUsage::TEXEL);
+const V4: TexelFormat = TexelFormat::Rgba32Float;
+const U4: TexelFormat = TexelFormat::Rgba32Uint;
+const U1: TexelFormat = TexelFormat::R32Uint;
 use nalgebra::Vector3;
 
 /// Constitutive models available in the GPU element kernel.
@@ -60,10 +68,10 @@ impl ThinGpu {
     ) -> Dispatch {
         Dispatch::new(name, id, [(self.count as u32).div_ceil(WG), 1, 1])
             .workgroup_size(WG)
-            .read(positions)
-            .read(&self.verts)
-            .read(&self.kinds)
-            .read(&self.data)
+            .read_texels(positions, V4)
+            .read_texels(&self.verts, U4)
+            .read_texels(&self.kinds, U1)
+            .read_texels(&self.data, V4)
     }
 }
 
@@ -126,7 +134,7 @@ impl EdgeSparsity {
     /// unused corner).
     pub fn new(ctx: &Context, elements: impl Iterator<Item = [u32; 4]>) -> VkResult<Self> {
         let (pairs, start, entries) = edge_structure(elements);
-        let storage = BufferUsage::STORAGE;
+        let storage = FEM_USAGE;
         Ok(EdgeSparsity {
             start: ctx.upload_buffer("fem.edge_start", &start, storage)?,
             entries: ctx.upload_buffer("fem.edge_entries", &entries, storage)?,
@@ -257,9 +265,9 @@ impl TetElements {
         }
         let thin_gpu = ThinGpu {
             count: thin.len(),
-            verts: ctx.upload_buffer("fem.thin_verts", &verts, BufferUsage::STORAGE)?,
-            kinds: ctx.upload_buffer("fem.thin_kinds", &kinds, BufferUsage::STORAGE)?,
-            data: ctx.upload_buffer("fem.thin_data", &data, BufferUsage::STORAGE)?,
+            verts: ctx.upload_buffer("fem.thin_verts", &verts, FEM_USAGE)?,
+            kinds: ctx.upload_buffer("fem.thin_kinds", &kinds, FEM_USAGE)?,
+            data: ctx.upload_buffer("fem.thin_data", &data, FEM_USAGE)?,
         };
         let (start, corners) = csr(nv, &corner_items);
         let lame32: Vec<[f32; 2]> = lame.iter().map(|&(m, l)| [m as f32, l as f32]).collect();
@@ -268,18 +276,18 @@ impl TetElements {
             num_tets: tets.len(),
             thin: thin_gpu,
             model,
-            tets: ctx.upload_buffer("fem.tets", tets, BufferUsage::STORAGE)?,
-            rest: ctx.upload_buffer("fem.rest", &rest, BufferUsage::STORAGE)?,
-            lame: ctx.upload_buffer("fem.lame", &lame32, BufferUsage::STORAGE)?,
-            corner_grad: ctx.create_buffer("fem.corner_grad", 4 * pool, BufferUsage::STORAGE)?,
-            energy: ctx.create_buffer("fem.energy", pool, BufferUsage::STORAGE)?,
-            start: ctx.upload_buffer("fem.vertex_start", &start, BufferUsage::STORAGE)?,
-            corners: ctx.upload_buffer("fem.vertex_corners", &corners, BufferUsage::STORAGE)?,
-            vertex_grad: ctx.create_buffer("fem.vertex_grad", nv, BufferUsage::STORAGE)?,
+            tets: ctx.upload_buffer("fem.tets", tets, FEM_USAGE)?,
+            rest: ctx.upload_buffer("fem.rest", &rest, FEM_USAGE)?,
+            lame: ctx.upload_buffer("fem.lame", &lame32, FEM_USAGE)?,
+            corner_grad: ctx.create_buffer("fem.corner_grad", 4 * pool, FEM_USAGE)?,
+            energy: ctx.create_buffer("fem.energy", pool, FEM_USAGE)?,
+            start: ctx.upload_buffer("fem.vertex_start", &start, FEM_USAGE)?,
+            corners: ctx.upload_buffer("fem.vertex_corners", &corners, FEM_USAGE)?,
+            vertex_grad: ctx.create_buffer("fem.vertex_grad", nv, FEM_USAGE)?,
             eigen: ctx.create_buffer(
                 "fem.eigensystems",
                 EIGEN_VEC4S_PER_TET * tets.len(),
-                BufferUsage::STORAGE,
+                FEM_USAGE,
             )?,
         })
     }
@@ -295,10 +303,10 @@ impl TetElements {
             )
             .workgroup_size(WG)
             .spec(&[model])
-            .read(positions)
-            .read(&self.tets)
-            .read(&self.rest)
-            .read(&self.lame)
+            .read_texels(positions, V4)
+            .read_texels(&self.tets, U4)
+            .read_texels(&self.rest, V4)
+            .read_texels(&self.lame, TexelFormat::Rg32Float)
             .write(&self.corner_grad)
             .write(&self.energy)
             .push(&(self.num_tets as u32)),
@@ -319,9 +327,9 @@ impl TetElements {
                 [(self.num_vertices as u32).div_ceil(WG).max(1), 1, 1],
             )
             .workgroup_size(WG)
-            .read(&self.corner_grad)
-            .read(&self.start)
-            .read(&self.corners)
+            .read_texels(&self.corner_grad, V4)
+            .read_texels(&self.start, U1)
+            .read_texels(&self.corners, U1)
             .write(&self.vertex_grad)
             .push(&(self.num_vertices as u32)),
         );
@@ -341,10 +349,10 @@ impl TetElements {
             )
             .workgroup_size(WG)
             .spec(&[self.model_code()])
-            .read(positions)
-            .read(&self.tets)
-            .read(&self.rest)
-            .read(&self.lame)
+            .read_texels(positions, V4)
+            .read_texels(&self.tets, U4)
+            .read_texels(&self.rest, V4)
+            .read_texels(&self.lame, TexelFormat::Rg32Float)
             .write(&self.eigen)
             .push(&(self.num_tets as u32)),
         );
@@ -391,22 +399,22 @@ impl TetElements {
                 )
                 .workgroup_size(WG)
                 .spec(&[mode])
-                .read(&self.eigen)
-                .read(positions)
-                .read(&t.verts)
-                .read(&t.kinds)
-                .read(&t.data)
-                .read(start)
-                .read(entries)
-                .read(out.mass)
-                .read(out.inv_mass)
-                .read(&sp.pair_buf)
+                .read_texels(&self.eigen, V4)
+                .read_texels(positions, V4)
+                .read_texels(&t.verts, U4)
+                .read_texels(&t.kinds, U1)
+                .read_texels(&t.data, V4)
+                .read_texels(start, U1)
+                .read_texels(entries, U1)
+                .read_texels(out.mass, TexelFormat::R32Float)
+                .read_texels(out.inv_mass, TexelFormat::R32Float)
+                .read_texels(&sp.pair_buf, TexelFormat::Rg32Uint)
                 .write(blocks)
                 // Written in mode 0 only, but the kernel's SPIR-V declares both bindings
                 // writable in every mode: declared written so that the synchronization
                 // validation sees the barrier before a later reader in the same graph.
                 .write(out.inverse_diag)
-                .read(out.contact_hess)
+                .read_texels(out.contact_hess, V4)
                 .write(out.stiffness)
                 .push(&AssemblyPush {
                     count: count as u32,

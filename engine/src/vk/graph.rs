@@ -34,6 +34,10 @@ bitflags! {
 pub enum TexelFormat {
     /// Four f32 per texel (`vec4`).
     Rgba32Float,
+    /// Two f32 per texel (`vec2`).
+    Rg32Float,
+    /// Four u32 per texel (`uvec4`).
+    Rgba32Uint,
     /// Two u32 per texel (`uvec2`).
     Rg32Uint,
     /// One u32 per texel.
@@ -47,6 +51,8 @@ impl TexelFormat {
     pub(crate) fn vk(self) -> vk::Format {
         match self {
             TexelFormat::Rgba32Float => vk::Format::R32G32B32A32_SFLOAT,
+            TexelFormat::Rg32Float => vk::Format::R32G32_SFLOAT,
+            TexelFormat::Rgba32Uint => vk::Format::R32G32B32A32_UINT,
             TexelFormat::Rg32Uint => vk::Format::R32G32_UINT,
             TexelFormat::R32Uint => vk::Format::R32_UINT,
             TexelFormat::R32Float => vk::Format::R32_SFLOAT,
@@ -56,8 +62,8 @@ impl TexelFormat {
     /// Bytes per texel.
     pub(crate) fn bytes(self) -> u64 {
         match self {
-            TexelFormat::Rgba32Float => 16,
-            TexelFormat::Rg32Uint => 8,
+            TexelFormat::Rgba32Float | TexelFormat::Rgba32Uint => 16,
+            TexelFormat::Rg32Float | TexelFormat::Rg32Uint => 8,
             TexelFormat::R32Uint | TexelFormat::R32Float => 4,
         }
     }

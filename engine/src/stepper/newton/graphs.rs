@@ -161,10 +161,15 @@ impl Workspace {
         }
         Ok(Workspace {
             y: vec4("newton.y")?,
-            x_trial: vec4("newton.x_trial")?,
+            // Read through texel views by the element kernels (positions) and the assembly.
+            x_trial: ctx.create_buffer("newton.x_trial", n, storage | BufferUsage::TEXEL)?,
             inertia: ctx.create_buffer::<f32>("newton.vertex_energy", n, storage)?,
             friction: ctx.create_buffer::<[f32; 4]>("newton.friction", 2 * n, storage)?,
-            contact_hess: ctx.create_buffer::<[f32; 4]>("newton.contact_hess", 3 * n, storage)?,
+            contact_hess: ctx.create_buffer::<[f32; 4]>(
+                "newton.contact_hess",
+                3 * n,
+                storage | BufferUsage::TEXEL,
+            )?,
             time: ctx.create_buffer::<f32>("newton.time", 1, BufferUsage::HOST_WRITE | storage)?,
             penalty_accum,
             gnorm: ctx.create_buffer::<f32>("newton.gnorm", n, storage)?,
@@ -255,8 +260,12 @@ impl SolveBuffers {
             })
             .collect();
         Ok(SolveBuffers {
-            mass: ctx.upload_buffer("newton.solve_mass", &mass, storage)?,
-            inv_mass: ctx.upload_buffer("newton.solve_inv_mass", &inv_mass, storage)?,
+            mass: ctx.upload_buffer("newton.solve_mass", &mass, storage | BufferUsage::TEXEL)?,
+            inv_mass: ctx.upload_buffer(
+                "newton.solve_inv_mass",
+                &inv_mass,
+                storage | BufferUsage::TEXEL,
+            )?,
             collider_offsets: ctx.upload_buffer(
                 "newton.solve_collider_offsets",
                 &offsets,
