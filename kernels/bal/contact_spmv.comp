@@ -11,14 +11,18 @@
 #include "common.glsl"
 #include "bal.glsl"
 layout(constant_id = 1) const uint MASKED = 0;
-layout(std430, binding = 0) readonly buffer RowPtr { uint row_ptr[]; };
-layout(std430, binding = 1) readonly buffer Vals { uint vals[]; };
-layout(std430, binding = 2) readonly buffer PairVerts { uvec4 pair_verts[]; };
-layout(std430, binding = 3) readonly buffer FrVerts { uvec4 fr_verts[]; };
-layout(std430, binding = 4) readonly buffer Hess { vec4 hess[]; };
-layout(std430, binding = 5) readonly buffer P { vec4 pv[]; };
+// The gathered operands come through uniform texel buffer views (texelFetch: a vector gather
+// on CPU devices, the texture cache on GPUs); y (read and written by its own row) and the
+// groups stay storage buffers.
+layout(binding = 0) uniform usamplerBuffer row_ptr;
+layout(binding = 1) uniform usamplerBuffer vals;
+layout(binding = 2) uniform usamplerBuffer pair_verts;
+layout(binding = 3) uniform usamplerBuffer fr_verts;
+layout(binding = 4) uniform samplerBuffer hess;
+layout(binding = 5) uniform samplerBuffer pv;
 layout(std430, binding = 6) buffer Y { vec4 y[]; };
 layout(std430, binding = 7) readonly buffer Groups { int groups[]; };
+#define STENCIL_VERTS(buf, j) texelFetch(buf, int(j))
 #include "stencil.glsl"
 
 void main() {
@@ -27,8 +31,9 @@ void main() {
     vec3 acc = vec3(0.0);
     int gv = 0;
     if (MASKED != 0u) gv = groups[v];
-    for (uint i = row_ptr[v]; i < row_ptr[v + 1u]; ++i) {
-        uint entry = vals[i];
+    uint end = texelFetch(row_ptr, int(v + 1u)).x;
+    for (uint i = texelFetch(row_ptr, int(v)).x; i < end; ++i) {
+        uint entry = texelFetch(vals, int(i)).x;
         uint s = entry / 4u, k = entry % 4u;
         uvec4 vs = bal_stencil_vertices(s);
         for (uint l = 0u; l < 4u; ++l) {
@@ -36,9 +41,10 @@ void main() {
             if (MASKED != 0u) {
                 if (groups[vs[l]] != gv) continue;
             }
-            vec3 q = pv[vs[l]].xyz;
-            uint b = 3u * (16u * s + 4u * k + l);
-            acc += vec3(dot(hess[b].xyz, q), dot(hess[b + 1u].xyz, q), dot(hess[b + 2u].xyz, q));
+            vec3 q = texelFetch(pv, int(vs[l])).xyz;
+            int b = int(3u * (16u * s + 4u * k + l));
+            acc += vec3(dot(texelFetch(hess, b).xyz, q), dot(texelFetch(hess, b + 1).xyz, q),
+                        dot(texelFetch(hess, b + 2).xyz, q));
         }
     }
     y[v] = vec4(y[v].xyz + acc, 0.0);

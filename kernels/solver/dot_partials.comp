@@ -3,8 +3,9 @@
 // fixed order (deterministic). Host: engine/src/solver/pcg.rs.
 #include "common.glsl"
 layout(constant_id = 1) const uint ITEMS = 16;
-layout(std430, binding = 0) readonly buffer A { vec4 a[]; };
-layout(std430, binding = 1) readonly buffer B { vec4 b[]; };
+// a and b come through uniform texel buffer views (texelFetch: a vector gather on CPU devices).
+layout(binding = 0) uniform samplerBuffer a;
+layout(binding = 1) uniform samplerBuffer b;
 layout(std430, binding = 2) writeonly buffer Parts { float parts[]; };
 layout(push_constant) uniform P { uint n; } p;
 shared float sg_sums[MAX_SUBGROUPS];
@@ -13,7 +14,7 @@ void main() {
     float acc = 0.0;
     for (uint k = 0u; k < ITEMS; ++k) {
         uint i = base + k * WG;
-        if (i < p.n) acc += dot(a[i].xyz, b[i].xyz);
+        if (i < p.n) acc += dot(texelFetch(a, int(i)).xyz, texelFetch(b, int(i)).xyz);
     }
     float s = subgroupAdd(acc);
     if (gl_NumSubgroups == 1u) {

@@ -738,7 +738,11 @@ fn energies_gathers_and_contact_spmv_match_reference_and_dense_product() {
         })
         .collect();
     let st = BufferUsage::STORAGE | BufferUsage::HOST_WRITE;
-    let pb = a.ctx.upload_buffer("test.p", &f4(&pv), st).unwrap();
+    // The contact SpMV reads p through a texel view.
+    let pb = a
+        .ctx
+        .upload_buffer("test.p", &f4(&pv), st | BufferUsage::TEXEL)
+        .unwrap();
     let yb = a.ctx.upload_buffer("test.y", &f4(&y0), st).unwrap();
     let groups: Vec<i32> = (0..nv).map(|_| r.random_range(0..2)).collect();
     let gb = a.ctx.upload_buffer("test.groups", &groups, st).unwrap();

@@ -468,8 +468,8 @@ impl Recorder<'_> {
                 Dispatch::indirect("pcg.pq_partials", ids::SOLVER_DOT_PARTIALS, ctl)
                     .workgroup_size(WG)
                     .spec(&[1])
-                    .read(input)
-                    .read(&w.q)
+                    .read_texels(input, TexelFormat::Rgba32Float)
+                    .read_texels(&w.q, TexelFormat::Rgba32Float)
                     .write(&w.part_pq)
                     .push(&n),
             );

@@ -88,6 +88,8 @@ impl PairBuffers {
         rest_sq: &[f32],
     ) -> VkResult<Self> {
         let st = BufferUsage::STORAGE;
+        // Read by the contact SpMV through texel views.
+        let texel = st | BufferUsage::TEXEL;
         let c = cand.capacity().max(1);
         let p = capacity.max(1);
         let e = 8 * p;
@@ -107,7 +109,7 @@ impl PairBuffers {
             )?,
             count_trial: ctx.create_buffer("bal.count_trial", 4, st | BufferUsage::HOST_READ)?,
             toi: ctx.create_buffer("bal.toi", c, st)?,
-            pair_verts: ctx.create_buffer("bal.pair_verts", p, st)?,
+            pair_verts: ctx.create_buffer("bal.pair_verts", p, texel)?,
             pair_info: ctx.create_buffer("bal.pair_info", p, st)?,
             pair_d: ctx.create_buffer("bal.pair_d", p, st)?,
             pair_aug: ctx.create_buffer("bal.pair_aug", p, st)?,
@@ -116,18 +118,18 @@ impl PairBuffers {
             prev_keys: ctx.create_buffer("bal.prev_keys", p, st)?,
             prev_aug: ctx.create_buffer("bal.prev_aug", p, st)?,
             prev_count: ctx.create_buffer("bal.prev_count", 4, st)?,
-            fr_verts: ctx.create_buffer("bal.friction_verts", p, st)?,
+            fr_verts: ctx.create_buffer("bal.friction_verts", p, texel)?,
             fr_beta: ctx.create_buffer("bal.friction_beta", p, st)?,
             fr_t0: ctx.create_buffer("bal.friction_t0", p, st)?,
             fr_t1: ctx.create_buffer("bal.friction_t1", p, st)?,
             st_energy: ctx.create_buffer("bal.stencil_energy", 2 * p, st)?,
             st_grad: ctx.create_buffer("bal.stencil_grad", 8 * p, st)?,
-            st_hess: ctx.create_buffer("bal.stencil_hess", 96 * p, st)?,
+            st_hess: ctx.create_buffer("bal.stencil_hess", 96 * p, texel)?,
             st_stiff: ctx.create_buffer("bal.stencil_stiffness", 2 * p, st)?,
             inc_keys: ctx.create_buffer("bal.incidence_keys", e, st)?,
-            inc_vals: ctx.create_buffer("bal.incidence_vals", e, st)?,
+            inc_vals: ctx.create_buffer("bal.incidence_vals", e, texel)?,
             sort_entries: RadixSort::new(ctx, e, SortKeys::U32)?,
-            row_ptr: ctx.create_buffer("bal.row_ptr", nv + 1, st)?,
+            row_ptr: ctx.create_buffer("bal.row_ptr", nv + 1, texel)?,
             node_grad: ctx.create_buffer("bal.node_grad", nv.max(1), st)?,
             node_diag: ctx.create_buffer("bal.node_diag", 3 * nv.max(1), st)?,
             node_stiff: ctx.create_buffer("bal.node_stiffness", nv.max(1), st)?,

@@ -4,7 +4,9 @@
 use super::buffers::{slot, PairBuffers};
 use super::{BalBindings, Candidates, Graphs, KeyBits, Push};
 use crate::primitives::ReduceOp;
-use crate::vk::{ids, CompileOptions, Context, Dispatch, GpuBuffer, Graph, KernelId, VkResult};
+use crate::vk::{
+    ids, CompileOptions, Context, Dispatch, GpuBuffer, Graph, KernelId, TexelFormat, VkResult,
+};
 
 /// Workgroup size of the BAL kernels.
 const WG: u32 = 64;
@@ -346,12 +348,12 @@ pub(crate) fn record_spmv(
             &push,
         )
         .spec(&[masked])
-        .read(&b.row_ptr)
-        .read(&b.inc_vals)
-        .read(&b.pair_verts)
-        .read(&b.fr_verts)
-        .read(&b.st_hess)
-        .read(p)
+        .read_texels(&b.row_ptr, TexelFormat::R32Uint)
+        .read_texels(&b.inc_vals, TexelFormat::R32Uint)
+        .read_texels(&b.pair_verts, TexelFormat::Rgba32Uint)
+        .read_texels(&b.fr_verts, TexelFormat::Rgba32Uint)
+        .read_texels(&b.st_hess, TexelFormat::Rgba32Float)
+        .read_texels(p, TexelFormat::Rgba32Float)
         .read_write(y)
         .read(groups_buf.unwrap_or(&b.no_groups)),
     );
