@@ -35,6 +35,18 @@ layout(std430, binding = 11) writeonly buffer Minv { vec4 minv[]; };
 layout(binding = 12) uniform samplerBuffer contact_hess_texels; // 3 rows per vertex
 layout(std430, binding = 13) writeonly buffer Stiffness { float stiffness[]; };
 layout(push_constant) uniform P { uint count; float inv_h2; uint num_tets; } p;
+// The read-only operands by index (texel fetches).
+vec4 eig(uint i) { return texelFetch(eig_texels, int(i)); }
+vec4 pos(uint i) { return texelFetch(pos_texels, int(i)); }
+uvec4 thin_verts(uint i) { return texelFetch(thin_verts_texels, int(i)); }
+uint thin_kind(uint i) { return texelFetch(thin_kind_texels, int(i)).x; }
+vec4 thin_data(uint i) { return texelFetch(thin_data_texels, int(i)); }
+uint start(uint i) { return texelFetch(start_texels, int(i)).x; }
+uint entries(uint i) { return texelFetch(entries_texels, int(i)).x; }
+float mass(uint i) { return texelFetch(mass_texels, int(i)).x; }
+float inv_mass(uint i) { return texelFetch(inv_mass_texels, int(i)).x; }
+uvec2 pairs(uint i) { return texelFetch(pairs_texels, int(i)).xy; }
+vec4 contact_hess(uint i) { return texelFetch(contact_hess_texels, int(i)); }
 
 const float SQRT_HALF = 0.70710678118654752;
 
@@ -52,17 +64,17 @@ vec3 pair_mode(vec3 w, uint pp, float sgn) {
 }
 
 vec3 tet_w(uint base, uint a) {
-    vec3 w1 = texelFetch(eig_texels, int(base + 3u)).xyz, w2 = texelFetch(eig_texels, int(base + 4u)).xyz, w3 = texelFetch(eig_texels, int(base + 5u)).xyz;
+    vec3 w1 = eig(base + 3u).xyz, w2 = eig(base + 4u).xyz, w3 = eig(base + 5u).xyz;
     if (a == 0u) return -(w1 + w2 + w3);
-    return texelFetch(eig_texels, int(base + 2u + a)).xyz;
+    return eig(base + 2u + a).xyz;
 }
 
 // Block (a, b) of tet t's projected Hessian (row r, column c = H[3a + r][3b + c]).
 mat3 tet_block(uint t, uint a, uint b) {
     uint base = 8u * t;
-    vec4 e0 = texelFetch(eig_texels, int(base)), e1 = texelFetch(eig_texels, int(base + 1u)), e2 = texelFetch(eig_texels, int(base + 2u));
-    vec4 e3 = texelFetch(eig_texels, int(base + 3u)), e4 = texelFetch(eig_texels, int(base + 4u)), e5 = texelFetch(eig_texels, int(base + 5u));
-    vec4 e6 = texelFetch(eig_texels, int(base + 6u)), e7 = texelFetch(eig_texels, int(base + 7u));
+    vec4 e0 = eig(base), e1 = eig(base + 1u), e2 = eig(base + 2u);
+    vec4 e3 = eig(base + 3u), e4 = eig(base + 4u), e5 = eig(base + 5u);
+    vec4 e6 = eig(base + 6u), e7 = eig(base + 7u);
     mat3 u = mat3(e0.xyz, e1.xyz, e2.xyz);
     vec3 wa = tet_w(base, a), wb = tet_w(base, b);
     mat3 ap = mat3(e6.x, e7.x, e7.y, e7.x, e6.y, e7.z, e7.y, e7.z, e6.z);
@@ -78,19 +90,19 @@ mat3 tet_block(uint t, uint a, uint b) {
 // Block (ra, rb) of thin element e's PSD Hessian; `tr` gets the trace of the whole element
 // Hessian and `nodes` its number of vertices.
 mat3 thin_block(uint e, uint ra, uint rb, out float tr, out float nodes) {
-    uvec4 v = texelFetch(thin_verts_texels, int(e));
+    uvec4 v = thin_verts(e);
     vec3 x[4];
     nodes = 0.0;
     for (uint k = 0u; k < 4u; ++k) {
         // if, not ?: (lavapipe evaluates both sides of a select; v[k] may be THIN_NONE).
         x[k] = vec3(0.0);
         if (v[k] != THIN_NONE) {
-            x[k] = texelFetch(pos_texels, int(v[k])).xyz;
+            x[k] = pos(v[k]).xyz;
             nodes += 1.0;
         }
     }
-    vec4 d0 = texelFetch(thin_data_texels, int(2u * e)), d1 = texelFetch(thin_data_texels, int(2u * e + 1u));
-    uint kind = texelFetch(thin_kind_texels, int(e)).x;
+    vec4 d0 = thin_data(2u * e), d1 = thin_data(2u * e + 1u);
+    uint kind = thin_kind(e);
     mat3 m = mat3(0.0);
     tr = 0.0;
     if (kind == THIN_MEMBRANE) {
@@ -165,7 +177,7 @@ mat3 thin_block(uint e, uint ra, uint rb, out float tr, out float nodes) {
 // Block (a, b) of pool element el; `tr_per_node` gets tr(H_e)/k_e.
 mat3 element_block(uint el, uint a, uint b, out float tr_per_node) {
     if (el < p.num_tets) {
-        tr_per_node = texelFetch(eig_texels, int(8u * el + 6u)).w;
+        tr_per_node = eig(8u * el + 6u).w;
         return tet_block(el, a, b);
     }
     float tr, nodes;
@@ -184,22 +196,22 @@ void main() {
     if (k >= p.count) return;
     if (MODE == 0u) {
         mat3 d;
-        if (texelFetch(inv_mass_texels, int(k)).x == 0.0) {
+        if (inv_mass(k) == 0.0) {
             d = mat3(1.0);
             stiffness[k] = 1.0;
         } else {
-            float e = 3.0 * texelFetch(mass_texels, int(k)).x * p.inv_h2;
-            d = mat3(texelFetch(mass_texels, int(k)).x * p.inv_h2);
+            float e = 3.0 * mass(k) * p.inv_h2;
+            d = mat3(mass(k) * p.inv_h2);
             for (uint r = 0u; r < 3u; ++r) {
-                vec4 row = texelFetch(contact_hess_texels, int(3u * k + r));
+                vec4 row = contact_hess(3u * k + r);
                 d[0][r] += row.x;
                 d[1][r] += row.y;
                 d[2][r] += row.z;
                 e += row[r];
             }
-            uint q_end = texelFetch(start_texels, int(k + 1u)).x;
-            for (uint q = texelFetch(start_texels, int(k)).x; q < q_end; ++q) {
-                uint c = texelFetch(entries_texels, int(q)).x;
+            uint q_end = start(k + 1u);
+            for (uint q = start(k); q < q_end; ++q) {
+                uint c = entries(q);
                 float tr;
                 d += element_block(c / 4u, c % 4u, c % 4u, tr);
                 e += tr;
@@ -212,11 +224,11 @@ void main() {
         for (uint r = 0u; r < 3u; ++r) minv[3u * k + r] = vec4(inv[0][r], inv[1][r], inv[2][r], 0.0);
     } else {
         mat3 b = mat3(0.0);
-        uvec2 ij = texelFetch(pairs_texels, int(k)).xy;
-        if (texelFetch(inv_mass_texels, int(ij.x)).x != 0.0 && texelFetch(inv_mass_texels, int(ij.y)).x != 0.0) {
-            uint e_end = texelFetch(start_texels, int(k + 1u)).x;
-            for (uint e = texelFetch(start_texels, int(k)).x; e < e_end; ++e) {
-                uint c = texelFetch(entries_texels, int(e)).x;
+        uvec2 ij = pairs(k);
+        if (inv_mass(ij.x) != 0.0 && inv_mass(ij.y) != 0.0) {
+            uint e_end = start(k + 1u);
+            for (uint e = start(k); e < e_end; ++e) {
+                uint c = entries(e);
                 float tr;
                 b += element_block(c / 16u, (c / 4u) % 4u, c % 4u, tr);
             }

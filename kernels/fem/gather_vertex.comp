@@ -9,13 +9,17 @@ layout(binding = 1) uniform usamplerBuffer start_texels;
 layout(binding = 2) uniform usamplerBuffer corners_texels; // 4 t + k
 layout(std430, binding = 3) writeonly buffer Out { vec4 vertex_grad[]; };
 layout(push_constant) uniform P { uint num_vertices; } p;
+// The read-only operands by index (texel fetches).
+vec4 grad(uint i) { return texelFetch(grad_texels, int(i)); }
+uint start(uint i) { return texelFetch(start_texels, int(i)).x; }
+uint corners(uint i) { return texelFetch(corners_texels, int(i)).x; }
 void main() {
     uint v = gl_GlobalInvocationID.x;
     if (v >= p.num_vertices) return;
     vec3 acc = vec3(0.0);
-    uint end = texelFetch(start_texels, int(v + 1u)).x;
-    for (uint e = texelFetch(start_texels, int(v)).x; e < end; ++e) {
-        acc += texelFetch(grad_texels, int(texelFetch(corners_texels, int(e)).x)).xyz;
+    uint end = start(v + 1u);
+    for (uint e = start(v); e < end; ++e) {
+        acc += grad(corners(e)).xyz;
     }
     vertex_grad[v] = vec4(acc, 0.0);
 }

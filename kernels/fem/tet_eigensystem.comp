@@ -23,6 +23,11 @@ layout(binding = 2) uniform samplerBuffer rest_texels;
 layout(binding = 3) uniform samplerBuffer lame_texels;
 layout(std430, binding = 4) writeonly buffer Eigen { vec4 eig[]; };
 layout(push_constant) uniform P { uint num_tets; } p;
+// The read-only operands by index (texel fetches).
+vec4 pos(uint i) { return texelFetch(pos_texels, int(i)); }
+uvec4 tets(uint i) { return texelFetch(tets_texels, int(i)); }
+vec4 rest(uint i) { return texelFetch(rest_texels, int(i)); }
+vec2 lame(uint i) { return texelFetch(lame_texels, int(i)).xy; }
 
 // Relative size below which σᵢ + σⱼ counts as zero (cpu_reference::fem::COROTATED_SINGULAR).
 const float COROTATED_SINGULAR = 1e-6;
@@ -30,14 +35,14 @@ const float COROTATED_SINGULAR = 1e-6;
 void main() {
     uint t = gl_GlobalInvocationID.x;
     if (t >= p.num_tets) return;
-    uvec4 v = texelFetch(tets_texels, int(t));
-    vec3 x0 = texelFetch(pos_texels, int(v.x)).xyz;
-    mat3 ds = mat3(texelFetch(pos_texels, int(v.y)).xyz - x0, texelFetch(pos_texels, int(v.z)).xyz - x0, texelFetch(pos_texels, int(v.w)).xyz - x0);
-    vec4 r0 = texelFetch(rest_texels, int(3u * t)), r1 = texelFetch(rest_texels, int(3u * t + 1u)), r2 = texelFetch(rest_texels, int(3u * t + 2u));
+    uvec4 v = tets(t);
+    vec3 x0 = pos(v.x).xyz;
+    mat3 ds = mat3(pos(v.y).xyz - x0, pos(v.z).xyz - x0, pos(v.w).xyz - x0);
+    vec4 r0 = rest(3u * t), r1 = rest(3u * t + 1u), r2 = rest(3u * t + 2u);
     mat3 dm_inv = transpose(mat3(r0.xyz, r1.xyz, r2.xyz));
     float volume = r0.w;
     mat3 f = ds * dm_inv;
-    float mu = texelFetch(lame_texels, int(t)).xy.x, lambda = texelFetch(lame_texels, int(t)).xy.y;
+    float mu = lame(t).x, lambda = lame(t).y;
 
     // Rotation-variant SVD (cpu_reference::fem::signed_svd).
     vec3 l2s;

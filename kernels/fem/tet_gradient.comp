@@ -16,6 +16,11 @@ layout(binding = 3) uniform samplerBuffer lame_texels; // (μ, λ) per tet
 layout(std430, binding = 4) writeonly buffer Grad { vec4 grad[]; };
 layout(std430, binding = 5) writeonly buffer Energy { float energy[]; };
 layout(push_constant) uniform P { uint num_tets; } p;
+// The read-only operands by index (texel fetches).
+vec4 pos(uint i) { return texelFetch(pos_texels, int(i)); }
+uvec4 tets(uint i) { return texelFetch(tets_texels, int(i)); }
+vec4 rest(uint i) { return texelFetch(rest_texels, int(i)); }
+vec2 lame(uint i) { return texelFetch(lame_texels, int(i)).xy; }
 
 mat3 cofactor(mat3 f) {
     return mat3(cross(f[1], f[2]), cross(f[2], f[0]), cross(f[0], f[1]));
@@ -24,15 +29,15 @@ mat3 cofactor(mat3 f) {
 void main() {
     uint t = gl_GlobalInvocationID.x;
     if (t >= p.num_tets) return;
-    uvec4 v = texelFetch(tets_texels, int(t));
-    vec3 x0 = texelFetch(pos_texels, int(v.x)).xyz;
-    mat3 ds = mat3(texelFetch(pos_texels, int(v.y)).xyz - x0, texelFetch(pos_texels, int(v.z)).xyz - x0, texelFetch(pos_texels, int(v.w)).xyz - x0);
-    vec4 r0 = texelFetch(rest_texels, int(3u * t)), r1 = texelFetch(rest_texels, int(3u * t + 1u)), r2 = texelFetch(rest_texels, int(3u * t + 2u));
+    uvec4 v = tets(t);
+    vec3 x0 = pos(v.x).xyz;
+    mat3 ds = mat3(pos(v.y).xyz - x0, pos(v.z).xyz - x0, pos(v.w).xyz - x0);
+    vec4 r0 = rest(3u * t), r1 = rest(3u * t + 1u), r2 = rest(3u * t + 2u);
     // GLSL matrices are column-major: Dm⁻¹ has rows r0, r1, r2.
     mat3 dm_inv = transpose(mat3(r0.xyz, r1.xyz, r2.xyz));
     float volume = r0.w;
     mat3 f = ds * dm_inv;
-    float mu = texelFetch(lame_texels, int(t)).xy.x, lambda = texelFetch(lame_texels, int(t)).xy.y;
+    float mu = lame(t).x, lambda = lame(t).y;
     mat3 pk1;
     float psi;
     if (MODEL == 0u) {

@@ -14,21 +14,26 @@ layout(binding = 3) uniform samplerBuffer data_texels;
 layout(std430, binding = 4) writeonly buffer Grad { vec4 grad[]; };
 layout(std430, binding = 5) writeonly buffer Energy { float energy[]; };
 layout(push_constant) uniform P { uint count; uint offset; } p;
+// The read-only operands by index (texel fetches).
+vec4 pos(uint i) { return texelFetch(pos_texels, int(i)); }
+uvec4 verts(uint i) { return texelFetch(verts_texels, int(i)); }
+uint kind(uint i) { return texelFetch(kind_texels, int(i)).x; }
+vec4 data(uint i) { return texelFetch(data_texels, int(i)); }
 
 void main() {
     uint e = gl_GlobalInvocationID.x;
     if (e >= p.count) return;
-    uvec4 v = texelFetch(verts_texels, int(e));
+    uvec4 v = verts(e);
     vec3 x[4];
     for (uint k = 0u; k < 4u; ++k) {
         // if, not ?: (lavapipe evaluates both sides of a select; v[k] may be THIN_NONE).
         x[k] = vec3(0.0);
-        if (v[k] != THIN_NONE) x[k] = texelFetch(pos_texels, int(v[k])).xyz;
+        if (v[k] != THIN_NONE) x[k] = pos(v[k]).xyz;
     }
-    vec4 d0 = texelFetch(data_texels, int(2u * e)), d1 = texelFetch(data_texels, int(2u * e + 1u));
+    vec4 d0 = data(2u * e), d1 = data(2u * e + 1u);
     vec3 g[4] = vec3[4](vec3(0.0), vec3(0.0), vec3(0.0), vec3(0.0));
     float en = 0.0;
-    uint k_ = texelFetch(kind_texels, int(e)).x;
+    uint k_ = kind(e);
     if (k_ == THIN_MEMBRANE) {
         mat2x3 f = membrane_f(x[0], x[1], x[2], d0);
         float area = d1.x, mu = d1.y, lambda = d1.z;
