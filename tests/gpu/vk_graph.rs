@@ -639,6 +639,11 @@ fn texel_reads_are_ordered_after_storage_writes() {
         99,
         "every step depends on the previous one"
     );
+    assert_eq!(
+        c.texel_view_count(),
+        2,
+        "one view per buffer range, shared by 50 dispatches each"
+    );
     c.run().unwrap();
     let out = a.read().unwrap();
     assert!(
@@ -676,6 +681,16 @@ fn bad_texel_bindings_are_refused_at_compile_time() {
     let e = compile(increment_texels("no-usage".into(), &plain, &texel, 16));
     assert!(
         e.contains("no-usage") && e.contains("'plain'") && e.contains("BufferUsage::TEXEL"),
+        "{e}"
+    );
+    let e = compile(
+        Dispatch::new("too-small", ids::TEST_INCREMENT_TEXELS, [1, 1, 1])
+            .read_texels(texel.slice(0..1), TexelFormat::Rgba32Float)
+            .write(&plain)
+            .push(&1u32),
+    );
+    assert!(
+        e.contains("too-small") && e.contains("less than one texel"),
         "{e}"
     );
     // One u32 in: 4 bytes, below lavapipe's (and most GPUs') minTexelBufferOffsetAlignment of

@@ -12,6 +12,7 @@ use super::kernel::{KernelId, WorkgroupOverrideUse, PUSH_CONSTANT_BYTES};
 use ash::vk;
 use bitflags::bitflags;
 use bytemuck::Pod;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
@@ -549,6 +550,14 @@ impl Graph {
             )));
         }
         let texels = b.size / f.bytes();
+        if texels == 0 {
+            return Err(self.err(format!(
+                "node '{node}': texel binding of '{}' holds {} bytes, less than one texel of {} bytes",
+                b.raw.name,
+                b.size,
+                f.bytes()
+            )));
+        }
         if texels > caps.max_texel_buffer_elements {
             return Err(self.err(format!(
                 "node '{node}': '{}' holds {texels} texels but the device's maxTexelBufferElements is {}",
@@ -1003,6 +1012,32 @@ impl CompiledGraph {
                     .vk("vkCreateQueryPool")?;
             }
             // Pipelines and descriptor sets, per dispatch node.
+            // One view per (buffer, range, format) of the graph, shared by its dispatches.
+            let mut view_cache: HashMap<(u64, u64, u64, TexelFormat), vk::BufferView> =
+                HashMap::new();
+            let view_of = |cache: &mut HashMap<_, vk::BufferView>,
+                           owned: &mut Vec<vk::BufferView>,
+                           b: &BufferSlice,
+                           f: TexelFormat|
+             -> VkResult<vk::BufferView> {
+                let key = (b.raw.id, b.offset, b.size, f);
+                if let Some(v) = cache.get(&key) {
+                    return Ok(*v);
+                }
+                let v = d
+                    .create_buffer_view(
+                        &vk::BufferViewCreateInfo::default()
+                            .buffer(b.raw.handle)
+                            .format(f.vk())
+                            .offset(b.offset)
+                            .range(b.size / f.bytes() * f.bytes()),
+                        None,
+                    )
+                    .vk("vkCreateBufferView")?;
+                owned.push(v);
+                cache.insert(key, v);
+                Ok(v)
+            };
             let mut prepared: Vec<Option<(super::kernel::Pipeline, vk::DescriptorSet)>> =
                 vec![None; n];
             {
@@ -1047,20 +1082,7 @@ impl CompiledGraph {
                     let mut views = Vec::with_capacity(disp.bindings.len());
                     for b in &disp.bindings {
                         views.push(match b.texel {
-                            Some(f) => {
-                                let v = d
-                                    .create_buffer_view(
-                                        &vk::BufferViewCreateInfo::default()
-                                            .buffer(b.slice.raw.handle)
-                                            .format(f.vk())
-                                            .offset(b.slice.offset)
-                                            .range(b.slice.size / f.bytes() * f.bytes()),
-                                        None,
-                                    )
-                                    .vk("vkCreateBufferView")?;
-                                out.views.push(v);
-                                [v]
-                            }
+                            Some(f) => [view_of(&mut view_cache, &mut out.views, &b.slice, f)?],
                             None => [vk::BufferView::null()],
                         });
                     }
@@ -1356,6 +1378,12 @@ impl CompiledGraph {
         }
         self.ctx.count_skipped_dispatches(skipped);
         Ok(skipped)
+    }
+
+    /// Number of uniform texel buffer views the graph created (one per buffer range and format,
+    /// however many dispatches read it).
+    pub fn texel_view_count(&self) -> usize {
+        self.views.len()
     }
 
     /// Number of barriers in the schedule.
