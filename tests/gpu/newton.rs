@@ -633,16 +633,16 @@ fn device_control_matches_the_reference() {
             phase::EVALUATE,
             phase::FINISH,
             0,
-        ][rng.gen_range(0..7)];
-        w[1] = rng.gen_range(1..=max_iterations);
-        w[2] = rng.gen_range(0..4);
-        let e: f32 = rng.gen_range(0.1..10.0);
+        ][rng.random_range(0..7)];
+        w[1] = rng.random_range(1..=max_iterations);
+        w[2] = rng.random_range(0..4);
+        let e: f32 = rng.random_range(0.1..10.0);
         w[4] = e.to_bits();
-        w[5] = (e * 1e-8 * rng.gen_range(-1.0f32..1.0)).to_bits();
-        w[7] = rng.gen_range(0.0f32..0.01).to_bits();
-        let a0: f32 = [1.0, 0.25, 0.125, 2e-6][rng.gen_range(0..4)];
+        w[5] = (e * 1e-8 * rng.random_range(-1.0f32..1.0)).to_bits();
+        w[7] = rng.random_range(0.0f32..0.01).to_bits();
+        let a0: f32 = [1.0, 0.25, 0.125, 2e-6][rng.random_range(0..4)];
         // Trial energies: lower, higher, equal, within the pair's low part, infinite.
-        let (s0, s1) = match rng.gen_range(0..5) {
+        let (s0, s1) = match rng.random_range(0..5) {
             0 => (e * 0.4, e * 0.5),
             1 => (e * 0.7, e * 0.5),
             2 => (e, 0.0),
@@ -652,17 +652,17 @@ fn device_control_matches_the_reference() {
         let mut s = [
             s0,
             s1,
-            rng.gen_range(0.0f32..0.2),
-            rng.gen_range(0.0f32..0.02),
+            rng.random_range(0.0f32..0.2),
+            rng.random_range(0.0f32..0.02),
         ];
         if case % 7 == 0 {
             // Displacement exactly at the tolerance.
             s[3] = settings.tolerance as f32;
         }
         let mut scal = vec![0f32; 24];
-        scal[params.slot_done as usize] = (rng.gen_range(0..3) > 0) as u32 as f32;
-        scal[params.slot_iterations as usize] = rng.gen_range(0..100) as f32;
-        scal[params.slot_warm_iterations as usize] = rng.gen_range(0..30) as f32;
+        scal[params.slot_done as usize] = (rng.random_range(0..3) > 0) as u32 as f32;
+        scal[params.slot_iterations as usize] = rng.random_range(0..100) as f32;
+        scal[params.slot_warm_iterations as usize] = rng.random_range(0..30) as f32;
         // Their own generator: the states above keep their sequence (a state with SOLVES at
         // max_iterations in a solving phase, which the loop never reaches, would log past
         // the buffer's end).
@@ -670,7 +670,7 @@ fn device_control_matches_the_reference() {
         scal[params.slot_model as usize] = log_rng.random_range(0.0f32..10.0);
         scal[params.slot_remaining as usize] = log_rng.random_range(0.0f32..1.0);
         scal[params.slot_residual as usize] =
-            [1e-5, 0.3, f32::NAN, f32::INFINITY][rng.gen_range(0..4)];
+            [1e-5, 0.3, f32::NAN, f32::INFINITY][rng.random_range(0..4)];
         words.write(&w).unwrap();
         sums.write(&s.map(|v| [v.to_bits(), 0])).unwrap();
         pcg.write(&scal).unwrap();

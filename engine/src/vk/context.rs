@@ -1306,6 +1306,8 @@ mod tests {
             max_workgroup_invocations: 1024,
             max_shared_memory_bytes: 32768,
             min_storage_offset_alignment: 16,
+            max_texel_buffer_elements: 1 << 27,
+            min_texel_offset_alignment: 16,
             unified_memory: false,
             device_local_bytes: 0,
             suitable,

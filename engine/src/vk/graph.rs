@@ -727,6 +727,13 @@ impl Graph {
                         )));
                     }
                 }
+                if d.bindings.len() > 64 {
+                    return Err(self.err(format!(
+                        "node '{}': {} bindings, more than the 64 a descriptor set layout here describes",
+                        n.name,
+                        d.bindings.len()
+                    )));
+                }
                 for bd in &d.bindings {
                     let b = &bd.slice;
                     if let Some(f) = bd.texel {
