@@ -404,6 +404,9 @@ fn twisted_pair_half_turn_stays_apart_below_the_newton_cap() {
             .all(|s| s.augmented_per_step.len() == s.steps as usize),
         "{stats:?}"
     );
+    // Every step's last solve meets the gradient test; the scripted ends' last bounded move
+    // after it (within the script tolerance) does not make the step unconverged.
+    assert!(stats.iter().all(|s| s.unconverged_steps == 0), "{stats:?}");
 }
 
 /// A scripted slab (all its vertices follow `motion`) sweeping at 1.2 m/s, 40 mm per step,
@@ -452,6 +455,7 @@ fn scripted_paddle_pushes_the_cube_without_passing_through_it() {
     for (f, st) in stats.iter().enumerate() {
         let bal = st.contact::<BalFrameStats>();
         assert_eq!(bal.steps_at_cap, 0, "frame {f}: {bal:?}");
+        assert_eq!(bal.unconverged_steps, 0, "frame {f}: {bal:?}");
         assert_eq!(
             st.script_short_steps, 0,
             "frame {f}: the paddle fell behind its pose"

@@ -195,8 +195,9 @@ pub struct BalFrameStats {
     pub newton_iterations: u32,
     /// Most Newton iterations of one step.
     pub newton_iterations_max: u32,
-    /// Steps that ended without the relative gradient test holding (iteration cap, failed
-    /// line search or the stepper's displacement tolerance).
+    /// Steps whose last solve ended without the relative gradient test holding (iteration cap,
+    /// failed line search or the stepper's displacement tolerance); the scripted vertices' last
+    /// bounded move after a converged solve (within the script tolerance) does not count.
     pub unconverged_steps: u32,
     /// Steps that ended at the stepper's Newton iteration cap.
     pub steps_at_cap: u32,
@@ -289,6 +290,10 @@ struct Inner {
     aug_nonempty: bool,
     gradient0: f64,
     converged: bool,
+    /// Whether the step's last gradient test held: the step's status. Unlike `converged` a
+    /// scripted move does not clear it; the solve that follows a move sets it again, and the
+    /// bounded move after the step's last solve (within the script tolerance) runs no test.
+    step_converged: bool,
     /// Energy of the last `evaluate` (J), for `add_gradient`'s change.
     last_energy: f64,
     step_iterations: u32,
@@ -449,6 +454,7 @@ impl BalHandler {
             aug_nonempty: false,
             gradient0: 0.0,
             converged: false,
+            step_converged: false,
             last_energy: 0.0,
             step_iterations: 0,
             solve_iterations: 0,
@@ -675,6 +681,7 @@ impl BalHandler {
         }
         inner.converged =
             norm <= self.settings.tolerance * inner.gradient0 || inner.gradient0 == 0.0;
+        inner.step_converged = inner.converged;
         inner.iteration += 1;
         Ok((change, ms))
     }
@@ -856,6 +863,7 @@ impl ContactHandler for BalHandler {
                 inner.solve_at_cap = false;
                 inner.step_augmented = 0;
                 inner.converged = false;
+                inner.step_converged = false;
                 inner.aug_nonempty = false;
                 inner.dmin_prev = f64::INFINITY;
                 // A fresh search when half the validity budget is spent.
@@ -884,7 +892,7 @@ impl ContactHandler for BalHandler {
             Phase::Finished => {
                 let n = inner.step_iterations;
                 let at_cap = inner.solve_at_cap;
-                let converged = inner.converged;
+                let converged = inner.step_converged;
                 let augmented = inner.step_augmented;
                 let s = &mut inner.stats;
                 s.steps += 1;
