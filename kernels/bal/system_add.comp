@@ -3,12 +3,14 @@
 // system (phase.rs SystemBindings). MODE 0 (after the stepper's gradient pass): rhs -= node
 // gradient, and the squared norm of the new rhs per vertex (for the relative gradient test of
 // Algorithm 1). MODE 1 (after the stepper's Hessian assembly): diagonal blocks += node blocks,
-// their inverses recomputed, stiffness e_j += node stiffness. Fixed vertices (inverse mass 0)
+// their inverses recomputed (|D|⁻¹, block3_abs.glsl), stiffness e_j += node stiffness. Fixed vertices (inverse mass 0)
 // stay untouched (zero right-hand side, identity blocks; norm 0). MODE 2 (at a step's first
 // iterate, node gradient at unit sigma, rhs the stepper's -grad E): per vertex the terms of
 // sigma0's sums, -b.r into bg_dot and |b|^2 into norm2 (0 on fixed vertices; spec A3, A7 #2).
 // Host: engine/src/contact/bal/system.rs. Reference: cpu_reference/bal/kernels.rs (system_add).
 #include "common.glsl"
+#include "polar.glsl"
+#include "block3_abs.glsl"
 layout(constant_id = 1) const uint MODE = 0u;
 layout(std430, binding = 0) readonly buffer InvMass { float inv_mass[]; };
 layout(std430, binding = 1) readonly buffer NodeGrad { vec4 node_grad[]; };
@@ -50,7 +52,8 @@ void main() {
             d[1][r] = row.y;
             d[2][r] = row.z;
         }
-        mat3 inv = inverse(d);
+        // Not inverse(): its determinant overflows f32 for a barrier block of 1e13 N/m.
+        mat3 inv = block_inverse_abs(d);
         for (uint r = 0u; r < 3u; ++r) minv[3u * v + r] = vec4(inv[0][r], inv[1][r], inv[2][r], 0.0);
         stiffness[v] += node_stiff[v];
     }

@@ -418,3 +418,64 @@ pub fn block_inverse_spd(d: &[f32; 9]) -> [f32; 9] {
     let i22 = m22 * m22;
     [i00, i01, i02, i01, i11, i12, i02, i12, i22]
 }
+
+/// The block inverse of `kernels/include/block3_abs.glsl` (`block_inverse_abs`; the assembly
+/// kernel's for exact, possibly indefinite Hessians and BAL's `system_add`): |D|⁻¹ = Q |Λ|⁻¹ Qᵀ
+/// from the symmetrised block's eigensystem, each |λ| floored at ε·max|λ| (ε = f32::EPSILON):
+/// positive definite and finite for any finite block, the identity for a zero block; in f64
+/// (row-major in and out).
+pub fn block_inverse_abs(d: &[f32; 9]) -> [f64; 9] {
+    let r = block_inverse_abs_f64(&nalgebra::Matrix3::from_row_slice(&d.map(f64::from)));
+    let mut out = [0.0; 9];
+    for (k, o) in out.iter_mut().enumerate() {
+        *o = r[(k / 3, k % 3)];
+    }
+    out
+}
+
+/// [`block_inverse_abs`] of an f64 block.
+pub fn block_inverse_abs_f64(m: &nalgebra::Matrix3<f64>) -> nalgebra::Matrix3<f64> {
+    if m.amax() == 0.0 {
+        return nalgebra::Matrix3::identity();
+    }
+    let sym = 0.5 * (m + m.transpose());
+    let eig = sym.symmetric_eigen();
+    let top = eig.eigenvalues.abs().max();
+    let floor = (f64::from(f32::EPSILON) * top).max(1e-30);
+    let inv = eig.eigenvalues.map(|l| 1.0 / l.abs().max(floor));
+    eig.eigenvectors * nalgebra::Matrix3::from_diagonal(&inv) * eig.eigenvectors.transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::block_inverse_abs;
+    use nalgebra::Matrix3;
+
+    #[test]
+    fn absolute_block_inverse_is_the_inverse_of_spd_blocks_and_positive_definite_otherwise() {
+        let spd = [4.0, 1.0, 0.5, 1.0, 3.0, 0.25, 0.5, 0.25, 2.0];
+        let inv = Matrix3::from_row_slice(&block_inverse_abs(&spd));
+        let d = Matrix3::from_row_slice(&spd.map(f64::from));
+        assert!((inv * d - Matrix3::identity()).norm() < 1e-9);
+        for block in [
+            [
+                -2.0e3, 5.0e4, 1.0e4, 5.0e4, -1.0e3, 2.0e4, 1.0e4, 2.0e4, -3.0e3,
+            ],
+            [0.0, 3.0e5, 0.0, 3.0e5, 0.0, 0.0, 0.0, 0.0, -1.0],
+        ] {
+            let inv = Matrix3::from_row_slice(&block_inverse_abs(&block));
+            let eig = inv.symmetric_eigen().eigenvalues;
+            assert!(
+                eig.iter().all(|v| v.is_finite()) && eig.min() > 0.0,
+                "{eig}"
+            );
+            // |D|⁻¹ |D| = I.
+            let d = Matrix3::from_row_slice(&block.map(f64::from));
+            let e = d.symmetric_eigen();
+            let abs = e.eigenvectors
+                * Matrix3::from_diagonal(&e.eigenvalues.abs())
+                * e.eigenvectors.transpose();
+            assert!((inv * abs - Matrix3::identity()).norm() < 1e-9);
+        }
+    }
+}

@@ -398,7 +398,7 @@ pub fn system_add_sigma0(
 }
 
 /// `system_add.comp` MODE 1: diagonal blocks `+=` node blocks (N/m), their inverses (m/N)
-/// recomputed and stiffness `+=` node stiffness (N/m), on free vertices only.
+/// recomputed ([`crate::cpu_reference::pcg::block_inverse_abs_f64`]) and stiffness `+=` node stiffness (N/m), on free vertices only.
 pub fn system_add_hessian(
     inv_mass: &[f64],
     node_diag: &[nalgebra::Matrix3<f64>],
@@ -409,9 +409,7 @@ pub fn system_add_hessian(
 ) {
     for v in (0..diag.len()).filter(|&v| inv_mass[v] != 0.0) {
         diag[v] += node_diag[v];
-        inverse[v] = diag[v]
-            .try_inverse()
-            .unwrap_or_else(nalgebra::Matrix3::zeros);
+        inverse[v] = crate::cpu_reference::pcg::block_inverse_abs_f64(&diag[v]);
         stiffness[v] += node_stiffness[v];
     }
 }
