@@ -19,7 +19,12 @@
 #include "common.glsl"
 #include "thin.glsl"
 #include "block3.glsl"
+#include "polar.glsl"
+#include "block3_abs.glsl"
 layout(constant_id = 1) const uint MODE = 0;
+// 1: the element blocks are projected (PSD): the diagonal blocks' inverses by Cholesky with
+// floored pivots; 0: exact, possibly indefinite (project-on-demand Newton): by |D|⁻¹.
+layout(constant_id = 2) const uint PROJECTED = 1;
 layout(binding = 0) uniform samplerBuffer eig_texels;
 layout(binding = 1) uniform samplerBuffer pos_texels;
 layout(binding = 2) uniform usamplerBuffer thin_verts_texels;
@@ -220,7 +225,9 @@ void main() {
         }
         store(k, d);
         // Cholesky with floored pivots, not inverse(): see block3.glsl.
-        mat3 inv = block_inverse_spd(d);
+        mat3 inv;
+        if (PROJECTED == 1u) inv = block_inverse_spd(d);
+        else inv = block_inverse_abs(d);
         for (uint r = 0u; r < 3u; ++r) minv[3u * k + r] = vec4(inv[0][r], inv[1][r], inv[2][r], 0.0);
     } else {
         mat3 b = mat3(0.0);

@@ -5,8 +5,11 @@
 // for an inverted tet), ∂²Ψ/∂F² has twist modes U Tᵢⱼ Vᵀ (eigenvalue (Ψᵢ + Ψⱼ)/(σᵢ + σⱼ)), flip
 // modes U Lᵢⱼ Vᵀ ((Ψᵢ − Ψⱼ)/(σᵢ − σⱼ)), both in closed form per model, and three scaling modes
 // from the 3×3 A = ∂²Ψ/∂σ² (projected by a 3×3 Jacobi eigen-solve). MODEL 0: stable
-// Neo-Hookean, 1: St. Venant–Kirchhoff, 2: fixed corotated. Output, 8 vec4 per tet, every
-// eigenvalue clamped at 0 and multiplied by the rest volume:
+// Neo-Hookean, 1: St. Venant–Kirchhoff, 2: fixed corotated. PROJECT 1: every eigenvalue
+// clamped at 0 (the PSD projection); PROJECT 0: the exact Hessian (the Newton stepper's
+// project-on-demand iterations; tr(H_e) below is that of the projected Hessian either way, an
+// estimate for the warm start). Output, 8 vec4 per tet, every eigenvalue multiplied by the rest
+// volume:
 //   eig[8t + 0..2] = (column c of U, twist eigenvalue of pair c), pairs (0,1), (0,2), (1,2);
 //   eig[8t + 3..5] = (w_{c+1} = Vᵀ b_{c+1}, flip eigenvalue of pair c) (w₀ = −w₁ − w₂ − w₃);
 //   eig[8t + 6] = (A⁺₀₀, A⁺₁₁, A⁺₂₂, tr(H_e)/4), eig[8t + 7] = (A⁺₀₁, A⁺₀₂, A⁺₁₂, 0).
@@ -17,6 +20,7 @@
 #include "common.glsl"
 #include "polar.glsl"
 layout(constant_id = 1) const uint MODEL = 0;
+layout(constant_id = 2) const uint PROJECT = 1;
 layout(binding = 0) uniform samplerBuffer pos_texels;
 layout(binding = 1) uniform usamplerBuffer tets_texels;
 layout(binding = 2) uniform samplerBuffer rest_texels;
@@ -108,10 +112,10 @@ void main() {
     vec3 al;
     mat3 z;
     sym_eigen3(a, al, z);
-    al = max(al, vec3(0.0));
-    mat3 ap = volume * (z * mat3(al.x, 0.0, 0.0, 0.0, al.y, 0.0, 0.0, 0.0, al.z) * transpose(z));
-    twist = volume * max(twist, vec3(0.0));
-    flip = volume * max(flip, vec3(0.0));
+    vec3 alp = max(al, vec3(0.0));
+    mat3 ap = volume * (z * mat3(alp.x, 0.0, 0.0, 0.0, alp.y, 0.0, 0.0, 0.0, alp.z) * transpose(z));
+    vec3 twist_p = volume * max(twist, vec3(0.0));
+    vec3 flip_p = volume * max(flip, vec3(0.0));
 
     // w_a = Vᵀ b_a (b₀ = −b₁ − b₂ − b₃; b_{1..3} rows of Dm⁻¹).
     mat3 vt = transpose(vm);
@@ -125,8 +129,16 @@ void main() {
     for (uint c = 0u; c < 4u; ++c) {
         vec3 q = w[c] * w[c];
         tr += ap[0][0] * q.x + ap[1][1] * q.y + ap[2][2] * q.z;
-        tr += 0.5 * ((twist.x + flip.x) * (q.x + q.y) + (twist.y + flip.y) * (q.x + q.z)
-                   + (twist.z + flip.z) * (q.y + q.z));
+        tr += 0.5 * ((twist_p.x + flip_p.x) * (q.x + q.y) + (twist_p.y + flip_p.y) * (q.x + q.z)
+                   + (twist_p.z + flip_p.z) * (q.y + q.z));
+    }
+    if (PROJECT == 0u) {
+        ap = volume * a;
+        twist = volume * twist;
+        flip = volume * flip;
+    } else {
+        twist = twist_p;
+        flip = flip_p;
     }
     uint base = 8u * t;
     eig[base + 0u] = vec4(u1, twist.x);

@@ -2,10 +2,12 @@
 //! `kernels/fem/assemble_hessian.comp`): diagonal blocks, their inverses, off-diagonal edge
 //! blocks and the warm start's stiffness estimates of a pool of tets (all three models),
 //! cloth membranes and hinges and rod springs and bends, against an f64 assembly of the
-//! reference element Hessians (`TetRest::hessian_analytic`, `ThinElement::hessian`).
+//! reference element Hessians (`TetRest::hessian_analytic`, `ThinElement::hessian`), with the
+//! tets' Hessians projected to PSD and exact (project-on-demand Newton).
 use nalgebra::{Matrix3, Vector3};
 use rand::Rng;
 use supple::cpu_reference::fem::{Material, TetRest};
+use supple::cpu_reference::pcg::block_inverse_abs;
 use supple::cpu_reference::thin::NO_VERTEX;
 use supple::fem::elements::{edge_structure, BlockAssembly, EdgeSparsity};
 use supple::fem::thin::{cloth_elements, rod_elements, ClothMaterial};
@@ -83,6 +85,14 @@ fn in_time_assembly_matches_the_reference_assembly() {
     let mass_buf = ctx.upload_buffer("mass", &mass, texel).unwrap();
     let inv_mass_buf = ctx.upload_buffer("inv_mass", &inv_mass, texel).unwrap();
     let contact_buf = upload("contact", &contact);
+    // For the exact Hessians: a strongly negative block on every 7th vertex makes its diagonal
+    // block indefinite (what |D|⁻¹ is for).
+    let mut contact_indefinite = contact.clone();
+    for i in (0..n).step_by(7) {
+        contact_indefinite[3 * i][0] = -1e5;
+        contact_indefinite[3 * i + 1][1] = -2e5;
+    }
+    let contact_indefinite_buf = upload("contact_indefinite", &contact_indefinite);
     let out = |name: &str, len: usize| -> GpuBuffer<[f32; 4]> {
         ctx.create_buffer(name, len, BufferUsage::STORAGE).unwrap()
     };
@@ -118,129 +128,180 @@ fn in_time_assembly_matches_the_reference_assembly() {
             Material::CorotatedLinear { mu, lambda },
         ),
     ] {
-        let elements = TetElements::with_thin(
-            &ctx,
-            &rest,
-            &tets.tets,
-            &vec![(mu, lambda); tets.tets.len()],
-            model,
-            &thin,
-        )
-        .unwrap();
-        let mut g = Graph::new("assembly");
-        elements.record_hessian(&mut g, &positions);
-        elements.record_assembly(
-            &mut g,
-            &positions,
-            &BlockAssembly {
-                inv_h2,
-                mass: &mass_buf,
-                inv_mass: &inv_mass_buf,
-                contact_hess: &contact_buf,
-                sparsity: &sparsity,
-                diag: &diag,
-                inverse_diag: &inv_diag,
-                off: &off,
-                stiffness: &stiffness,
-            },
-        );
-        let c = g.compile(&ctx, CompileOptions::default()).unwrap();
-        c.run().unwrap();
-        let (got_d, got_i, got_o, got_s) = (
-            diag.read().unwrap(),
-            inv_diag.read().unwrap(),
-            off.read().unwrap(),
-            stiffness.read().unwrap(),
-        );
-        // Reference assembly in f64.
-        let mut want_d: Vec<Matrix3<f64>> = (0..n)
-            .map(|i| {
-                Matrix3::identity() * (mass[i] * inv_h2) as f64
-                    + Matrix3::from_fn(|r, c| contact[3 * i + r][c] as f64)
-            })
-            .collect();
-        let mut want_s: Vec<f64> = (0..n)
-            .map(|i| {
-                3.0 * (mass[i] * inv_h2) as f64
-                    + (0..3).map(|k| contact[3 * i + k][k] as f64).sum::<f64>()
-            })
-            .collect();
-        let mut want_o = vec![Matrix3::<f64>::zeros(); pairs.len()];
-        let index: std::collections::HashMap<(u32, u32), usize> =
-            pairs.iter().enumerate().map(|(k, &p)| (p, k)).collect();
-        let mut inverted = 0;
-        for (e, vs) in pool.iter().enumerate() {
-            let xe = vs.map(xv);
-            let h = if e < tets.tets.len() {
-                let rt = TetRest::new(&vs.map(|v| Vector3::from(rest[v as usize]))).unwrap();
-                inverted += (rt.deformation_gradient(&xe).determinant() < 0.0) as usize;
-                rt.hessian_analytic(&material, &xe)
+        for project in [true, false] {
+            let elements = TetElements::with_thin(
+                &ctx,
+                &rest,
+                &tets.tets,
+                &vec![(mu, lambda); tets.tets.len()],
+                model,
+                &thin,
+            )
+            .unwrap();
+            let mut g = Graph::new("assembly");
+            elements.record_hessian_projected(&mut g, &positions, project);
+            elements.record_assembly_projected(
+                &mut g,
+                &positions,
+                &BlockAssembly {
+                    inv_h2,
+                    mass: &mass_buf,
+                    inv_mass: &inv_mass_buf,
+                    contact_hess: if project {
+                        &contact_buf
+                    } else {
+                        &contact_indefinite_buf
+                    },
+                    sparsity: &sparsity,
+                    diag: &diag,
+                    inverse_diag: &inv_diag,
+                    off: &off,
+                    stiffness: &stiffness,
+                },
+                project,
+            );
+            let c = g.compile(&ctx, CompileOptions::default()).unwrap();
+            c.run().unwrap();
+            let (got_d, got_i, got_o, got_s) = (
+                diag.read().unwrap(),
+                inv_diag.read().unwrap(),
+                off.read().unwrap(),
+                stiffness.read().unwrap(),
+            );
+            let contact = if project {
+                &contact
             } else {
-                thin[e - tets.tets.len()].hessian(&xe)
+                &contact_indefinite
             };
-            let nodes = vs.iter().filter(|&&v| v != NO_VERTEX).count() as f64;
-            for a in 0..4 {
-                if vs[a] == NO_VERTEX {
-                    continue;
-                }
-                want_d[vs[a] as usize] += h.fixed_view::<3, 3>(3 * a, 3 * a);
-                want_s[vs[a] as usize] += h.trace() / nodes;
-                for b in 0..4 {
-                    if vs[b] != NO_VERTEX && vs[a] < vs[b] {
-                        want_o[index[&(vs[a], vs[b])]] += h.fixed_view::<3, 3>(3 * a, 3 * b);
+            // Reference assembly in f64.
+            let mut want_d: Vec<Matrix3<f64>> = (0..n)
+                .map(|i| {
+                    Matrix3::identity() * (mass[i] * inv_h2) as f64
+                        + Matrix3::from_fn(|r, c| contact[3 * i + r][c] as f64)
+                })
+                .collect();
+            let mut want_s: Vec<f64> = (0..n)
+                .map(|i| {
+                    3.0 * (mass[i] * inv_h2) as f64
+                        + (0..3).map(|k| contact[3 * i + k][k] as f64).sum::<f64>()
+                })
+                .collect();
+            let mut want_o = vec![Matrix3::<f64>::zeros(); pairs.len()];
+            let index: std::collections::HashMap<(u32, u32), usize> =
+                pairs.iter().enumerate().map(|(k, &p)| (p, k)).collect();
+            let mut inverted = 0;
+            let mut indefinite = 0;
+            let mut indefinite_blocks = 0;
+            for (e, vs) in pool.iter().enumerate() {
+                let xe = vs.map(xv);
+                // The exact tet Hessians (PROJECT = 0) keep their negative eigenvalues; the
+                // stiffness estimate is the projected Hessian's trace either way.
+                let (h, trace) = if e < tets.tets.len() {
+                    let rt = TetRest::new(&vs.map(|v| Vector3::from(rest[v as usize]))).unwrap();
+                    inverted += (rt.deformation_gradient(&xe).determinant() < 0.0) as usize;
+                    let h = rt.hessian_analytic_projected(&material, &xe, project);
+                    if h.symmetric_eigen().eigenvalues.min() < -1e-6 * h.norm() {
+                        indefinite += 1;
+                    }
+                    (h, rt.hessian_analytic(&material, &xe).trace())
+                } else {
+                    let h = thin[e - tets.tets.len()].hessian(&xe);
+                    (h, h.trace())
+                };
+                let nodes = vs.iter().filter(|&&v| v != NO_VERTEX).count() as f64;
+                for a in 0..4 {
+                    if vs[a] == NO_VERTEX {
+                        continue;
+                    }
+                    want_d[vs[a] as usize] += h.fixed_view::<3, 3>(3 * a, 3 * a);
+                    want_s[vs[a] as usize] += trace / nodes;
+                    for b in 0..4 {
+                        if vs[b] != NO_VERTEX && vs[a] < vs[b] {
+                            want_o[index[&(vs[a], vs[b])]] += h.fixed_view::<3, 3>(3 * a, 3 * b);
+                        }
                     }
                 }
             }
+            assert!(inverted > 0, "the deformation should invert some tets");
+            assert_eq!(
+                indefinite > 0,
+                !project,
+                "{model:?}: {indefinite} indefinite tet Hessians (projected: {project})"
+            );
+            let dscale = want_d.iter().map(|m| m.norm()).fold(0.0, f64::max);
+            for i in 0..n {
+                let fixed = inv_mass[i] == 0.0;
+                let want = if fixed {
+                    Matrix3::identity()
+                } else {
+                    want_d[i]
+                };
+                let got = block(&got_d, i);
+                assert!(
+                    (got - want).norm() <= 2e-4 * dscale,
+                    "{model:?} vertex {i}: {got} vs {want}"
+                );
+                let inv = block(&got_i, i);
+                if project {
+                    assert!(
+                        (inv * got - Matrix3::identity()).norm() < 1e-3,
+                        "{model:?} vertex {i}: inverse"
+                    );
+                } else {
+                    // Exact blocks, some indefinite: |D|⁻¹ of the block the GPU assembled.
+                    let want_inv = Matrix3::from_row_slice(&block_inverse_abs(
+                        &got.transpose()
+                            .as_slice()
+                            .iter()
+                            .map(|&v| v as f32)
+                            .collect::<Vec<_>>()
+                            .try_into()
+                            .expect("9 entries"),
+                    ));
+                    assert!(
+                        (inv - want_inv).norm() <= 1e-3 * want_inv.norm(),
+                        "{model:?} vertex {i}: |D|⁻¹ {inv} vs {want_inv}"
+                    );
+                    if want.symmetric_eigen().eigenvalues.min() < 0.0 {
+                        indefinite_blocks += 1;
+                    }
+                }
+                let want_st = if fixed { 1.0 } else { want_s[i] };
+                assert!(
+                    (got_s[i] as f64 - want_st).abs() <= 2e-4 * want_st.abs().max(1.0),
+                    "{model:?} vertex {i}: stiffness {} vs {want_st}",
+                    got_s[i]
+                );
+            }
+            for (k, &(i, j)) in pairs.iter().enumerate() {
+                let fixed = inv_mass[i as usize] == 0.0 || inv_mass[j as usize] == 0.0;
+                let want = if fixed { Matrix3::zeros() } else { want_o[k] };
+                let got = block(&got_o, k);
+                assert!(
+                    (got - want).norm() <= 2e-4 * dscale,
+                    "{model:?} edge ({i}, {j}): {got} vs {want}"
+                );
+            }
+            // The exact-Hessian case covers indefinite diagonal blocks.
+            assert!(
+                project || indefinite_blocks > 0,
+                "{model:?}: no indefinite diagonal block"
+            );
+            // Deterministic: a second run writes the same bits.
+            c.run().unwrap();
+            assert!(diag
+                .read()
+                .unwrap()
+                .iter()
+                .zip(&got_d)
+                .all(|(a, b)| a.map(f32::to_bits) == b.map(f32::to_bits)));
+            assert!(off
+                .read()
+                .unwrap()
+                .iter()
+                .zip(&got_o)
+                .all(|(a, b)| a.map(f32::to_bits) == b.map(f32::to_bits)));
         }
-        assert!(inverted > 0, "the deformation should invert some tets");
-        let dscale = want_d.iter().map(|m| m.norm()).fold(0.0, f64::max);
-        for i in 0..n {
-            let fixed = inv_mass[i] == 0.0;
-            let want = if fixed {
-                Matrix3::identity()
-            } else {
-                want_d[i]
-            };
-            let got = block(&got_d, i);
-            assert!(
-                (got - want).norm() <= 2e-4 * dscale,
-                "{model:?} vertex {i}: {got} vs {want}"
-            );
-            let inv = block(&got_i, i);
-            assert!(
-                (inv * got - Matrix3::identity()).norm() < 1e-3,
-                "{model:?} vertex {i}: inverse"
-            );
-            let want_st = if fixed { 1.0 } else { want_s[i] };
-            assert!(
-                (got_s[i] as f64 - want_st).abs() <= 2e-4 * want_st.abs().max(1.0),
-                "{model:?} vertex {i}: stiffness {} vs {want_st}",
-                got_s[i]
-            );
-        }
-        for (k, &(i, j)) in pairs.iter().enumerate() {
-            let fixed = inv_mass[i as usize] == 0.0 || inv_mass[j as usize] == 0.0;
-            let want = if fixed { Matrix3::zeros() } else { want_o[k] };
-            let got = block(&got_o, k);
-            assert!(
-                (got - want).norm() <= 2e-4 * dscale,
-                "{model:?} edge ({i}, {j}): {got} vs {want}"
-            );
-        }
-        // Deterministic: a second run writes the same bits.
-        c.run().unwrap();
-        assert!(diag
-            .read()
-            .unwrap()
-            .iter()
-            .zip(&got_d)
-            .all(|(a, b)| a.map(f32::to_bits) == b.map(f32::to_bits)));
-        assert!(off
-            .read()
-            .unwrap()
-            .iter()
-            .zip(&got_o)
-            .all(|(a, b)| a.map(f32::to_bits) == b.map(f32::to_bits)));
     }
     assert_no_validation_errors(&ctx);
 }

@@ -39,6 +39,7 @@ fn base_settings() -> NewtonSettings {
         pcg_resumes: 0,
         device_loop: true,
         script_pull: None,
+        project_on_demand: false,
     }
 }
 

@@ -79,6 +79,7 @@ fn penalty_terms_in_the_newton_system_match_the_reference() {
         pcg_resumes: 0,
         device_loop: true,
         script_pull: None,
+        project_on_demand: false,
     };
     let driven = newton_driven(&ctx, &model, &[], ElementModel::StableNeoHookean, settings);
     let (stepper, state) = (&driven.stepper, &driven.state);

@@ -356,11 +356,23 @@ pub const COROTATED_SINGULAR: f64 = 1e-6;
 impl TetRest {
     /// The analytic eigensystem of the element at `x` ([`TetEigensystem`]).
     pub fn eigensystem(&self, m: &Material, x: &[Vector3<f64>; 4]) -> TetEigensystem {
+        self.eigensystem_projected(m, x, true)
+    }
+
+    /// [`TetRest::eigensystem`] with every eigenvalue clamped at 0 (`project`) or as it is
+    /// (the exact Hessian of `fem/tet_eigensystem.comp` with PROJECT = 0).
+    pub fn eigensystem_projected(
+        &self,
+        m: &Material,
+        x: &[Vector3<f64>; 4],
+        project: bool,
+    ) -> TetEigensystem {
         let f = self.deformation_gradient(x);
         let (u, s, v) = signed_svd(&f);
         let (twist, flip, a) = sigma_derivatives(m, &s);
+        let floor = |l: f64| if project { l.max(0.0) } else { l };
         let eig = a.symmetric_eigen();
-        let clamped = eig.eigenvalues.map(|l| l.max(0.0));
+        let clamped = eig.eigenvalues.map(floor);
         let scale = self.volume
             * eig.eigenvectors
             * Matrix3::from_diagonal(&clamped)
@@ -375,8 +387,8 @@ impl TetRest {
         TetEigensystem {
             u,
             w: b.map(|bk| v.transpose() * bk),
-            twist: twist.map(|l| self.volume * l.max(0.0)),
-            flip: flip.map(|l| self.volume * l.max(0.0)),
+            twist: twist.map(|l| self.volume * floor(l)),
+            flip: flip.map(|l| self.volume * floor(l)),
             scale,
         }
     }
@@ -384,7 +396,18 @@ impl TetRest {
     /// The element Hessian from the analytic eigensystem (what the GPU assembles block by
     /// block): equal to [`TetRest::hessian_stress_projected`] up to rounding.
     pub fn hessian_analytic(&self, m: &Material, x: &[Vector3<f64>; 4]) -> Mat12 {
-        let e = self.eigensystem(m, x);
+        self.hessian_analytic_projected(m, x, true)
+    }
+
+    /// [`TetRest::hessian_analytic`] projected (`project`) or exact: without the projection
+    /// equal to [`TetRest::hessian`] without it, up to rounding.
+    pub fn hessian_analytic_projected(
+        &self,
+        m: &Material,
+        x: &[Vector3<f64>; 4],
+        project: bool,
+    ) -> Mat12 {
+        let e = self.eigensystem_projected(m, x, project);
         let mut h = Mat12::zeros();
         for a in 0..4 {
             for b in 0..4 {
@@ -415,7 +438,8 @@ impl TetEigensystem {
         self.u * k * self.u.transpose()
     }
 
-    /// Trace of the whole 12×12 element Hessian (the sum of its eigenvalues: it is PSD).
+    /// Trace of the whole 12×12 element Hessian (the sum of its eigenvalues; the projected
+    /// one's is the warm start's stiffness estimate).
     pub fn trace(&self) -> f64 {
         (0..4).map(|a| self.block(a, a).trace()).sum()
     }
@@ -606,6 +630,31 @@ mod tests {
             }
         }
         assert!(inverted >= 30, "{inverted} inverted cases");
+    }
+
+    #[test]
+    fn unprojected_analytic_eigensystem_equals_the_exact_hessian() {
+        let rest = TetRest::new(&rest_tet()).unwrap();
+        let mut seed = 29u64;
+        let mut indefinite = 0;
+        for m in materials() {
+            for trial in 0..60 {
+                let amount = [0.005, 0.03, 0.08][trial % 3];
+                let mut x = deformed(&mut seed, amount);
+                if trial % 5 == 0 {
+                    x[3].z = -0.5 * x[3].z.abs() - 0.01;
+                }
+                let exact = rest.hessian(&m, &x, false);
+                let analytic = rest.hessian_analytic_projected(&m, &x, false);
+                let err = (exact - analytic).norm() / exact.norm().max(1e-30);
+                assert!(err < 1e-7, "{m:?} trial {trial}: relative error {err}");
+                if exact.symmetric_eigen().eigenvalues.min() < -1e-9 * exact.norm() {
+                    indefinite += 1;
+                }
+            }
+        }
+        // The comparison covers Hessians that the projection changes.
+        assert!(indefinite >= 30, "{indefinite} indefinite cases");
     }
 
     #[test]

@@ -336,8 +336,19 @@ impl TetElements {
     }
 
     /// Records the tets' analytic eigensystems at `positions` (what the assembly needs of them;
-    /// thin elements need nothing beforehand).
+    /// thin elements need nothing beforehand), projected to PSD.
     pub fn record_hessian(&self, g: &mut Graph, positions: &GpuBuffer<[f32; 4]>) {
+        self.record_hessian_projected(g, positions, true);
+    }
+
+    /// [`TetElements::record_hessian`] with the tets' eigenvalues clamped at 0 (`project`) or
+    /// exact (an indefinite Hessian; thin elements stay projected).
+    pub fn record_hessian_projected(
+        &self,
+        g: &mut Graph,
+        positions: &GpuBuffer<[f32; 4]>,
+        project: bool,
+    ) {
         if self.num_tets == 0 {
             return;
         }
@@ -348,7 +359,7 @@ impl TetElements {
                 [(self.num_tets as u32).div_ceil(WG), 1, 1],
             )
             .workgroup_size(WG)
-            .spec(&[self.model_code()])
+            .spec(&[self.model_code(), u32::from(project)])
             .read_texels(positions, V4)
             .read_texels(&self.tets, U4)
             .read_texels(&self.rest, V4)
@@ -367,6 +378,19 @@ impl TetElements {
         g: &mut Graph,
         positions: &GpuBuffer<[f32; 4]>,
         out: &BlockAssembly<'_>,
+    ) {
+        self.record_assembly_projected(g, positions, out, true);
+    }
+
+    /// [`TetElements::record_assembly`] after a [`TetElements::record_hessian_projected`] with
+    /// the same `project`: exact (possibly indefinite) diagonal blocks get the inverse of their
+    /// absolute value, |D|⁻¹, as the preconditioner's block instead of a floored Cholesky.
+    pub fn record_assembly_projected(
+        &self,
+        g: &mut Graph,
+        positions: &GpuBuffer<[f32; 4]>,
+        out: &BlockAssembly<'_>,
+        project: bool,
     ) {
         let sp = out.sparsity;
         let t = &self.thin;
@@ -398,7 +422,7 @@ impl TetElements {
                     [(count as u32).div_ceil(WG), 1, 1],
                 )
                 .workgroup_size(WG)
-                .spec(&[mode])
+                .spec(&[mode, u32::from(project)])
                 .read_texels(&self.eigen, V4)
                 .read_texels(positions, V4)
                 .read_texels(&t.verts, U4)

@@ -110,6 +110,23 @@ pub struct NewtonConfig {
     /// Who decides the Newton loop's iterations, line search and stop test when no contact
     /// handler acts between iterates (default device).
     pub newton_loop: NewtonLoop,
+    /// When the tets' element Hessians are projected to PSD (default always).
+    pub hessian_projection: HessianProjection,
+}
+
+/// When the Newton system's tet Hessians are projected to PSD
+/// ([`NewtonConfig::hessian_projection`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HessianProjection {
+    /// Every iteration: each tet's negative eigenvalues clamped at 0 (projected Newton).
+    #[default]
+    Always,
+    /// Project-on-demand Newton (Longva et al. 2023, "Pitfalls of Projection"): each iteration
+    /// first solves with the exact tet Hessians and falls back to the projected ones when the
+    /// PCG meets negative curvature or the line search accepts no step. Runs the Newton loop
+    /// on the host.
+    OnDemand,
 }
 
 /// Who runs the Newton loop's decisions ([`NewtonConfig::newton_loop`]).
@@ -139,6 +156,7 @@ impl Default for NewtonConfig {
             friction_slip_velocity: 1e-2,
             friction_per_iteration: false,
             newton_loop: NewtonLoop::Device,
+            hessian_projection: HessianProjection::Always,
         }
     }
 }

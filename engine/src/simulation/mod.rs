@@ -43,6 +43,11 @@ pub use embed::{QueueFamilyTransfer, RawBufferView, RenderSync};
 pub struct FrameStats {
     /// Newton iterations summed over the frame's time steps (0 for other steppers).
     pub newton_iterations: u32,
+    /// Newton iterations that solved with the exact tet Hessians first
+    /// (`solver.hessian_projection = "on-demand"`; 0 otherwise).
+    pub exact_hessian_iterations: u32,
+    /// Of those, the iterations that fell back to the projected Hessians.
+    pub projection_fallbacks: u32,
     /// PCG iterations summed over the frame's time steps (global solves).
     pub pcg_iterations: u32,
     /// Grouped warm-start PCG iterations summed over the frame's time steps.
@@ -95,6 +100,8 @@ impl FrameStats {
     /// Adds one time step's report.
     pub fn add_step(&mut self, r: &StepReport) {
         self.newton_iterations += r.newton_iterations;
+        self.exact_hessian_iterations += r.exact_hessian_iterations;
+        self.projection_fallbacks += r.projection_fallbacks;
         self.pcg_iterations += r.pcg_iterations;
         self.pcg_warm_iterations += r.pcg_warm_iterations;
         self.energy = r.energy;

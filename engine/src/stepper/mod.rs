@@ -126,6 +126,11 @@ pub struct StepReport {
     pub gpu_ms: StepGpuMs,
     /// Newton iterations (0 for steppers without).
     pub newton_iterations: u32,
+    /// Newton iterations that solved with the exact tet Hessians first (project-on-demand).
+    pub exact_hessian_iterations: u32,
+    /// Of those, the iterations that solved again with the projected Hessians (the exact
+    /// system met negative curvature or its direction gave no accepted step).
+    pub projection_fallbacks: u32,
     /// PCG iterations summed over the Newton iterations (global solves).
     pub pcg_iterations: u32,
     /// Iterations of the grouped warm-start PCG summed over the Newton iterations.

@@ -166,11 +166,12 @@ pub fn control_words(max_iterations: u32) -> usize {
     words::LOG + words::LOG_WORDS * max_iterations.max(1) as usize
 }
 
-/// Whether the device loop can run a step with `settings`: one outer iteration, no PCG
-/// resumption after a failed search, and a warm start that ends within one PCG run of
-/// `run_length` iterations.
+/// Whether the device loop can run a step with `settings`: always-projected Hessians, one
+/// outer iteration, no PCG resumption after a failed search, and a warm start that ends within
+/// one PCG run of `run_length` iterations.
 pub fn eligible(settings: &NewtonSettings, run_length: u32) -> bool {
-    settings.max_outer_iterations == 1
+    !settings.project_on_demand
+        && settings.max_outer_iterations == 1
         && settings.pcg_resumes == 0
         && (!settings.warm_start.enabled || settings.warm_start.max_iterations <= run_length)
 }

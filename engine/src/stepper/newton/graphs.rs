@@ -319,6 +319,8 @@ pub(super) struct Graphs {
     pub evaluate_lagged: CompiledGraph,
     /// Element Hessians, assembly, inverse diagonal blocks.
     pub hessian: CompiledGraph,
+    /// The same with the exact (unprojected) tet Hessians (project-on-demand Newton only).
+    pub hessian_exact: Option<CompiledGraph>,
     /// x_trial = x + α d and its energy; |d|.
     pub trial: CompiledGraph,
     /// x = x_trial.
@@ -480,11 +482,22 @@ impl Bindings<'_> {
     /// the diagonal and edge blocks, inverse diagonal blocks and the stiffness estimates of the
     /// warm start.
     pub fn hessian_nodes(&self) -> Graph {
+        self.hessian_nodes_projected(true)
+    }
+
+    /// [`Bindings::hessian_nodes`] with the tets' Hessians projected to PSD (`project`)
+    /// or exact.
+    pub fn hessian_nodes_projected(&self, project: bool) -> Graph {
         let (s, pcg) = (self.state, self.pcg);
-        let mut g = Graph::new("newton.hessian");
-        self.elements.record_hessian(&mut g, &s.x);
+        let mut g = Graph::new(if project {
+            "newton.hessian"
+        } else {
+            "newton.hessian_exact"
+        });
+        self.elements
+            .record_hessian_projected(&mut g, &s.x, project);
         let h = self.settings.h;
-        self.elements.record_assembly(
+        self.elements.record_assembly_projected(
             &mut g,
             &s.x,
             &BlockAssembly {
@@ -498,6 +511,7 @@ impl Bindings<'_> {
                 off: pcg.off_blocks(),
                 stiffness: pcg.stiffness(),
             },
+            project,
         );
         g
     }
@@ -693,6 +707,11 @@ impl Bindings<'_> {
                 EVALUATION_SLOTS,
             ))?,
             hessian: c(self.hessian_nodes())?,
+            hessian_exact: if self.settings.project_on_demand {
+                Some(c(self.hessian_nodes_projected(false))?)
+            } else {
+                None
+            },
             trial: c(self.trial_nodes())?,
             accept: c(self.accept_nodes())?,
             finish: c(self.finish_nodes())?,

@@ -32,10 +32,14 @@ use crate::primitives::Reduce;
 use crate::scene::Scene;
 use crate::state::GpuState;
 use crate::stepper::{check_scene, ContactHost, StepReport, Stepper};
-use crate::vk::{Context, GpuBuffer, VkResult};
+use crate::vk::{CompiledGraph, Context, GpuBuffer, VkResult};
 use device_loop::DeviceLoop;
 use graphs::{Bindings, Graphs, SolveBuffers, Sparsity, Workspace, EVALUATION_SLOTS, SUM_SLOTS};
 use script::ScriptProgress;
+
+/// A line search's result: the accepted objective (`None`: no step accepted), the last α tried
+/// and the direction's largest vertex displacement (m).
+type SearchResult = (Option<f64>, f32, f64);
 
 /// The Newton right-hand side, the diagonal blocks and the energy ([`NewtonStepper::linearize`]).
 pub type Linearization = (Vec<[f32; 4]>, Vec<[f32; 4]>, f64);
@@ -424,19 +428,31 @@ impl NewtonStepper {
         contacts: &ContactSet,
         report: &mut StepReport,
     ) -> Result<IterationInfo, SimError> {
+        let solve = self.solve_with(&self.graphs.hessian, contacts, report)?;
+        self.account_solve(t, solve, report)
+    }
+
+    /// Assembles the Newton system with the element Hessians of `hessian` (projected or exact)
+    /// and the energy terms' blocks and runs the PCG solve (not yet accounted).
+    fn solve_with(
+        &self,
+        hessian: &CompiledGraph,
+        contacts: &ContactSet,
+        report: &mut StepReport,
+    ) -> Result<WarmSolveStats, SimError> {
         let st = &self.settings;
         if contacts.reads_in_queue_order() {
             // No contact handler reads the system on the host: the PCG solve's wait covers the
             // assembly and the energy terms' blocks added after it (queue order).
-            self.graphs.hessian.submit()?;
+            hessian.submit()?;
             self.submitted.set(Submitted {
                 hessian: true,
                 ..self.submitted.get()
             });
             report.gpu_ms.hessian += contacts.add_hessians()?;
         } else {
-            self.graphs.hessian.run()?;
-            report.gpu_ms.hessian += self.graphs.hessian.gpu_ms()?;
+            hessian.run()?;
+            report.gpu_ms.hessian += hessian.gpu_ms()?;
             report.gpu_ms.hessian += contacts.add_hessians()?;
         }
         let solve = self.pcg.solve_resident_warm(
@@ -445,7 +461,7 @@ impl NewtonStepper {
             &st.warm_start,
         )?;
         self.collect_submitted_ms(report)?;
-        self.account_solve(t, solve, report)
+        Ok(solve)
     }
 
     /// Checks and reports a Newton system's PCG `solve` (one Newton iteration).
@@ -539,6 +555,50 @@ impl NewtonStepper {
         Ok(energy + change)
     }
 
+    /// One Newton iteration's solve and line search from the objective `energy`. With
+    /// project-on-demand Newton the exact tet Hessians come first: their direction is searched
+    /// once (no PCG resumption) unless the PCG met negative curvature (a breakdown) or a
+    /// non-finite residual, and when that search accepts nothing the iteration solves again
+    /// with the projected Hessians (counted in [`StepReport::projection_fallbacks`], one Newton
+    /// iteration either way, the PCG iterations of both solves counted).
+    fn solve_and_search(
+        &self,
+        t: f64,
+        energy: f64,
+        contacts: &ContactSet,
+        report: &mut StepReport,
+    ) -> Result<(IterationInfo, SearchResult), SimError> {
+        let mut spent = 0;
+        if let Some(exact) = &self.graphs.hessian_exact {
+            report.exact_hessian_iterations += 1;
+            let solve = self.solve_with(exact, contacts, report)?;
+            if solve.relative_residual.is_finite() && solve.exit != SolveExit::Breakdown {
+                let mut info = self.account_solve(t, solve, report)?;
+                let alpha0 = contacts.max_step()?.min(1.0);
+                info.alpha_start = alpha0;
+                let chain = contacts.reads_in_queue_order();
+                let r = self.line_search(energy, alpha0, contacts, chain, false, report)?;
+                if r.0.is_some() {
+                    info.alpha = r.1;
+                    return Ok((info, r));
+                }
+                // One Newton iteration, counted by the projected solve below.
+                report.newton_iterations -= 1;
+            } else {
+                report.pcg_iterations += solve.iterations;
+                report.pcg_warm_iterations += solve.warm_iterations;
+                report.gpu_ms.pcg += self.pcg.last_gpu_ms();
+                report.record_pcg(solve.exit, solve.model);
+            }
+            report.projection_fallbacks += 1;
+            spent = solve.iterations;
+        }
+        let mut info = self.solve(t, contacts, report)?;
+        info.pcg_iterations += spent;
+        let r = self.search_with_resumes(energy, contacts, &mut info, report)?;
+        Ok((info, r))
+    }
+
     /// Newton iterations from the objective `energy` at x until the direction or the gradient is
     /// small, the line search fails or the iteration cap; returns the objective at the end.
     fn iterate(
@@ -558,9 +618,8 @@ impl NewtonStepper {
                 break;
             }
             self.refresh_operator(contacts)?;
-            let mut info = self.solve(t, contacts, report)?;
-            let (accepted, alpha, dmax) =
-                self.search_with_resumes(energy, contacts, &mut info, report)?;
+            let (info, (accepted, alpha, dmax)) =
+                self.solve_and_search(t, energy, contacts, report)?;
             let go_on =
                 self.iteration_done(&info, accepted, alpha, dmax, state, contacts, report)?;
             if let Some(e) = accepted {
@@ -600,14 +659,15 @@ impl NewtonStepper {
     }
 
     /// Whether the step's Newton iterations run queued ([`NewtonStepper::iterate_queued`]):
-    /// with contact handlers that read the iterates in queue order and add no energy term (the
-    /// line search starts at α = 1 and no term waits between the parts), the stepper's own
-    /// scripted motion (no pull, no bounded move), no PCG resumption, and a warm start that
-    /// fits one PCG run (the solve then does not read the previous solution, so a solve
-    /// discarded by the gradient test leaves no trace).
+    /// with always-projected Hessians, contact handlers that read the iterates in queue order
+    /// and add no energy term (the line search starts at α = 1 and no term waits between the
+    /// parts), the stepper's own scripted motion (no pull, no bounded move), no PCG
+    /// resumption, and a warm start that fits one PCG run (the solve then does not read the
+    /// previous solution, so a solve discarded by the gradient test leaves no trace).
     fn queues_search(&self, contacts: &ContactSet) -> bool {
         let st = &self.settings;
         !contacts.is_empty()
+            && self.graphs.hessian_exact.is_none()
             && !contacts.has_energy()
             && contacts.reads_in_queue_order()
             && self.graphs.pull.is_none()

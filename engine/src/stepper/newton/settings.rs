@@ -59,6 +59,9 @@ pub struct NewtonSettings {
     /// Lagrangian whose weight starts at this times their mass (× 1/h²; dimensionless), as
     /// IPC imposes boundary conditions; `None`: they are fixed and moved before the solve.
     pub script_pull: Option<f64>,
+    /// Project-on-demand Newton ([`crate::scene::HessianProjection::OnDemand`]): each
+    /// iteration solves with the exact tet Hessians first; false: always projected.
+    pub project_on_demand: bool,
 }
 
 /// The pull's starting weight relative to a scripted vertex's mass
@@ -99,6 +102,7 @@ impl NewtonSettings {
             pcg_resumes: needs.line_search_resumes,
             device_loop: s.newton_loop == crate::scene::NewtonLoop::Device,
             script_pull: needs.scripted_unknowns.then_some(SCRIPT_PULL_WEIGHT),
+            project_on_demand: s.hessian_projection == crate::scene::HessianProjection::OnDemand,
         }
     }
 }
