@@ -589,45 +589,47 @@ mod tests {
         );
     }
 
-    #[test]
-    fn analytic_eigensystem_equals_the_numerical_projection_on_random_and_inverted_f() {
-        let rest = TetRest::new(&rest_tet()).unwrap();
-        let mut seed = 23u64;
-        let mut inverted = 0;
+    /// 60 deformations per material from `seed`: small, large and inverting ones (amount up
+    /// to the element size; every fifth pushes vertex 3 through the opposite face).
+    fn deformation_cases(mut seed: u64) -> Vec<(Material, usize, [Vector3<f64>; 4])> {
+        let mut cases = Vec::new();
         for m in materials() {
             for trial in 0..60 {
-                // Small, large and inverting deformations (amount up to the element size).
                 let amount = [0.005, 0.03, 0.08][trial % 3];
                 let mut x = deformed(&mut seed, amount);
                 if trial % 5 == 0 {
-                    // Push vertex 3 through the opposite face: an inverted tet.
                     x[3].z = -0.5 * x[3].z.abs() - 0.01;
                 }
-                let f = rest.deformation_gradient(&x);
-                if f.determinant() < 0.0 {
-                    inverted += 1;
-                }
-                let (u, sigma, v) = signed_svd(&f);
-                assert!(
-                    (u * Matrix3::from_diagonal(&sigma) * v.transpose() - f).norm()
-                        < 1e-9 * f.norm()
-                );
-                assert!(
-                    (u.determinant() - 1.0).abs() < 1e-9 && (v.determinant() - 1.0).abs() < 1e-9
-                );
-                let numeric = rest.hessian_stress_projected(&m, &x);
-                let analytic = rest.hessian_analytic(&m, &x);
-                let err = (numeric - analytic).norm() / numeric.norm().max(1e-30);
-                assert!(
-                    err < 1e-7,
-                    "{m:?} trial {trial} (det F {}): relative error {err}",
-                    f.determinant()
-                );
-                let e = rest.eigensystem(&m, &x);
-                assert!(
-                    (e.trace() - numeric.trace()).abs() <= 1e-7 * numeric.trace().abs().max(1e-30)
-                );
+                cases.push((m, trial, x));
             }
+        }
+        cases
+    }
+
+    #[test]
+    fn analytic_eigensystem_equals_the_numerical_projection_on_random_and_inverted_f() {
+        let rest = TetRest::new(&rest_tet()).unwrap();
+        let mut inverted = 0;
+        for (m, trial, x) in deformation_cases(23) {
+            let f = rest.deformation_gradient(&x);
+            if f.determinant() < 0.0 {
+                inverted += 1;
+            }
+            let (u, sigma, v) = signed_svd(&f);
+            assert!(
+                (u * Matrix3::from_diagonal(&sigma) * v.transpose() - f).norm() < 1e-9 * f.norm()
+            );
+            assert!((u.determinant() - 1.0).abs() < 1e-9 && (v.determinant() - 1.0).abs() < 1e-9);
+            let numeric = rest.hessian_stress_projected(&m, &x);
+            let analytic = rest.hessian_analytic(&m, &x);
+            let err = (numeric - analytic).norm() / numeric.norm().max(1e-30);
+            assert!(
+                err < 1e-7,
+                "{m:?} trial {trial} (det F {}): relative error {err}",
+                f.determinant()
+            );
+            let e = rest.eigensystem(&m, &x);
+            assert!((e.trace() - numeric.trace()).abs() <= 1e-7 * numeric.trace().abs().max(1e-30));
         }
         assert!(inverted >= 30, "{inverted} inverted cases");
     }
@@ -635,22 +637,14 @@ mod tests {
     #[test]
     fn unprojected_analytic_eigensystem_equals_the_exact_hessian() {
         let rest = TetRest::new(&rest_tet()).unwrap();
-        let mut seed = 29u64;
         let mut indefinite = 0;
-        for m in materials() {
-            for trial in 0..60 {
-                let amount = [0.005, 0.03, 0.08][trial % 3];
-                let mut x = deformed(&mut seed, amount);
-                if trial % 5 == 0 {
-                    x[3].z = -0.5 * x[3].z.abs() - 0.01;
-                }
-                let exact = rest.hessian(&m, &x, false);
-                let analytic = rest.hessian_analytic_projected(&m, &x, false);
-                let err = (exact - analytic).norm() / exact.norm().max(1e-30);
-                assert!(err < 1e-7, "{m:?} trial {trial}: relative error {err}");
-                if exact.symmetric_eigen().eigenvalues.min() < -1e-9 * exact.norm() {
-                    indefinite += 1;
-                }
+        for (m, trial, x) in deformation_cases(29) {
+            let exact = rest.hessian(&m, &x, false);
+            let analytic = rest.hessian_analytic_projected(&m, &x, false);
+            let err = (exact - analytic).norm() / exact.norm().max(1e-30);
+            assert!(err < 1e-7, "{m:?} trial {trial}: relative error {err}");
+            if exact.symmetric_eigen().eigenvalues.min() < -1e-9 * exact.norm() {
+                indefinite += 1;
             }
         }
         // The comparison covers Hessians that the projection changes.
