@@ -474,14 +474,20 @@ impl NewtonStepper {
         if !solve.relative_residual.is_finite() {
             return Err(not_finite_system(t, solve.relative_residual as f64));
         }
+        report.newton_iterations += 1;
+        Ok(self.record_solve(solve, report))
+    }
+
+    /// Records a PCG `solve`'s iterations, residual, exit and GPU time in the report (not the
+    /// Newton iteration: see [`NewtonStepper::account_solve`]).
+    fn record_solve(&self, solve: WarmSolveStats, report: &mut StepReport) -> IterationInfo {
         report.pcg_warm_iterations += solve.warm_iterations;
         report.pcg_residual = solve.relative_residual as f64;
         report.pcg_residual_max = report.pcg_residual_max.max(report.pcg_residual);
         report.gpu_ms.pcg += self.pcg.last_gpu_ms();
         report.pcg_iterations += solve.iterations;
         report.record_pcg(solve.exit, solve.model);
-        report.newton_iterations += 1;
-        Ok(IterationInfo {
+        IterationInfo {
             pcg_iterations: solve.iterations,
             pcg_warm_iterations: solve.warm_iterations,
             pcg_exit: match solve.exit {
@@ -491,7 +497,7 @@ impl NewtonStepper {
                 SolveExit::Stagnated | SolveExit::NonFinite => PcgExit::Stagnation,
             },
             ..IterationInfo::default()
-        })
+        }
     }
 
     /// Why a PCG solve of `iterations` ending at `residual` stopped.
@@ -572,26 +578,22 @@ impl NewtonStepper {
         if let Some(exact) = &self.graphs.hessian_exact {
             report.exact_hessian_iterations += 1;
             let solve = self.solve_with(exact, contacts, report)?;
-            if solve.relative_residual.is_finite() && solve.exit != SolveExit::Breakdown {
-                let mut info = self.account_solve(t, solve, report)?;
+            let usable = solve.relative_residual.is_finite() && solve.exit != SolveExit::Breakdown;
+            let mut info = self.record_solve(solve, report);
+            if usable {
                 let alpha0 = contacts.max_step()?.min(1.0);
                 info.alpha_start = alpha0;
                 let chain = contacts.reads_in_queue_order();
                 let r = self.line_search(energy, alpha0, contacts, chain, false, report)?;
                 if r.0.is_some() {
                     info.alpha = r.1;
+                    report.newton_iterations += 1;
                     return Ok((info, r));
                 }
-                // One Newton iteration, counted by the projected solve below.
-                report.newton_iterations -= 1;
-            } else {
-                report.pcg_iterations += solve.iterations;
-                report.pcg_warm_iterations += solve.warm_iterations;
-                report.gpu_ms.pcg += self.pcg.last_gpu_ms();
-                report.record_pcg(solve.exit, solve.model);
             }
+            // The same Newton iteration again, projected (counted once, by that solve).
             report.projection_fallbacks += 1;
-            spent = solve.iterations;
+            spent = info.pcg_iterations;
         }
         let mut info = self.solve(t, contacts, report)?;
         info.pcg_iterations += spent;
